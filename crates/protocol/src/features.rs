@@ -1,0 +1,94 @@
+//! Feature flags advertised in HELLO: the fine-grained
+//! `computer_use_features` and the coarse buckets.
+
+use serde::{Deserialize, Serialize};
+
+/// A fine-grained feature: one wire op or one extension of an op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[allow(missing_docs)]
+pub enum Feature {
+    #[serde(rename = "screenshot.region")]
+    ScreenshotRegion,
+    #[serde(rename = "screenshot.window")]
+    ScreenshotWindow,
+    #[serde(rename = "screenshot.cursor")]
+    ScreenshotCursor,
+    #[serde(rename = "input.click.modifiers")]
+    InputClickModifiers,
+    #[serde(rename = "input.click.button")]
+    InputClickButton,
+    #[serde(rename = "input.drag.path")]
+    InputDragPath,
+    #[serde(rename = "input.key.hold")]
+    InputKeyHold,
+    #[serde(rename = "input.mouse.down_up")]
+    InputMouseDownUp,
+    #[serde(rename = "input.scroll.amount")]
+    InputScrollAmount,
+    #[serde(rename = "input.wait")]
+    InputWait,
+    #[serde(rename = "cursor.position")]
+    CursorPosition,
+    #[serde(rename = "display.info")]
+    DisplayInfo,
+}
+
+impl Feature {
+    /// The feature's name as advertised in HELLO.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ScreenshotRegion => "screenshot.region",
+            Self::ScreenshotWindow => "screenshot.window",
+            Self::ScreenshotCursor => "screenshot.cursor",
+            Self::InputClickModifiers => "input.click.modifiers",
+            Self::InputClickButton => "input.click.button",
+            Self::InputDragPath => "input.drag.path",
+            Self::InputKeyHold => "input.key.hold",
+            Self::InputMouseDownUp => "input.mouse.down_up",
+            Self::InputScrollAmount => "input.scroll.amount",
+            Self::InputWait => "input.wait",
+            Self::CursorPosition => "cursor.position",
+            Self::DisplayInfo => "display.info",
+        }
+    }
+}
+
+/// A coarse capability bucket for at-a-glance UX.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[allow(missing_docs)]
+pub enum CoarseFeature {
+    Screenshot,
+    Input,
+    Windows,
+    Apps,
+    Clipboard,
+    Permissions,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_names_match_name() {
+        let all = [
+            Feature::ScreenshotRegion,
+            Feature::ScreenshotWindow,
+            Feature::ScreenshotCursor,
+            Feature::InputClickModifiers,
+            Feature::InputClickButton,
+            Feature::InputDragPath,
+            Feature::InputKeyHold,
+            Feature::InputMouseDownUp,
+            Feature::InputScrollAmount,
+            Feature::InputWait,
+            Feature::CursorPosition,
+            Feature::DisplayInfo,
+        ];
+        for f in all {
+            let v = serde_json::to_value(f).expect("serialize");
+            assert_eq!(v, serde_json::Value::String(f.name().to_owned()));
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! deskhand's wire protocol: plain serde types for the WebSocket wire ops and
+//! the one error table every adapter maps its errors through.
+//!
+//! No OS code lives here. The engine depends on this crate; the server
+//! adapters serialize these types.
+
+pub mod envelope;
+pub mod errors;
+pub mod features;
+pub mod messages;
+
+pub use envelope::{Envelope, MessageType};
+pub use errors::{Disposition, ErrorCode, ErrorInfo, ErrorPayload};
+pub use features::{CoarseFeature, Feature};
+
+/// Version of the wire protocol spoken on `/v1/ws`, sent in HELLO.
+pub const PROTOCOL_VERSION: u32 = 1;

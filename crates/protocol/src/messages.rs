@@ -1,0 +1,249 @@
+//! Payloads of the wire ops (`wire-ops.md`). Request payloads are lenient
+//! (unknown fields are ignored, every field optional where the spec allows);
+//! validation of values happens in the adapters, which report the field at
+//! fault.
+
+use serde::{Deserialize, Serialize};
+
+use crate::features::{CoarseFeature, Feature};
+
+/// Name and version of the server, sent in HELLO.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerInfo {
+    /// Always `deskhand`.
+    pub name: String,
+    /// The daemon's version.
+    pub version: String,
+}
+
+/// `HELLO`: sent by deskhand as soon as a connection is accepted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HelloPayload {
+    /// Wire protocol version.
+    pub protocol_version: u32,
+    /// The session this connection is.
+    pub session_id: String,
+    /// Who is speaking.
+    pub server: ServerInfo,
+    /// Capabilities; `computer_use` when any computer-use op is available.
+    pub capabilities: Vec<String>,
+    /// Fine-grained features probed from the live backend.
+    pub computer_use_features: Vec<Feature>,
+    /// Coarse buckets probed from the live backend.
+    pub computer_use_features_coarse: Vec<CoarseFeature>,
+    /// Size of the primary display in pixels.
+    pub screen_resolution: [u32; 2],
+    /// Largest message deskhand accepts, in bytes.
+    pub max_message_bytes: usize,
+}
+
+/// `HELLO_ACK`: the client's answer to HELLO.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HelloAckPayload {
+    /// Largest clipboard or file payload the client accepts.
+    #[serde(default)]
+    pub max_file_size_bytes: Option<u64>,
+    /// Free-form client name, for the audit log.
+    #[serde(default)]
+    pub client: Option<String>,
+}
+
+/// `ACK`: success without data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AckPayload {
+    /// Always true.
+    pub ok: bool,
+}
+
+/// Image formats a screenshot can be encoded in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ImageFormat {
+    /// Lossless PNG (fast compression).
+    Png,
+    /// JPEG with the requested quality.
+    Jpeg,
+}
+
+impl ImageFormat {
+    /// The MIME type of the format.
+    pub fn mime_type(self) -> &'static str {
+        match self {
+            Self::Png => "image/png",
+            Self::Jpeg => "image/jpeg",
+        }
+    }
+}
+
+/// `SCREENSHOT_REQUEST`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScreenshotRequest {
+    /// Display index (DISPLAY_INFO); default the primary display.
+    #[serde(default)]
+    pub monitor: Option<i64>,
+    /// JPEG quality 1..=100 (default 75).
+    #[serde(default)]
+    pub quality: Option<i64>,
+    /// `[x1, y1, x2, y2]` in global desktop pixels; crops only.
+    #[serde(default)]
+    pub region: Option<Vec<i64>>,
+    /// Opaque id from WINDOW_LIST_RESPONSE (not yet available).
+    #[serde(default)]
+    pub window_id: Option<String>,
+    /// `png` (default) or `jpeg`.
+    #[serde(default)]
+    pub format: Option<ImageFormat>,
+    /// Draw the pointer into the image.
+    #[serde(default)]
+    pub include_cursor: Option<bool>,
+}
+
+/// Where a screenshot came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScreenshotMeta {
+    /// Top-left of the returned image in global desktop pixels.
+    pub origin: [i32; 2],
+    /// Index of the display the image came from.
+    pub display_id: u32,
+}
+
+/// `SCREENSHOT_RESPONSE`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScreenshotResponse {
+    /// The encoded image.
+    pub image_base64: String,
+    /// `image/png` or `image/jpeg`.
+    pub mime_type: String,
+    /// Image width in pixels.
+    pub width: u32,
+    /// Image height in pixels.
+    pub height: u32,
+    /// Display index the image came from.
+    pub monitor: u32,
+    /// `[x1, y1, x2, y2]` echo of the captured rectangle.
+    pub region: Option<[i32; 4]>,
+    /// Physical pixels per logical pixel of that display.
+    pub display_scale: f64,
+    /// Logical size of that display.
+    pub logical_size: [u32; 2],
+    /// Origin and display of the image.
+    pub meta: ScreenshotMeta,
+}
+
+/// `INPUT_ACTION`: every field optional on the wire; the adapter validates
+/// what each action requires.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InputActionPayload {
+    /// The verb, e.g. `left_click`.
+    #[serde(default)]
+    pub action: Option<String>,
+    /// `[x, y]` in global desktop pixels.
+    #[serde(default)]
+    pub coordinate: Option<Vec<i64>>,
+    /// `left` | `middle` | `right`.
+    #[serde(default)]
+    pub button: Option<String>,
+    /// Held during a click or scroll: `shift` | `ctrl` | `alt` | `super` | `meta`.
+    #[serde(default)]
+    pub modifiers: Option<Vec<String>>,
+    /// Wheel steps.
+    #[serde(default)]
+    pub scroll_amount: Option<i64>,
+    /// `up` | `down` | `left` | `right`.
+    #[serde(default)]
+    pub scroll_direction: Option<String>,
+    /// Hold or wait duration.
+    #[serde(default)]
+    pub duration_ms: Option<i64>,
+    /// Text to type (also a key chord for `key` when `key` is absent).
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Key chord such as `ctrl+s`.
+    #[serde(default)]
+    pub key: Option<String>,
+    /// Legacy scroll direction.
+    #[serde(default)]
+    pub direction: Option<String>,
+    /// Legacy scroll amount.
+    #[serde(default)]
+    pub clicks: Option<i64>,
+    /// Polyline for `drag`.
+    #[serde(default)]
+    pub path: Option<Vec<Vec<i64>>>,
+    /// Type by pasting (clipboard issue; not yet honoured).
+    #[serde(default)]
+    pub paste: Option<bool>,
+    /// Restore the clipboard after pasting.
+    #[serde(default)]
+    pub preserve_clipboard: Option<bool>,
+}
+
+/// `CURSOR_POSITION_RESPONSE`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CursorPositionResponse {
+    /// Global x.
+    pub x: i32,
+    /// Global y.
+    pub y: i32,
+    /// Display under the pointer, if any.
+    pub monitor: Option<u32>,
+}
+
+/// One display of DISPLAY_INFO_RESPONSE.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MonitorInfo {
+    /// Stable index used by `monitor` fields.
+    pub index: u32,
+    /// Output or monitor name, e.g. `DUMMY0`.
+    pub name: String,
+    /// Whether this is the primary display.
+    pub primary: bool,
+    /// Size in physical pixels.
+    pub physical_size: [u32; 2],
+    /// Size in logical pixels (physical / scale).
+    pub logical_size: [u32; 2],
+    /// Physical pixels per logical pixel.
+    pub scale: f64,
+    /// Top-left in global desktop pixels.
+    pub origin: [i32; 2],
+}
+
+/// `DISPLAY_INFO_RESPONSE`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DisplayInfoResponse {
+    /// Every connected display.
+    pub monitors: Vec<MonitorInfo>,
+}
+
+/// A display rectangle in INPUT_OUT_OF_BOUNDS details.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DisplayRect {
+    /// Display index.
+    pub index: u32,
+    /// Top-left.
+    pub origin: [i32; 2],
+    /// Width and height.
+    pub size: [u32; 2],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_action_ignores_unknown_fields() {
+        let p: InputActionPayload =
+            serde_json::from_str(r#"{"action":"left_click","coordinate":[1,2],"future":1}"#)
+                .expect("parse");
+        assert_eq!(p.action.as_deref(), Some("left_click"));
+        assert_eq!(p.coordinate, Some(vec![1, 2]));
+    }
+
+    #[test]
+    fn screenshot_format_names() {
+        let r: ScreenshotRequest =
+            serde_json::from_str(r#"{"format":"jpeg","quality":50}"#).expect("parse");
+        assert_eq!(r.format, Some(ImageFormat::Jpeg));
+        assert!(serde_json::from_str::<ScreenshotRequest>(r#"{"format":"gif"}"#).is_err());
+    }
+}
