@@ -1,1 +1,252 @@
-//! wip
+//! An in-memory desktop for unit and contract tests: a framebuffer, a
+//! pointer, pressed buttons and keys, a log of every input event and
+//! configurable monitors. Deterministic; needs no display.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use deskhand_engine::backend::{CursorImage, Frame, PixelFormat};
+use deskhand_engine::{
+    Backend, BackendError, Button, Capture, Displays, Input, Key, Monitor, Point, Rect,
+    ScrollDirection,
+};
+
+/// One input event the mock received.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Pointer moved.
+    Move(Point),
+    /// Button pressed (`true`) or released.
+    Button(Button, bool),
+    /// Key pressed (`true`) or released.
+    Key(Key, bool),
+    /// Text typed.
+    Text(String),
+    /// Wheel turned.
+    Scroll(ScrollDirection, u32),
+}
+
+/// The mock desktop's state, shared between the backend and the test.
+#[derive(Debug)]
+pub struct MockState {
+    /// Monitors, as DISPLAY_INFO reports them.
+    pub monitors: Vec<Monitor>,
+    /// Width of the framebuffer (bounding box of the monitors).
+    pub width: u32,
+    /// Height of the framebuffer.
+    pub height: u32,
+    /// BGRX pixels, `width * height * 4`.
+    pub pixels: Vec<u8>,
+    /// Pointer position.
+    pub pointer: Point,
+    /// Buttons held down.
+    pub buttons: Vec<Button>,
+    /// Keys held down.
+    pub keys: Vec<Key>,
+    /// Every input event, in order.
+    pub events: Vec<Event>,
+    /// When set, the next input call fails (to test release on error).
+    pub fail_next_input: bool,
+}
+
+impl MockState {
+    /// Paints a rectangle with an RGB colour.
+    pub fn fill(&mut self, rect: Rect, rgb: [u8; 3]) {
+        for y in rect.y.max(0)..(rect.bottom() as i32).min(self.height as i32) {
+            for x in rect.x.max(0)..(rect.right() as i32).min(self.width as i32) {
+                let i = (y as usize * self.width as usize + x as usize) * 4;
+                self.pixels[i..i + 4].copy_from_slice(&[rgb[2], rgb[1], rgb[0], 0]);
+            }
+        }
+    }
+
+    /// The text typed so far.
+    pub fn typed(&self) -> String {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// A handle on the mock desktop: build the backend from it, inspect it
+/// from the test.
+#[derive(Debug, Clone)]
+pub struct MockDesktop {
+    state: Arc<Mutex<MockState>>,
+}
+
+impl MockDesktop {
+    /// One 1920×1080 display.
+    pub fn new() -> Self {
+        Self::with_monitors(vec![monitor(
+            0,
+            "MOCK0",
+            true,
+            Rect::new(0, 0, 1920, 1080),
+            1.0,
+        )])
+    }
+
+    /// The given displays; the framebuffer spans their bounding box.
+    pub fn with_monitors(monitors: Vec<Monitor>) -> Self {
+        let width = monitors.iter().map(|m| m.rect.right()).max().unwrap_or(1) as u32;
+        let height = monitors.iter().map(|m| m.rect.bottom()).max().unwrap_or(1) as u32;
+        let state = MockState {
+            monitors,
+            width,
+            height,
+            pixels: vec![0; width as usize * height as usize * 4],
+            pointer: Point::new(0, 0),
+            buttons: Vec::new(),
+            keys: Vec::new(),
+            events: Vec::new(),
+            fail_next_input: false,
+        };
+        Self {
+            state: Arc::new(Mutex::new(state)),
+        }
+    }
+
+    /// Locks the state for inspection or changes.
+    pub fn state(&self) -> MutexGuard<'_, MockState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A backend over this desktop, with capture and input.
+    pub fn backend(&self) -> Backend {
+        Backend {
+            name: "mock",
+            displays: Box::new(self.clone()),
+            capture: Some(Box::new(self.clone())),
+            input: Some(Box::new(self.clone())),
+        }
+    }
+
+    /// A backend without input (like a capture-only session).
+    pub fn backend_without_input(&self) -> Backend {
+        Backend {
+            input: None,
+            ..self.backend()
+        }
+    }
+}
+
+impl Default for MockDesktop {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Shorthand to build a monitor.
+pub fn monitor(index: u32, name: &str, primary: bool, rect: Rect, scale: f64) -> Monitor {
+    Monitor {
+        index,
+        name: name.to_owned(),
+        primary,
+        rect,
+        scale,
+    }
+}
+
+impl Displays for MockDesktop {
+    fn monitors(&mut self) -> Result<Vec<Monitor>, BackendError> {
+        Ok(self.state().monitors.clone())
+    }
+
+    fn cursor_position(&mut self) -> Result<Point, BackendError> {
+        Ok(self.state().pointer)
+    }
+}
+
+impl Capture for MockDesktop {
+    fn capture(
+        &mut self,
+        rect: Rect,
+        sink: &mut dyn FnMut(&Frame<'_>),
+    ) -> Result<(), BackendError> {
+        let s = self.state();
+        if rect.x < 0
+            || rect.y < 0
+            || rect.right() > i64::from(s.width)
+            || rect.bottom() > i64::from(s.height)
+        {
+            return Err(BackendError::Failed(
+                "capture outside the framebuffer".into(),
+            ));
+        }
+        let mut out = Vec::with_capacity(rect.width as usize * rect.height as usize * 4);
+        for y in rect.y..rect.bottom() as i32 {
+            let start = (y as usize * s.width as usize + rect.x as usize) * 4;
+            out.extend_from_slice(&s.pixels[start..start + rect.width as usize * 4]);
+        }
+        drop(s);
+        sink(&Frame {
+            width: rect.width,
+            height: rect.height,
+            stride: rect.width as usize * 4,
+            format: PixelFormat::Bgrx,
+            pixels: &out,
+        });
+        Ok(())
+    }
+
+    fn cursor_image(&mut self) -> Result<Option<CursorImage>, BackendError> {
+        let p = self.state().pointer;
+        // A 3×3 opaque white square centred on the pointer.
+        Ok(Some(CursorImage {
+            origin: Point::new(p.x - 1, p.y - 1),
+            width: 3,
+            height: 3,
+            argb: vec![0xffff_ffff; 9],
+        }))
+    }
+
+    fn supports_cursor(&self) -> bool {
+        true
+    }
+}
+
+impl MockDesktop {
+    fn input_event(&self, event: Event) -> Result<(), BackendError> {
+        let mut s = self.state();
+        if s.fail_next_input {
+            s.fail_next_input = false;
+            return Err(BackendError::Failed("injected failure".into()));
+        }
+        match &event {
+            Event::Move(p) => s.pointer = *p,
+            Event::Button(b, true) if !s.buttons.contains(b) => s.buttons.push(*b),
+            Event::Button(b, false) => s.buttons.retain(|x| x != b),
+            Event::Key(k, true) if !s.keys.contains(k) => s.keys.push(*k),
+            Event::Key(k, false) => s.keys.retain(|x| x != k),
+            _ => {}
+        }
+        s.events.push(event);
+        Ok(())
+    }
+}
+
+impl Input for MockDesktop {
+    fn move_pointer(&mut self, to: Point) -> Result<(), BackendError> {
+        self.input_event(Event::Move(to))
+    }
+
+    fn button(&mut self, button: Button, press: bool) -> Result<(), BackendError> {
+        self.input_event(Event::Button(button, press))
+    }
+
+    fn key(&mut self, key: Key, press: bool) -> Result<(), BackendError> {
+        self.input_event(Event::Key(key, press))
+    }
+
+    fn text(&mut self, text: &str) -> Result<(), BackendError> {
+        self.input_event(Event::Text(text.to_owned()))
+    }
+
+    fn scroll(&mut self, direction: ScrollDirection, steps: u32) -> Result<(), BackendError> {
+        self.input_event(Event::Scroll(direction, steps))
+    }
+}

@@ -1,1 +1,296 @@
-//! wip
+//! deskhand's engine: sessions, consent, the serial executor that owns the
+//! desktop, the held-input ledger, screenshots and the audit log, over one
+//! narrow trait per backend capability. No OS crate lives here.
+
+pub mod action;
+pub mod audit;
+pub mod backend;
+pub mod consent;
+mod desk;
+pub mod encode;
+pub mod error;
+mod executor;
+pub mod geometry;
+pub mod keys;
+pub mod ledger;
+pub mod screenshot;
+
+use std::time::Instant;
+
+use deskhand_protocol::{CoarseFeature, Feature};
+use serde_json::Value;
+
+pub use action::Action;
+pub use audit::{AuditLog, AuditRecord};
+pub use backend::{Backend, BackendError, Button, Capture, Displays, Input, ScrollDirection};
+pub use consent::{Consent, ConsentSource};
+pub use error::EngineError;
+pub use geometry::{Layout, Monitor, Point, Rect};
+pub use keys::Key;
+pub use screenshot::{Screenshot, ShotSpec, ShotTarget};
+
+use desk::Desk;
+use executor::Executor;
+
+/// One connection's identity: a WebSocket connection, later an MCP session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    /// Unique id, e.g. `wire-3f9a…`.
+    pub id: String,
+    /// The protocol it speaks, for the audit log.
+    pub protocol: &'static str,
+}
+
+/// The features the live backend offers, probed once at start.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Features {
+    /// Fine-grained features.
+    pub fine: Vec<Feature>,
+    /// Coarse buckets.
+    pub coarse: Vec<CoarseFeature>,
+}
+
+impl Features {
+    fn probe(backend: &Backend) -> Self {
+        let mut f = Features::default();
+        f.fine.extend([
+            Feature::CursorPosition,
+            Feature::DisplayInfo,
+            Feature::InputWait,
+        ]);
+        if let Some(capture) = &backend.capture {
+            f.coarse.push(CoarseFeature::Screenshot);
+            f.fine.push(Feature::ScreenshotRegion);
+            if capture.supports_cursor() {
+                f.fine.push(Feature::ScreenshotCursor);
+            }
+        }
+        if backend.input.is_some() {
+            f.coarse.push(CoarseFeature::Input);
+            f.fine.extend([
+                Feature::InputClickModifiers,
+                Feature::InputClickButton,
+                Feature::InputDragPath,
+                Feature::InputKeyHold,
+                Feature::InputMouseDownUp,
+                Feature::InputScrollAmount,
+            ]);
+        }
+        f.fine.sort();
+        f.coarse.sort();
+        f
+    }
+
+    /// Whether `feature` is offered.
+    pub fn has(&self, feature: Feature) -> bool {
+        self.fine.contains(&feature)
+    }
+}
+
+/// The engine: every protocol adapter talks to the desktop through it.
+pub struct Engine {
+    exec: Executor,
+    consent: Consent,
+    audit: AuditLog,
+    features: Features,
+    backend_name: &'static str,
+}
+
+impl Engine {
+    /// Starts the engine over `backend`.
+    pub fn new(backend: Backend, consent: Consent, audit: AuditLog) -> Self {
+        let features = Features::probe(&backend);
+        let backend_name = backend.name;
+        tracing::info!(backend = backend_name, ?consent, features = ?features.fine, "engine started");
+        Self {
+            exec: Executor::spawn(Desk::new(backend)),
+            consent,
+            audit,
+            features,
+            backend_name,
+        }
+    }
+
+    /// The probed features.
+    pub fn features(&self) -> &Features {
+        &self.features
+    }
+
+    /// The backend's name.
+    pub fn backend_name(&self) -> &'static str {
+        self.backend_name
+    }
+
+    /// The consent in force.
+    pub fn consent(&self) -> &Consent {
+        &self.consent
+    }
+
+    /// Opens a session for a new connection.
+    pub fn open_session(&self, protocol: &'static str) -> Session {
+        Session {
+            id: format!("{protocol}-{}", uuid::Uuid::new_v4()),
+            protocol,
+        }
+    }
+
+    /// Closes a session: everything it holds is released.
+    pub async fn close_session(&self, session: &Session) {
+        let id = session.id.clone();
+        let _ = self.exec.run(move |desk| desk.release_session(&id)).await;
+        self.record(
+            session,
+            "session.close",
+            Value::Null,
+            Ok(()),
+            Instant::now(),
+        );
+    }
+
+    /// The current monitor layout.
+    pub async fn layout(&self, session: &Session) -> Result<Layout, EngineError> {
+        let started = Instant::now();
+        let result = self.exec.run(|desk| desk.layout()).await.and_then(|r| r);
+        self.record(
+            session,
+            "display_info",
+            Value::Null,
+            result.as_ref().map(|_| ()),
+            started,
+        );
+        result
+    }
+
+    /// Where the pointer is, and the display under it.
+    pub async fn cursor(&self, session: &Session) -> Result<(Point, Option<u32>), EngineError> {
+        let started = Instant::now();
+        let result = self
+            .exec
+            .run(|desk| {
+                let p = desk.backend.displays.cursor_position()?;
+                let layout = desk.layout()?;
+                Ok((p, layout.monitor_at(p).map(|m| m.index)))
+            })
+            .await
+            .and_then(|r| r);
+        self.record(
+            session,
+            "cursor_position",
+            Value::Null,
+            result.as_ref().map(|_| ()),
+            started,
+        );
+        result
+    }
+
+    /// Takes a screenshot.
+    pub async fn screenshot(
+        &self,
+        session: &Session,
+        spec: ShotSpec,
+    ) -> Result<Screenshot, EngineError> {
+        let started = Instant::now();
+        let result = self
+            .exec
+            .run(move |desk| screenshot::take(desk, spec))
+            .await
+            .and_then(|r| r);
+        let target = match &result {
+            Ok(s) => serde_json::json!({"rect": s.rect.corners(), "format": s.format}),
+            Err(_) => Value::Null,
+        };
+        self.record(
+            session,
+            "screenshot",
+            target,
+            result.as_ref().map(|_| ()),
+            started,
+        );
+        result
+    }
+
+    /// Performs an input action: consent first, then the bounds of every
+    /// coordinate; nothing is sent unless both pass.
+    pub async fn act(
+        &self,
+        session: &Session,
+        op: &str,
+        action: Action,
+    ) -> Result<(), EngineError> {
+        let started = Instant::now();
+        let target = action.audit_target();
+        let result = self.act_inner(session, action).await;
+        self.record(session, op, target, result.as_ref().map(|_| ()), started);
+        result
+    }
+
+    async fn act_inner(&self, session: &Session, action: Action) -> Result<(), EngineError> {
+        if action.sends_input() {
+            if !self.features.coarse.contains(&CoarseFeature::Input) {
+                return Err(EngineError::NotSupported { feature: "input" });
+            }
+            if !self.consent.input {
+                return Err(EngineError::NotGranted {
+                    capability: "input",
+                    needed: "consent",
+                });
+            }
+        }
+        let id = session.id.clone();
+        self.exec
+            .run(move |desk| {
+                desk.check_bounds(&action)?;
+                desk.perform(&id, &action)
+            })
+            .await
+            .and_then(|r| r)
+    }
+
+    /// Records an op that an adapter refused before it reached the engine
+    /// (malformed message, invalid arguments).
+    pub fn record_refused(&self, session: &Session, op: &str, error: &EngineError) {
+        self.record(session, op, Value::Null, Err(error), Instant::now());
+    }
+
+    /// Records an op refused by an adapter with a protocol-level code.
+    pub fn record_protocol_error(&self, session: &Session, op: &str, code: &str) {
+        self.audit.record(&AuditRecord {
+            ts: audit::now_ts(),
+            session: &session.id,
+            protocol: session.protocol,
+            op,
+            target: Value::Null,
+            outcome: code,
+            duration_ms: 0.0,
+        });
+    }
+
+    fn record(
+        &self,
+        session: &Session,
+        op: &str,
+        target: Value,
+        result: Result<(), &EngineError>,
+        started: Instant,
+    ) {
+        let outcome = match result {
+            Ok(()) => "ok",
+            Err(e) => e.code().canonical(),
+        };
+        self.audit.record(&AuditRecord {
+            ts: audit::now_ts(),
+            session: &session.id,
+            protocol: session.protocol,
+            op,
+            target,
+            outcome,
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        });
+    }
+
+    /// Stops the executor: queued work finishes, everything held is
+    /// released. Idempotent.
+    pub fn shutdown(&self) {
+        self.exec.shutdown();
+    }
+}

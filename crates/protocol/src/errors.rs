@@ -243,10 +243,22 @@ mod tests {
         // two-part wording verbatim.
         for r in ERRORS {
             assert!(r.suggestion.ends_with('.'), "{}", r.canonical);
-            assert!(r.suggestion.len() <= 120, "{} suggestion too long", r.canonical);
+            assert!(
+                r.suggestion.len() <= 120,
+                "{} suggestion too long",
+                r.canonical
+            );
             let sentences = r.suggestion.matches(". ").count() + 1;
-            let limit = if r.code == ErrorCode::UserTookOver { 2 } else { 1 };
-            assert!(sentences <= limit, "{} has {sentences} sentences", r.canonical);
+            let limit = if r.code == ErrorCode::UserTookOver {
+                2
+            } else {
+                1
+            };
+            assert!(
+                sentences <= limit,
+                "{} has {sentences} sentences",
+                r.canonical
+            );
         }
     }
 

@@ -1,0 +1,134 @@
+//! Validated input actions: what every protocol adapter translates its own
+//! verbs into. Coordinates are global desktop pixels.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::backend::{Button, ScrollDirection};
+use crate::geometry::Point;
+use crate::keys::Key;
+
+/// Longest `wait` and `hold_key` the engine performs.
+pub const MAX_WAIT: Duration = Duration::from_millis(5000);
+
+/// One input action.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Move the pointer.
+    MoveTo(Point),
+    /// Click `count` times (1 single, 2 double, 3 triple), optionally
+    /// moving first, holding `modifiers`.
+    Click {
+        /// Where to click; the current position when absent.
+        at: Option<Point>,
+        /// Which button.
+        button: Button,
+        /// 1..=3.
+        count: u8,
+        /// Held during the click.
+        modifiers: Vec<Key>,
+    },
+    /// Press a button and keep it held.
+    ButtonDown {
+        /// Where to press; the current position when absent.
+        at: Option<Point>,
+        /// Which button.
+        button: Button,
+    },
+    /// Release a held button.
+    ButtonUp {
+        /// Where to release; the current position when absent.
+        at: Option<Point>,
+        /// Which button.
+        button: Button,
+    },
+    /// Press at the first point, move through the others, release at the last.
+    Drag {
+        /// At least two points.
+        path: Vec<Point>,
+        /// Which button.
+        button: Button,
+        /// Held during the drag.
+        modifiers: Vec<Key>,
+    },
+    /// Turn the wheel.
+    Scroll {
+        /// Where to scroll; the current position when absent.
+        at: Option<Point>,
+        /// Which way.
+        direction: ScrollDirection,
+        /// Wheel steps.
+        amount: u32,
+        /// Held during the scroll.
+        modifiers: Vec<Key>,
+    },
+    /// Press and release a chord.
+    Key {
+        /// Keys in press order.
+        keys: Vec<Key>,
+    },
+    /// Press a chord, hold it, release it.
+    HoldKey {
+        /// Keys in press order.
+        keys: Vec<Key>,
+        /// How long to hold (≤ [`MAX_WAIT`]).
+        duration: Duration,
+    },
+    /// Type text.
+    Type {
+        /// The text; never logged.
+        text: String,
+    },
+    /// Do nothing for a while (≤ [`MAX_WAIT`]).
+    Wait {
+        /// How long.
+        duration: Duration,
+    },
+}
+
+impl Action {
+    /// Every coordinate the action touches, for the bounds check.
+    pub fn points(&self) -> Vec<Point> {
+        match self {
+            Action::MoveTo(p) => vec![*p],
+            Action::Click { at, .. }
+            | Action::ButtonDown { at, .. }
+            | Action::ButtonUp { at, .. }
+            | Action::Scroll { at, .. } => at.iter().copied().collect(),
+            Action::Drag { path, .. } => path.clone(),
+            Action::Key { .. }
+            | Action::HoldKey { .. }
+            | Action::Type { .. }
+            | Action::Wait { .. } => Vec::new(),
+        }
+    }
+
+    /// Whether the action sends synthetic input (all but `Wait`).
+    pub fn sends_input(&self) -> bool {
+        !matches!(self, Action::Wait { .. })
+    }
+
+    /// What the audit log may say about the action: never typed text,
+    /// only its length and a SHA-256 prefix.
+    pub fn audit_target(&self) -> Value {
+        match self {
+            Action::MoveTo(p) => json!({"coordinate": [p.x, p.y]}),
+            Action::Click {
+                at, button, count, ..
+            } => {
+                json!({"coordinate": at.map(|p| [p.x, p.y]), "button": format!("{button:?}"), "count": count})
+            }
+            Action::ButtonDown { at, button } | Action::ButtonUp { at, button } => {
+                json!({"coordinate": at.map(|p| [p.x, p.y]), "button": format!("{button:?}")})
+            }
+            Action::Drag { path, .. } => json!({"points": path.len()}),
+            Action::Scroll {
+                direction, amount, ..
+            } => json!({"direction": format!("{direction:?}"), "amount": amount}),
+            Action::Key { keys } | Action::HoldKey { keys, .. } => json!({"keys": keys.len()}),
+            Action::Type { text } => crate::audit::redacted_text(text),
+            Action::Wait { duration } => json!({"duration_ms": duration.as_millis() as u64}),
+        }
+    }
+}

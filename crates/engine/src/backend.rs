@@ -1,0 +1,137 @@
+//! The narrow traits a desktop backend implements, one per capability, and
+//! the plain types they exchange. Signatures are the same on every OS.
+
+use thiserror::Error;
+
+use crate::geometry::{Monitor, Point, Rect};
+use crate::keys::Key;
+
+/// What went wrong inside a backend.
+#[derive(Debug, Error)]
+pub enum BackendError {
+    /// The display server cannot be reached (connection lost or refused).
+    #[error("display unavailable: {0}")]
+    DisplayUnavailable(String),
+    /// The backend cannot do this on this system.
+    #[error("not supported: {0}")]
+    Unsupported(String),
+    /// A call to the OS failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Pixel layout of a captured frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PixelFormat {
+    /// 4 bytes per pixel: blue, green, red, unused (X11 ZPixmap depth 24).
+    Bgrx,
+}
+
+/// A captured frame, borrowed from the backend (e.g. a shared-memory
+/// segment) for the duration of the capture callback.
+#[derive(Debug)]
+pub struct Frame<'a> {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Bytes per row.
+    pub stride: usize,
+    /// Pixel layout.
+    pub format: PixelFormat,
+    /// `stride * height` bytes.
+    pub pixels: &'a [u8],
+}
+
+/// The pointer's image, for drawing it into screenshots.
+#[derive(Debug, Clone)]
+pub struct CursorImage {
+    /// Top-left of the image in global desktop pixels.
+    pub origin: Point,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Premultiplied ARGB, one `u32` per pixel, row-major.
+    pub argb: Vec<u32>,
+}
+
+/// A mouse button.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Button {
+    /// Left button.
+    Left,
+    /// Middle button (wheel press).
+    Middle,
+    /// Right button.
+    Right,
+}
+
+/// A wheel direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScrollDirection {
+    /// Wheel up.
+    Up,
+    /// Wheel down.
+    Down,
+    /// Wheel left (horizontal).
+    Left,
+    /// Wheel right (horizontal).
+    Right,
+}
+
+/// Reads the monitor layout and the pointer.
+pub trait Displays: Send {
+    /// Every monitor, in a stable order; at least one.
+    fn monitors(&mut self) -> Result<Vec<Monitor>, BackendError>;
+    /// Where the pointer is.
+    fn cursor_position(&mut self) -> Result<Point, BackendError>;
+}
+
+/// Captures pixels of the desktop.
+pub trait Capture: Send {
+    /// Captures `rect` (inside the desktop) and hands the frame to `sink`
+    /// while it is still borrowed from the backend.
+    fn capture(&mut self, rect: Rect, sink: &mut dyn FnMut(&Frame<'_>))
+    -> Result<(), BackendError>;
+    /// The pointer's current image, when the backend can read it.
+    fn cursor_image(&mut self) -> Result<Option<CursorImage>, BackendError>;
+    /// Whether [`Capture::cursor_image`] can return an image.
+    fn supports_cursor(&self) -> bool;
+}
+
+/// Sends synthetic pointer and keyboard input.
+pub trait Input: Send {
+    /// Moves the pointer to `to`.
+    fn move_pointer(&mut self, to: Point) -> Result<(), BackendError>;
+    /// Presses (`true`) or releases (`false`) a button.
+    fn button(&mut self, button: Button, press: bool) -> Result<(), BackendError>;
+    /// Presses or releases a key.
+    fn key(&mut self, key: Key, press: bool) -> Result<(), BackendError>;
+    /// Types text as it is (characters outside the keymap included).
+    fn text(&mut self, text: &str) -> Result<(), BackendError>;
+    /// Turns the wheel `steps` times.
+    fn scroll(&mut self, direction: ScrollDirection, steps: u32) -> Result<(), BackendError>;
+}
+
+/// A backend: what the factory of an OS hands to the engine.
+pub struct Backend {
+    /// Short name for logs, e.g. `x11` or `mock`.
+    pub name: &'static str,
+    /// Layout and pointer reads.
+    pub displays: Box<dyn Displays>,
+    /// Capture, when available.
+    pub capture: Option<Box<dyn Capture>>,
+    /// Input, when available.
+    pub input: Option<Box<dyn Input>>,
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Backend")
+            .field("name", &self.name)
+            .field("capture", &self.capture.is_some())
+            .field("input", &self.input.is_some())
+            .finish()
+    }
+}

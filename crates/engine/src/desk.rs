@@ -1,0 +1,248 @@
+//! The desktop as the executor thread owns it: the backend, the cached
+//! layout and the held-input ledger. Every input action runs here, one at
+//! a time.
+
+use std::thread;
+use std::time::Duration;
+
+use crate::action::Action;
+use crate::backend::{Backend, Button, Input};
+use crate::error::EngineError;
+use crate::geometry::{Layout, Point};
+use crate::keys::Key;
+use crate::ledger::{Held, Ledger};
+
+/// Pause between the clicks of a double or triple click: well inside any
+/// toolkit's multi-click time, long enough to be seen as separate clicks.
+const MULTI_CLICK_GAP: Duration = Duration::from_millis(20);
+
+/// Pointer step while dragging: toolkits need motion events between press
+/// and release to see a drag.
+const DRAG_STEP_PX: f64 = 24.0;
+
+/// The executor-owned desktop.
+pub struct Desk {
+    /// The backend.
+    pub backend: Backend,
+    /// What is held down.
+    pub ledger: Ledger,
+}
+
+impl Desk {
+    /// Wraps a backend.
+    pub fn new(backend: Backend) -> Self {
+        Self {
+            backend,
+            ledger: Ledger::default(),
+        }
+    }
+
+    /// The current layout, read from the backend.
+    pub fn layout(&mut self) -> Result<Layout, EngineError> {
+        Ok(Layout::new(self.backend.displays.monitors()?))
+    }
+
+    /// Checks every coordinate of `action` against the displays. Nothing is
+    /// sent when one is outside.
+    pub fn check_bounds(&mut self, action: &Action) -> Result<(), EngineError> {
+        let points = action.points();
+        if points.is_empty() {
+            return Ok(());
+        }
+        let layout = self.layout()?;
+        match points.into_iter().find(|p| !layout.contains(*p)) {
+            Some(point) => Err(EngineError::OutOfBounds {
+                point,
+                displays: layout.monitors,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Performs `action` for `session`. On a backend failure everything the
+    /// session holds is released before the error is returned.
+    pub fn perform(&mut self, session: &str, action: &Action) -> Result<(), EngineError> {
+        if let Action::Wait { duration } = action {
+            thread::sleep(*duration);
+            return Ok(());
+        }
+        let result = self.perform_input(session, action);
+        if result.is_err() {
+            self.release_session(session);
+        }
+        result
+    }
+
+    fn input(&mut self) -> Result<&mut Box<dyn Input>, EngineError> {
+        self.backend
+            .input
+            .as_mut()
+            .ok_or(EngineError::NotSupported { feature: "input" })
+    }
+
+    fn perform_input(&mut self, session: &str, action: &Action) -> Result<(), EngineError> {
+        match action {
+            Action::MoveTo(p) => self.move_to(*p),
+            Action::Click {
+                at,
+                button,
+                count,
+                modifiers,
+            } => {
+                self.move_opt(*at)?;
+                self.press_keys(session, modifiers)?;
+                for i in 0..*count {
+                    if i > 0 {
+                        thread::sleep(MULTI_CLICK_GAP);
+                    }
+                    self.press_button(session, *button)?;
+                    self.release_button(*button)?;
+                }
+                self.release_keys(modifiers)
+            }
+            Action::ButtonDown { at, button } => {
+                self.move_opt(*at)?;
+                self.press_button(session, *button)
+            }
+            Action::ButtonUp { at, button } => {
+                self.move_opt(*at)?;
+                self.release_button(*button)
+            }
+            Action::Drag {
+                path,
+                button,
+                modifiers,
+            } => self.drag(session, path, *button, modifiers),
+            Action::Scroll {
+                at,
+                direction,
+                amount,
+                modifiers,
+            } => {
+                self.move_opt(*at)?;
+                self.press_keys(session, modifiers)?;
+                self.input()?.scroll(*direction, *amount)?;
+                self.release_keys(modifiers)
+            }
+            Action::Key { keys } => {
+                self.press_keys(session, keys)?;
+                self.release_keys(keys)
+            }
+            Action::HoldKey { keys, duration } => {
+                self.press_keys(session, keys)?;
+                thread::sleep(*duration);
+                self.release_keys(keys)
+            }
+            Action::Type { text } => {
+                // Character by character, so that a later hand-back check can
+                // stop between characters.
+                let mut buf = [0u8; 4];
+                for c in text.chars() {
+                    self.input()?.text(c.encode_utf8(&mut buf))?;
+                }
+                Ok(())
+            }
+            Action::Wait { .. } => Ok(()),
+        }
+    }
+
+    fn drag(
+        &mut self,
+        session: &str,
+        path: &[Point],
+        button: Button,
+        modifiers: &[Key],
+    ) -> Result<(), EngineError> {
+        let Some((first, rest)) = path.split_first() else {
+            return Err(EngineError::invalid(
+                "path",
+                "a drag needs at least two points",
+            ));
+        };
+        self.move_to(*first)?;
+        self.press_keys(session, modifiers)?;
+        self.press_button(session, button)?;
+        let mut from = *first;
+        for to in rest {
+            let (dx, dy) = (f64::from(to.x - from.x), f64::from(to.y - from.y));
+            let steps = ((dx.hypot(dy) / DRAG_STEP_PX).ceil() as u32).max(1);
+            for s in 1..=steps {
+                let t = f64::from(s) / f64::from(steps);
+                let p = Point::new(
+                    from.x + (dx * t).round() as i32,
+                    from.y + (dy * t).round() as i32,
+                );
+                self.move_to(p)?;
+            }
+            from = *to;
+        }
+        self.release_button(button)?;
+        self.release_keys(modifiers)
+    }
+
+    fn move_opt(&mut self, at: Option<Point>) -> Result<(), EngineError> {
+        match at {
+            Some(p) => self.move_to(p),
+            None => Ok(()),
+        }
+    }
+
+    fn move_to(&mut self, p: Point) -> Result<(), EngineError> {
+        Ok(self.input()?.move_pointer(p)?)
+    }
+
+    fn press_button(&mut self, session: &str, button: Button) -> Result<(), EngineError> {
+        self.ledger.pressed(session, Held::Button(button));
+        Ok(self.input()?.button(button, true)?)
+    }
+
+    fn release_button(&mut self, button: Button) -> Result<(), EngineError> {
+        self.input()?.button(button, false)?;
+        self.ledger.released(Held::Button(button));
+        Ok(())
+    }
+
+    fn press_keys(&mut self, session: &str, keys: &[Key]) -> Result<(), EngineError> {
+        for key in keys {
+            self.ledger.pressed(session, Held::Key(*key));
+            self.input()?.key(*key, true)?;
+        }
+        Ok(())
+    }
+
+    fn release_keys(&mut self, keys: &[Key]) -> Result<(), EngineError> {
+        for key in keys.iter().rev() {
+            self.input()?.key(*key, false)?;
+            self.ledger.released(Held::Key(*key));
+        }
+        Ok(())
+    }
+
+    /// Releases what `session` holds (disconnect, error).
+    pub fn release_session(&mut self, session: &str) {
+        let held = self.ledger.take_session(session);
+        self.release(held);
+    }
+
+    /// Releases everything (shutdown).
+    pub fn release_all(&mut self) {
+        let held = self.ledger.take_all();
+        self.release(held);
+    }
+
+    fn release(&mut self, held: Vec<Held>) {
+        let Some(input) = self.backend.input.as_mut() else {
+            return;
+        };
+        for h in held {
+            let result = match h {
+                Held::Button(b) => input.button(b, false),
+                Held::Key(k) => input.key(k, false),
+            };
+            match result {
+                Ok(()) => tracing::info!(?h, "released held input"),
+                Err(e) => tracing::error!(?h, error = %e, "could not release held input"),
+            }
+        }
+    }
+}

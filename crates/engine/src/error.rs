@@ -1,0 +1,96 @@
+//! The engine's error type and its mapping to the protocol's error table.
+
+use deskhand_protocol::ErrorCode;
+use serde_json::{Value, json};
+use thiserror::Error;
+
+use crate::backend::BackendError;
+use crate::geometry::{Monitor, Point};
+
+/// Everything an engine call can fail with.
+#[derive(Debug, Error)]
+pub enum EngineError {
+    /// A field of the request is wrong; nothing was done.
+    #[error("{message}")]
+    InvalidArguments {
+        /// The field at fault.
+        field: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A coordinate lies outside every display; nothing was done.
+    #[error("coordinate ({}, {}) is outside the union of connected display bounds", point.x, point.y)]
+    OutOfBounds {
+        /// The offending coordinate.
+        point: Point,
+        /// The displays, for the caller to correct itself.
+        displays: Vec<Monitor>,
+    },
+    /// The session lacks a grant (input without consent); nothing was done.
+    #[error("capability {capability} is not granted to this session")]
+    NotGranted {
+        /// Which capability.
+        capability: &'static str,
+        /// Where the grant must come from.
+        needed: &'static str,
+    },
+    /// The backend cannot do this here; nothing was done.
+    #[error("feature {feature} is not supported here")]
+    NotSupported {
+        /// The feature name.
+        feature: &'static str,
+    },
+    /// The backend failed; something may have happened.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// The frame could not be encoded.
+    #[error(transparent)]
+    Encode(#[from] crate::encode::EncodeError),
+    /// The engine is shutting down.
+    #[error("deskhand is shutting down")]
+    ShuttingDown,
+}
+
+impl EngineError {
+    /// Shorthand for [`EngineError::InvalidArguments`].
+    pub fn invalid(field: &'static str, message: impl Into<String>) -> Self {
+        Self::InvalidArguments {
+            field,
+            message: message.into(),
+        }
+    }
+
+    /// The canonical code of this error.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::InvalidArguments { .. } => ErrorCode::InvalidArguments,
+            Self::OutOfBounds { .. } => ErrorCode::InputOutOfBounds,
+            Self::NotGranted { .. } => ErrorCode::CapabilityNotGranted,
+            Self::NotSupported { .. } => ErrorCode::FeatureNotSupported,
+            Self::Backend(BackendError::DisplayUnavailable(_)) => ErrorCode::DisplayUnavailable,
+            Self::Backend(BackendError::Unsupported(_)) => ErrorCode::FeatureNotSupported,
+            Self::Backend(BackendError::Failed(_)) | Self::Encode(_) => ErrorCode::BackendFailure,
+            Self::ShuttingDown => ErrorCode::DisplayUnavailable,
+        }
+    }
+
+    /// Code-specific details for the error payload.
+    pub fn details(&self) -> Value {
+        match self {
+            Self::InvalidArguments { field, .. } => json!({ "field": field }),
+            Self::OutOfBounds { point, displays } => json!({
+                "requested_coordinate": [point.x, point.y],
+                "displays": displays.iter().map(|m| json!({
+                    "index": m.index,
+                    "origin": [m.rect.x, m.rect.y],
+                    "size": [m.rect.width, m.rect.height],
+                })).collect::<Vec<_>>(),
+            }),
+            Self::NotGranted { capability, needed } => {
+                json!({ "capability": capability, "needed": needed })
+            }
+            Self::NotSupported { feature } => json!({ "feature": feature }),
+            _ => Value::Null,
+        }
+    }
+}

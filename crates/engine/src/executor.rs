@@ -1,0 +1,81 @@
+//! The serial executor: ONE thread owns the desktop, and every action from
+//! every protocol runs on it, in order.
+
+use std::sync::Mutex;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use tokio::sync::oneshot;
+
+use crate::desk::Desk;
+use crate::error::EngineError;
+
+type Job = Box<dyn FnOnce(&mut Desk) + Send>;
+
+/// Handle to the executor thread.
+pub struct Executor {
+    tx: Mutex<Option<mpsc::Sender<Job>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Executor {
+    /// Starts the thread that owns `desk`. When the queue closes, the thread
+    /// releases everything still held before it exits.
+    pub fn spawn(mut desk: Desk) -> Self {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let thread = std::thread::Builder::new()
+            .name("deskhand-desktop".into())
+            .spawn(move || {
+                while let Ok(job) = rx.recv() {
+                    let run = std::panic::AssertUnwindSafe(|| job(&mut desk));
+                    if std::panic::catch_unwind(run).is_err() {
+                        tracing::error!("a desktop job panicked; releasing all held input");
+                        desk.release_all();
+                    }
+                }
+                desk.release_all();
+                tracing::debug!("desktop executor stopped");
+            })
+            .ok();
+        Self {
+            tx: Mutex::new(Some(tx)),
+            thread: Mutex::new(thread),
+        }
+    }
+
+    /// Runs `f` on the desktop thread and waits for its result.
+    pub async fn run<R, F>(&self, f: F) -> Result<R, EngineError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Desk) -> R + Send + 'static,
+    {
+        let (reply_tx, reply_rx) = oneshot::channel();
+        let job: Job = Box::new(move |desk| {
+            let _ = reply_tx.send(f(desk));
+        });
+        {
+            let guard = self.tx.lock().map_err(|_| EngineError::ShuttingDown)?;
+            let tx = guard.as_ref().ok_or(EngineError::ShuttingDown)?;
+            tx.send(job).map_err(|_| EngineError::ShuttingDown)?;
+        }
+        reply_rx.await.map_err(|_| EngineError::ShuttingDown)
+    }
+
+    /// Closes the queue, lets queued jobs finish, releases everything held
+    /// and joins the thread. Idempotent.
+    pub fn shutdown(&self) {
+        if let Ok(mut tx) = self.tx.lock() {
+            tx.take();
+        }
+        let handle = self.thread.lock().ok().and_then(|mut t| t.take());
+        if let Some(handle) = handle {
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Drop for Executor {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}

@@ -1,0 +1,166 @@
+//! Key names and chords: `ctrl+s`, `Return`, `shift+Tab`, `f5`, `a`.
+//! Accepts the wire-ops vocabulary, xdotool-style names (what Anthropic
+//! models send) and the OpenAI upper-case names, case-insensitively.
+
+/// A key the backend can press.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum Key {
+    Shift,
+    Control,
+    Alt,
+    Super,
+    Return,
+    Tab,
+    Escape,
+    Space,
+    Backspace,
+    Delete,
+    Insert,
+    Up,
+    Down,
+    Left,
+    Right,
+    PageUp,
+    PageDown,
+    Home,
+    End,
+    CapsLock,
+    Menu,
+    PrintScreen,
+    /// F1..=F24.
+    F(u8),
+    /// A character key, typed through the keymap.
+    Char(char),
+}
+
+impl Key {
+    /// Whether this is a modifier key.
+    pub fn is_modifier(self) -> bool {
+        matches!(self, Key::Shift | Key::Control | Key::Alt | Key::Super)
+    }
+}
+
+/// Parses one modifier name of the `modifiers` field.
+pub fn parse_modifier(name: &str) -> Option<Key> {
+    let key = parse_key(name)?;
+    key.is_modifier().then_some(key)
+}
+
+/// Parses one key name.
+pub fn parse_key(name: &str) -> Option<Key> {
+    let mut chars = name.chars();
+    if let (Some(c), None) = (chars.next(), chars.next()) {
+        // A single character is that character, case preserved.
+        return Some(Key::Char(c));
+    }
+    let lower = name.to_ascii_lowercase();
+    let key = match lower.as_str() {
+        "shift" | "shift_l" | "shift_r" => Key::Shift,
+        "ctrl" | "control" | "control_l" | "control_r" | "ctl" => Key::Control,
+        "alt" | "alt_l" | "alt_r" | "option" | "opt" | "meta_l" | "meta_r" => Key::Alt,
+        "super" | "super_l" | "super_r" | "meta" | "cmd" | "command" | "win" | "windows" => {
+            Key::Super
+        }
+        "enter" | "return" | "kp_enter" => Key::Return,
+        "tab" => Key::Tab,
+        "esc" | "escape" => Key::Escape,
+        "space" => Key::Space,
+        "backspace" => Key::Backspace,
+        "delete" | "del" => Key::Delete,
+        "insert" | "ins" => Key::Insert,
+        "up" | "arrowup" | "kp_up" => Key::Up,
+        "down" | "arrowdown" | "kp_down" => Key::Down,
+        "left" | "arrowleft" | "kp_left" => Key::Left,
+        "right" | "arrowright" | "kp_right" => Key::Right,
+        "pageup" | "page_up" | "prior" => Key::PageUp,
+        "pagedown" | "page_down" | "next" => Key::PageDown,
+        "home" => Key::Home,
+        "end" => Key::End,
+        "capslock" | "caps_lock" => Key::CapsLock,
+        "menu" => Key::Menu,
+        "print" | "printscreen" | "print_screen" => Key::PrintScreen,
+        "minus" => Key::Char('-'),
+        "plus" => Key::Char('+'),
+        "equal" => Key::Char('='),
+        "comma" => Key::Char(','),
+        "period" => Key::Char('.'),
+        "slash" => Key::Char('/'),
+        "backslash" => Key::Char('\\'),
+        "semicolon" => Key::Char(';'),
+        "apostrophe" => Key::Char('\''),
+        "grave" => Key::Char('`'),
+        "bracketleft" => Key::Char('['),
+        "bracketright" => Key::Char(']'),
+        _ => return parse_function_key(&lower),
+    };
+    Some(key)
+}
+
+fn parse_function_key(lower: &str) -> Option<Key> {
+    let n: u8 = lower.strip_prefix('f')?.parse().ok()?;
+    (1..=24).contains(&n).then_some(Key::F(n))
+}
+
+/// Parses a chord such as `ctrl+shift+t` into its keys, in press order.
+/// A lone `+` and a trailing `++` mean the plus key.
+pub fn parse_chord(chord: &str) -> Result<Vec<Key>, String> {
+    let chord = chord.trim();
+    if chord.is_empty() {
+        return Err("empty key".into());
+    }
+    if chord == "+" {
+        return Ok(vec![Key::Char('+')]);
+    }
+    let (body, trailing_plus) = match chord.strip_suffix("++") {
+        Some(rest) => (rest, true),
+        None => (chord, false),
+    };
+    let mut keys = Vec::new();
+    for part in body.split('+') {
+        let part = part.trim();
+        if part.is_empty() {
+            return Err(format!("malformed chord {chord:?}"));
+        }
+        keys.push(parse_key(part).ok_or_else(|| format!("unknown key {part:?}"))?);
+    }
+    if trailing_plus {
+        keys.push(Key::Char('+'));
+    }
+    Ok(keys)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chords_and_names() {
+        assert_eq!(
+            parse_chord("ctrl+s").expect("chord"),
+            vec![Key::Control, Key::Char('s')]
+        );
+        assert_eq!(
+            parse_chord("Control_L+Shift+T").expect("chord"),
+            vec![Key::Control, Key::Shift, Key::Char('T')]
+        );
+        assert_eq!(parse_chord("Return").expect("chord"), vec![Key::Return]);
+        assert_eq!(parse_chord("ENTER").expect("chord"), vec![Key::Return]);
+        assert_eq!(parse_chord("f24").expect("chord"), vec![Key::F(24)]);
+        assert_eq!(
+            parse_chord("ctrl++").expect("chord"),
+            vec![Key::Control, Key::Char('+')]
+        );
+        assert!(parse_chord("f25").is_err());
+        assert!(parse_chord("ctrl+").is_err());
+        assert!(parse_chord("nosuchkey").is_err());
+        assert!(parse_chord("").is_err());
+    }
+
+    #[test]
+    fn modifiers_only_accept_modifiers() {
+        assert_eq!(parse_modifier("cmd"), Some(Key::Super));
+        assert_eq!(parse_modifier("shift"), Some(Key::Shift));
+        assert_eq!(parse_modifier("a"), None);
+    }
+}

@@ -1,0 +1,133 @@
+//! Screenshot requests resolved against the layout, captured and encoded on
+//! the desktop thread.
+
+use deskhand_protocol::messages::ImageFormat;
+
+use crate::desk::Desk;
+use crate::encode::encode;
+use crate::error::EngineError;
+use crate::geometry::{Layout, Monitor, Point, Rect};
+
+/// What to capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShotTarget {
+    /// A whole display; the primary one when `None`.
+    Monitor(Option<u32>),
+    /// A rectangle in global desktop pixels.
+    Region(Rect),
+}
+
+/// A validated screenshot request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShotSpec {
+    /// What to capture.
+    pub target: ShotTarget,
+    /// Encoding.
+    pub format: ImageFormat,
+    /// JPEG quality 1..=100.
+    pub quality: u8,
+    /// Draw the pointer in.
+    pub include_cursor: bool,
+}
+
+/// An encoded screenshot.
+#[derive(Debug, Clone)]
+pub struct Screenshot {
+    /// PNG or JPEG bytes.
+    pub bytes: Vec<u8>,
+    /// Their format.
+    pub format: ImageFormat,
+    /// The captured rectangle in global desktop pixels.
+    pub rect: Rect,
+    /// The display it came from.
+    pub monitor: Monitor,
+    /// Whether a region (rather than a whole display) was asked for.
+    pub is_region: bool,
+}
+
+/// Resolves the target to a rectangle and its display.
+pub fn resolve(layout: &Layout, target: ShotTarget) -> Result<(Rect, Monitor, bool), EngineError> {
+    match target {
+        ShotTarget::Monitor(index) => {
+            let monitor = match index {
+                Some(i) => layout.get(i).ok_or_else(|| {
+                    EngineError::invalid(
+                        "monitor",
+                        format!(
+                            "no display {i}; DISPLAY_INFO lists {}",
+                            layout.monitors.len()
+                        ),
+                    )
+                })?,
+                None => layout
+                    .primary()
+                    .ok_or_else(|| EngineError::invalid("monitor", "no display is connected"))?,
+            };
+            Ok((monitor.rect, monitor.clone(), false))
+        }
+        ShotTarget::Region(rect) => {
+            let bounds = layout
+                .bounds()
+                .ok_or_else(|| EngineError::invalid("region", "no display is connected"))?;
+            if !bounds.contains_rect(&rect) {
+                return Err(EngineError::invalid(
+                    "region",
+                    format!(
+                        "region {:?} is outside the desktop {:?}",
+                        rect.corners(),
+                        bounds.corners()
+                    ),
+                ));
+            }
+            let monitor = layout
+                .best_for(&rect)
+                .ok_or_else(|| EngineError::invalid("region", "region covers no display"))?;
+            Ok((rect, monitor.clone(), true))
+        }
+    }
+}
+
+/// Captures and encodes on the desktop thread.
+pub fn take(desk: &mut Desk, spec: ShotSpec) -> Result<Screenshot, EngineError> {
+    let layout = desk.layout()?;
+    let (rect, monitor, is_region) = resolve(&layout, spec.target)?;
+    let capture = desk
+        .backend
+        .capture
+        .as_mut()
+        .ok_or(EngineError::NotSupported {
+            feature: "screenshot",
+        })?;
+    let cursor = if spec.include_cursor {
+        if !capture.supports_cursor() {
+            return Err(EngineError::NotSupported {
+                feature: "screenshot.cursor",
+            });
+        }
+        capture.cursor_image()?
+    } else {
+        None
+    };
+    let mut encoded = None;
+    capture.capture(rect, &mut |frame| {
+        encoded = Some(encode(
+            frame,
+            Point::new(rect.x, rect.y),
+            spec.format,
+            spec.quality,
+            cursor.as_ref(),
+        ));
+    })?;
+    let bytes = encoded.ok_or_else(|| {
+        EngineError::Backend(crate::backend::BackendError::Failed(
+            "capture produced no frame".into(),
+        ))
+    })??;
+    Ok(Screenshot {
+        bytes,
+        format: spec.format,
+        rect,
+        monitor,
+        is_region,
+    })
+}

@@ -1,0 +1,41 @@
+"""Shared fixtures: one --virtual daemon for the session, clients, apps."""
+
+from __future__ import annotations
+
+import pytest
+
+from daemon import Daemon
+from xhelpers import assert_display_gone, require
+
+
+@pytest.fixture(scope="session")
+def daemon():
+    """`deskhand serve --virtual=1280x800`; stopped with SIGTERM at the end,
+    which must exit 0 and take the virtual display down with it."""
+    require("xdotool", "xdpyinfo", "xwininfo")
+    d = Daemon("--virtual=1280x800")
+    yield d
+    rc = d.terminate()
+    assert rc == 0, f"deskhand exited {rc} on SIGTERM\n{d.stderr_tail()}"
+    assert_display_gone(d.display)
+
+
+@pytest.fixture
+def display(daemon) -> str:
+    return daemon.display
+
+
+@pytest.fixture
+def client(daemon):
+    c = daemon.client()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def apps():
+    """A list to append started App objects to; all are closed afterwards."""
+    started: list = []
+    yield started
+    for app in started:
+        app.close()

@@ -1,0 +1,235 @@
+"""Driving the real `deskhand` binary: the daemon process and a wire-ops
+WebSocket client (websockets' synchronous API)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlparse
+
+from websockets.sync.client import connect
+
+from xhelpers import REPO, missing
+
+READY_TIMEOUT = 60.0
+REQUEST_TIMEOUT = 20.0
+
+
+def binary() -> str:
+    path = Path(os.environ.get("DESKHAND_BIN", REPO / "target" / "debug" / "deskhand"))
+    if not path.is_absolute():
+        path = (Path.cwd() / path).resolve()
+        if not path.exists():
+            path = (REPO / os.environ["DESKHAND_BIN"]).resolve()
+    if not path.is_file() or not os.access(path, os.X_OK):
+        missing(f"deskhand binary at {path} (build it: cargo build -p deskhand)")
+    return str(path)
+
+
+class Daemon:
+    """`deskhand serve ...`; waits for the single ready line on stdout."""
+
+    def __init__(self, *serve_args: str, env: dict | None = None):
+        self.tmp = Path(tempfile.mkdtemp(prefix="deskhand-e2e-"))
+        self.connection_file = self.tmp / "endpoint.json"
+        self.audit_log = self.tmp / "audit.jsonl"
+        self.stderr_path = self.tmp / "stderr.log"
+        self.argv = [binary(), "serve", *serve_args, "--listen", "127.0.0.1:0",
+                     "--connection-file", str(self.connection_file),
+                     "--audit-log", str(self.audit_log)]
+        self._stderr = open(self.stderr_path, "wb")
+        self.proc = subprocess.Popen(
+            self.argv, stdout=subprocess.PIPE, stderr=self._stderr, stdin=subprocess.DEVNULL,
+            env=dict(os.environ, **(env or {})),
+        )
+        self._lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+        try:
+            line = self._lines.get(timeout=READY_TIMEOUT)
+        except queue.Empty:
+            self.kill()
+            raise AssertionError(f"no ready line within {READY_TIMEOUT}s\n{self.stderr_tail()}")
+        if line is None:
+            rc = self.proc.wait(5)
+            raise AssertionError(f"deskhand exited {rc} before ready\n{self.stderr_tail()}")
+        try:
+            self.ready = json.loads(line)
+        except ValueError:
+            self.kill()
+            raise AssertionError(f"first stdout line is not JSON: {line!r}\n{self.stderr_tail()}")
+        if self.ready.get("event") != "ready":
+            self.kill()
+            raise AssertionError(f"first stdout line is not a ready event: {line!r}")
+        self.ws_url = self.ready["ws"]
+        self.token = self.ready["token"]
+        self.display = self.ready["display"]
+        self.port = urlparse(self.ws_url).port
+
+    def _pump(self) -> None:
+        for raw in self.proc.stdout:
+            self._lines.put(raw.decode("utf-8", "replace").rstrip("\n"))
+        self._lines.put(None)
+
+    def extra_stdout(self) -> list[str]:
+        """stdout lines after the ready line (call after the process exited)."""
+        out = []
+        while True:
+            try:
+                line = self._lines.get(timeout=2)
+            except queue.Empty:
+                return out
+            if line is None:
+                return out
+            out.append(line)
+
+    def stderr_tail(self, n: int = 40) -> str:
+        self._stderr.flush()
+        text = self.stderr_path.read_text("utf-8", "replace").splitlines()
+        return "deskhand stderr (tail):\n" + "\n".join(text[-n:])
+
+    def descendants(self) -> list[int]:
+        """pids of every live descendant process (Xvfb, window manager...)."""
+        found, todo = [], [self.proc.pid]
+        while todo:
+            pid = todo.pop()
+            try:
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except FileNotFoundError:
+                continue
+            for tid in tasks:
+                try:
+                    kids = Path(f"/proc/{pid}/task/{tid}/children").read_text().split()
+                except FileNotFoundError:
+                    continue
+                for k in kids:
+                    found.append(int(k))
+                    todo.append(int(k))
+        return found
+
+    def terminate(self, timeout: float = 15.0) -> int:
+        """SIGTERM; returns the exit code (kills and fails if it hangs)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                raise AssertionError(f"deskhand did not exit within {timeout}s of SIGTERM\n"
+                                     + self.stderr_tail())
+        self._stderr.close()
+        return self.proc.returncode
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+    def client(self, **kw) -> "Client":
+        return Client(self.ws_url, self.token, **kw)
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # zombies are dead
+
+
+class ErrorReply(Exception):
+    def __init__(self, msg: dict):
+        self.msg = msg
+        p = msg.get("payload") or {}
+        super().__init__(f"ERROR {p.get('code')}: {p.get('message')} {p.get('details')}")
+
+
+class Client:
+    """A wire-ops client: connect, HELLO / HELLO_ACK, then id-matched requests."""
+
+    def __init__(self, url: str, token: str | None, headers: dict | None = None,
+                 hello_ack: dict | None = None):
+        hdrs = dict(headers or {})
+        if token is not None:
+            hdrs["Authorization"] = f"Bearer {token}"
+        self.ws = connect(url, additional_headers=hdrs, max_size=None, open_timeout=15)
+        self.events: list[dict] = []
+        self.hello = self.recv()
+        assert self.hello.get("type") == "HELLO", f"first message is not HELLO: {self.hello}"
+        self.send("HELLO_ACK", hello_ack if hello_ack is not None else {})
+
+    def send(self, mtype: str, payload: dict, mid: str | None = None) -> str:
+        mid = mid or str(uuid.uuid4())
+        self.ws.send(json.dumps({"type": mtype, "id": mid, "ts": time.time(), "payload": payload}))
+        return mid
+
+    def recv(self, timeout: float = REQUEST_TIMEOUT) -> dict:
+        raw = self.ws.recv(timeout=timeout)
+        assert isinstance(raw, str), "server sent a binary frame; wire ops are JSON text"
+        return json.loads(raw)
+
+    def reply_to(self, mid: str, timeout: float = REQUEST_TIMEOUT) -> dict:
+        deadline = time.monotonic() + timeout
+        while True:
+            msg = self.recv(timeout=max(0.01, deadline - time.monotonic()))
+            if msg.get("id") == mid:
+                return msg
+            self.events.append(msg)
+
+    def request(self, mtype: str, payload: dict | None = None, timeout: float = REQUEST_TIMEOUT
+                ) -> dict:
+        """Send a request; return the matching reply (any type, ERROR included)."""
+        return self.reply_to(self.send(mtype, payload or {}), timeout)
+
+    def call(self, mtype: str, payload: dict | None = None, expect: str | None = None) -> dict:
+        """Send a request; return the reply's payload, raising ErrorReply on ERROR."""
+        msg = self.request(mtype, payload)
+        if msg.get("type") == "ERROR":
+            raise ErrorReply(msg)
+        if expect:
+            assert msg.get("type") == expect, f"expected {expect}, got {msg}"
+        return msg["payload"]
+
+    def act(self, action: str, **fields) -> dict:
+        """INPUT_ACTION that must be ACKed ok."""
+        p = self.call("INPUT_ACTION", {"action": action, **fields}, expect="ACK")
+        assert p.get("ok") is True, f"ACK without ok:true: {p}"
+        return p
+
+    def screenshot(self, **payload) -> dict:
+        p = self.call("SCREENSHOT_REQUEST", payload, expect="SCREENSHOT_RESPONSE")
+        p["image"] = base64.b64decode(p["image_base64"])
+        return p
+
+    def close(self) -> None:
+        self.ws.close()
+
+
+def raw_upgrade(port: int, headers: dict[str, str], path: str = "/v1/ws") -> int:
+    """Send a WebSocket upgrade request by hand (for Host headers websockets
+    will not forge); return the HTTP status code of the answer."""
+    req = [f"GET {path} HTTP/1.1", "Upgrade: websocket", "Connection: Upgrade",
+           "Sec-WebSocket-Version: 13",
+           "Sec-WebSocket-Key: " + base64.b64encode(os.urandom(16)).decode()]
+    req += [f"{k}: {v}" for k, v in headers.items()]
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(("\r\n".join(req) + "\r\n\r\n").encode())
+        data = b""
+        while b"\r\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    m = re.match(rb"HTTP/1\.[01] (\d{3})", data)
+    assert m, f"no HTTP status line in reply: {data[:200]!r}"
+    return int(m.group(1))

@@ -1,0 +1,50 @@
+"""The ready line, the connection file and the HELLO / HELLO_ACK handshake."""
+
+import json
+import re
+import stat
+
+from xhelpers import display_alive
+
+
+def test_ready_line_describes_a_live_endpoint(daemon):
+    r = daemon.ready
+    assert re.fullmatch(r"[0-9a-f]{64}", r["token"]), r
+    assert re.fullmatch(r"ws://127\.0\.0\.1:\d+/v1/ws", r["ws"]), r
+    assert r["http"] == f"http://127.0.0.1:{daemon.port}", r
+    assert re.fullmatch(r":\d+", r["display"]), r
+    assert r["pid"] == daemon.proc.pid, r
+    assert display_alive(r["display"]), "the virtual display in the ready line does not answer"
+
+
+def test_connection_file_is_private_and_holds_the_token(daemon):
+    st = daemon.connection_file.lstat()
+    assert stat.S_ISREG(st.st_mode), "connection file is not a regular file"
+    assert stat.S_IMODE(st.st_mode) == 0o600, oct(st.st_mode)
+    text = daemon.connection_file.read_text()
+    json.loads(text)
+    assert daemon.token in text, "connection file does not hold the token"
+
+
+def test_hello_advertises_computer_use_and_the_screen(client):
+    p = client.hello["payload"]
+    assert p["protocol_version"], p
+    assert p["session_id"], p
+    assert p["server"]["name"] and p["server"]["version"], p
+    assert "computer_use" in p["capabilities"], p
+    for feature in ("screenshot.region", "input.click.modifiers", "input.drag.path",
+                    "input.mouse.down_up", "cursor.position", "display.info"):
+        assert feature in p["computer_use_features"], (feature, p["computer_use_features"])
+    for bucket in ("screenshot", "input"):
+        assert bucket in p["computer_use_features_coarse"], p["computer_use_features_coarse"]
+    assert p["screen_resolution"] == [1280, 800], p
+
+
+def test_hello_ack_with_max_file_size_is_accepted(daemon):
+    c = daemon.client(hello_ack={"max_file_size_bytes": 1_000_000})
+    try:
+        info = c.call("DISPLAY_INFO_REQUEST", {}, expect="DISPLAY_INFO_RESPONSE")
+        assert len(info["monitors"]) == 1, info
+        assert c.events == [], f"unexpected messages (a reply to HELLO_ACK?): {c.events}"
+    finally:
+        c.close()

@@ -1,0 +1,263 @@
+"""X11 side of the end-to-end tests: servers, apps and the person's tools
+(xdotool, xclip, xinput, xwininfo), all run as real processes."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures"
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def missing(what: str) -> None:
+    """A dependency is missing: fail under CI=true, skip otherwise."""
+    if IN_CI:
+        pytest.fail(f"missing dependency (CI=true, so this is a failure): {what}")
+    pytest.skip(f"missing dependency: {what}")
+
+
+def require(*tools: str) -> None:
+    for tool in tools:
+        if shutil.which(tool) is None:
+            missing(f"`{tool}` not on PATH (run scripts/install-deps)")
+
+
+def poll(fn, timeout: float = 10.0, interval: float = 0.1, what: str = "condition"):
+    """Call fn until it returns a truthy value; return it, or fail after timeout."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        last = fn()
+        if last:
+            return last
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+        time.sleep(interval)
+
+
+def run(display: str, *argv: str, timeout: float = 10.0, check: bool = True) -> str:
+    env = dict(os.environ, DISPLAY=display)
+    res = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+    if check and res.returncode != 0:
+        raise AssertionError(f"{argv} exited {res.returncode}: {res.stderr.strip()}")
+    return res.stdout
+
+
+def display_alive(display: str) -> bool:
+    env = dict(os.environ, DISPLAY=display)
+    res = subprocess.run(["xdpyinfo"], env=env, capture_output=True, timeout=10)
+    return res.returncode == 0
+
+
+def display_socket(display: str) -> Path:
+    return Path("/tmp/.X11-unix") / f"X{display.lstrip(':').split('.')[0]}"
+
+
+def assert_display_gone(display: str, grace: float = 3.0) -> None:
+    poll(
+        lambda: not display_alive(display) and not display_socket(display).exists(),
+        timeout=grace,
+        what=f"X display {display} to go away (xdpyinfo still connects or socket remains)",
+    )
+
+
+def pointer(display: str) -> tuple[int, int]:
+    out = run(display, "xdotool", "getmouselocation", "--shell")
+    vals = dict(line.split("=", 1) for line in out.split())
+    return int(vals["X"]), int(vals["Y"])
+
+
+def primary_selection(display: str) -> str:
+    env = dict(os.environ, DISPLAY=display)
+    res = subprocess.run(
+        ["xclip", "-o", "-selection", "primary"], env=env, capture_output=True, timeout=10
+    )
+    return res.stdout.decode("utf-8", "replace") if res.returncode == 0 else ""
+
+
+def pointer_buttons_down(display: str) -> dict[str, list[int]]:
+    """Buttons held on every slave pointer device, by device name.
+
+    The master ("Virtual core pointer") cannot be queried with XI 1
+    query-state; its state is the union of its slaves' (XTEST included)."""
+    out = run(display, "xinput", "list", "--short")
+    held: dict[str, list[int]] = {}
+    for line in out.splitlines():
+        m = re.search(r"↳\s*(.*?)\s+id=(\d+)\s+\[slave\s+pointer", line)
+        if not m:
+            continue
+        state = run(display, "xinput", "query-state", m.group(2))
+        held[m.group(1)] = [int(b) for b in re.findall(r"button\[(\d+)\]=down", state)]
+    if not held:
+        raise AssertionError(f"no slave pointer devices found in:\n{out}")
+    return held
+
+
+def any_button_down(display: str) -> bool:
+    return any(pointer_buttons_down(display).values())
+
+
+@dataclass
+class Rect:
+    x: int
+    y: int
+    w: int
+    h: int
+
+    def center(self) -> tuple[int, int]:
+        return self.x + self.w // 2, self.y + self.h // 2
+
+
+def window_rect(display: str, wid: str) -> Rect:
+    """Inside of the client window in root coordinates (xwininfo is right
+    under a reparenting WM, where `xdotool getwindowgeometry` is not)."""
+    out = run(display, "xwininfo", "-id", wid)
+
+    def field(name: str) -> int:
+        return int(re.search(rf"{name}:\s+(-?\d+)", out).group(1))
+
+    return Rect(
+        field("Absolute upper-left X"), field("Absolute upper-left Y"), field("Width"), field("Height")
+    )
+
+
+class App:
+    """A client program on a display, found by a unique window title."""
+
+    def __init__(self, display: str, argv: list[str], title: str, cwd: str | None = None):
+        self.display = display
+        self.title = title
+        env = dict(os.environ, DISPLAY=display)
+        self.proc = subprocess.Popen(
+            argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        out = run(display, "xdotool", "search", "--sync", "--onlyvisible", "--name", f"^{title}$",
+                  timeout=20)
+        self.wid = out.split()[0]
+        poll(lambda: self.rect().w > 1, timeout=5, what=f"{title} to be mapped")
+        time.sleep(0.3)  # let the window manager settle placement and focus
+
+    def rect(self) -> Rect:
+        return window_rect(self.display, self.wid)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+
+def unique_title(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+class XTerm(App):
+    """xterm with a fixed cell grid: -b 2 internal border, no scrollbar."""
+
+    BORDER = 2
+
+    def __init__(self, display: str, cols: int = 80, rows: int = 24, pos: str = "+0+0",
+                 bg: str | None = None, command: list[str] | None = None, cwd: str | None = None):
+        require("xterm")
+        title = unique_title("deskhand-xterm")
+        argv = ["xterm", "-T", title, "-geometry", f"{cols}x{rows}{pos}", "-b", str(self.BORDER),
+                "+sb", "-xrm", "XTerm*allowTitleOps: false"]
+        if bg:
+            argv += ["-bg", bg]
+        argv += ["-e"] + (command or ["sleep", "600"])
+        self.cols, self.rows = cols, rows
+        super().__init__(display, argv, title, cwd)
+
+    def cell(self, col: int, row: int) -> tuple[int, int]:
+        """Root coordinates of the centre of character cell (col, row)."""
+        r = self.rect()
+        cw = (r.w - 2 * self.BORDER) // self.cols
+        ch = (r.h - 2 * self.BORDER) // self.rows
+        return (r.x + self.BORDER + col * cw + cw // 2, r.y + self.BORDER + row * ch + ch // 2)
+
+
+class XServer:
+    """An X server the test starts itself (Xvfb, or Xorg with the dummy driver)."""
+
+    def __init__(self, argv: list[str], name: str):
+        self.tmp = tempfile.mkdtemp(prefix=f"deskhand-{name}-")
+        r, w = os.pipe()
+        self.log = open(os.path.join(self.tmp, "server.log"), "wb")
+        self.proc = subprocess.Popen(
+            argv + ["-displayfd", str(w)], pass_fds=(w,), stdout=self.log, stderr=self.log,
+            cwd=self.tmp,
+        )
+        os.close(w)
+        try:
+            data = b""
+            deadline = time.monotonic() + 30
+            os.set_blocking(r, False)
+            while not data.endswith(b"\n"):
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise AssertionError(f"{name} did not start; see {self.log.name}")
+                try:
+                    chunk = os.read(r, 64)
+                except BlockingIOError:
+                    time.sleep(0.05)
+                    continue
+                if not chunk:
+                    time.sleep(0.05)
+                data += chunk
+        finally:
+            os.close(r)
+        self.display = ":" + data.decode().strip()
+        poll(lambda: display_alive(self.display), timeout=10, what=f"{name} {self.display}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.log.close()
+
+
+def start_xvfb(size: str = "1280x800") -> XServer:
+    require("Xvfb", "xdpyinfo")
+    return XServer(["Xvfb", "-screen", "0", f"{size}x24", "-nolisten", "tcp", "-noreset"], "xvfb")
+
+
+def start_xorg_dummy() -> XServer:
+    """Xorg + dummy driver with two monitors side by side:
+    DUMMY0 1280x800 at (0, 0) and DUMMY1 1024x768 at (1280, 0)."""
+    require("Xorg", "xrandr", "xdpyinfo")
+    if not Path("/usr/lib/xorg/modules/drivers/dummy_drv.so").exists():
+        missing("xserver-xorg-video-dummy (dummy_drv.so)")
+    tmp = tempfile.mkdtemp(prefix="deskhand-xorg-")
+    server = XServer(
+        ["Xorg", "-config", str(FIXTURES / "xorg-dummy.conf"), "-noreset", "-nolisten", "tcp",
+         "-logfile", os.path.join(tmp, "Xorg.log"), "-novtswitch", "-sharevts"],
+        "xorg",
+    )
+    d = server.display
+    run(d, "xrandr", "--addmode", "DUMMY1", "1024x768")
+    run(d, "xrandr", "--output", "DUMMY0", "--mode", "1280x800", "--pos", "0x0", "--primary",
+        "--output", "DUMMY1", "--mode", "1024x768", "--pos", "1280x0")
+    monitors = run(d, "xrandr", "--listmonitors")
+    if "1024/" not in monitors or "+1280+0" not in monitors:
+        server.stop()
+        raise AssertionError(f"xrandr did not set up two monitors:\n{monitors}")
+    return server
