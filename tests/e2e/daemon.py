@@ -15,6 +15,7 @@ import tempfile
 import threading
 import time
 import uuid
+from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -162,7 +163,9 @@ class Client:
         hdrs = dict(headers or {})
         if token is not None:
             hdrs["Authorization"] = f"Bearer {token}"
-        self.ws = connect(url, additional_headers=hdrs, max_size=None, open_timeout=15)
+        self._stack = ExitStack()
+        self.ws = self._stack.enter_context(
+            connect(url, additional_headers=hdrs, max_size=None, open_timeout=15))
         self.events: list[dict] = []
         self.hello = self.recv()
         assert self.hello.get("type") == "HELLO", f"first message is not HELLO: {self.hello}"
@@ -212,7 +215,7 @@ class Client:
         return p
 
     def close(self) -> None:
-        self.ws.close()
+        self._stack.close()
 
 
 def raw_upgrade(port: int, headers: dict[str, str], path: str = "/v1/ws") -> int:

@@ -1,7 +1,8 @@
 """Tiny pure-stdlib image readers for the end-to-end tests.
 
-PNG: full decode (8-bit greyscale / RGB / palette / grey+alpha / RGBA,
-non-interlaced), enough to read pixels of any screenshot an encoder produces.
+PNG: full decode of non-interlaced images (greyscale, RGB, palette,
+grey+alpha, RGBA; 1/2/4/8/16-bit), enough to read pixels of any screenshot
+an encoder produces.
 JPEG: structural check only (SOI, segments, SOFn size, EOI).
 """
 
@@ -19,7 +20,7 @@ _CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
 class Image:
     width: int
     height: int
-    channels: int  # bytes per pixel in `rows`
+    channels: int  # samples per pixel in `rows` (one byte each)
     rows: list[bytes]
     palette: bytes | None = None
 
@@ -116,11 +117,39 @@ def decode_png(data: bytes) -> Image:
     if ihdr is None or not seen_iend:
         raise ValueError("PNG lacks IHDR or IEND")
     width, height, depth, ctype_, _comp, _filt, interlace = ihdr
-    if depth != 8 or interlace != 0 or ctype_ not in _CHANNELS:
+    if interlace != 0 or ctype_ not in _CHANNELS or depth not in (1, 2, 4, 8, 16):
         raise ValueError(f"unsupported PNG: depth={depth} color={ctype_} interlace={interlace}")
-    bpp = _CHANNELS[ctype_]
-    rows = _unfilter(zlib.decompress(bytes(idat)), width, height, bpp)
-    return Image(width, height, bpp, rows, palette if ctype_ == 3 else None)
+    channels = _CHANNELS[ctype_]
+    if depth < 8 and channels != 1:
+        raise ValueError(f"invalid PNG: depth {depth} with color type {ctype_}")
+    raw = zlib.decompress(bytes(idat))
+    if depth >= 8:
+        bpp = channels * depth // 8
+        rows = _unfilter(raw, width, height, bpp)
+        if depth == 16:  # keep the high byte of each sample
+            rows = [row[::2] for row in rows]
+    else:
+        stride = (width * depth + 7) // 8
+        packed = _unfilter_packed(raw, stride, height)
+        rows = [_unpack(row, width, depth, ctype_ == 0) for row in packed]
+    return Image(width, height, channels, rows, palette if ctype_ == 3 else None)
+
+
+def _unfilter_packed(raw: bytes, stride: int, height: int) -> list[bytes]:
+    # sub-byte depths filter whole bytes with bpp = 1
+    return _unfilter(raw, stride, height, 1)
+
+
+def _unpack(row: bytes, width: int, depth: int, scale: bool) -> bytes:
+    """Sub-byte samples to one byte each (greyscale scaled to 0..255)."""
+    per_byte, mask = 8 // depth, (1 << depth) - 1
+    mult = 255 // mask if scale else 1
+    out = bytearray(width)
+    for x in range(width):
+        byte = row[x // per_byte]
+        shift = 8 - depth * (x % per_byte + 1)
+        out[x] = ((byte >> shift) & mask) * mult
+    return bytes(out)
 
 
 def jpeg_info(data: bytes) -> tuple[int, int]:

@@ -1,1 +1,51 @@
-//! wip
+//! The X11 backend of deskhand: MIT-SHM capture (GetImage fallback), RandR
+//! monitors, XFixes cursor images, XTEST input through one long-lived
+//! enigo instance, and the virtual desktop (Xvfb + a window manager) that
+//! `deskhand serve --virtual` runs.
+
+#[cfg(target_os = "linux")]
+mod x11;
+
+use deskhand_engine::Backend;
+use thiserror::Error;
+
+/// Why the X11 backend or the virtual desktop could not start.
+#[derive(Debug, Error)]
+pub enum X11Error {
+    /// The X server cannot be reached.
+    #[error("cannot connect to X display {display}: {message}")]
+    Connect {
+        /// The display name tried.
+        display: String,
+        /// Why.
+        message: String,
+    },
+    /// A request to the X server failed.
+    #[error("X11 request failed: {0}")]
+    Request(String),
+    /// The server's pixel format is not one deskhand reads.
+    #[error("unsupported X11 pixel format: {0}")]
+    PixelFormat(String),
+    /// The virtual desktop could not be started.
+    #[error("virtual desktop: {0}")]
+    Virtual(String),
+    /// X11 does not exist on this OS.
+    #[error("the X11 backend is only available on Linux")]
+    NotLinux,
+}
+
+/// Opens the X11 backend on `display` (e.g. `:1`; `$DISPLAY` when `None`).
+pub fn open(display: Option<&str>) -> Result<Backend, X11Error> {
+    #[cfg(target_os = "linux")]
+    {
+        x11::open(display)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = display;
+        Err(X11Error::NotLinux)
+    }
+}
+
+#[cfg(target_os = "linux")]
+pub use x11::virtual_desktop::VirtualDesktop;

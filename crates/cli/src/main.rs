@@ -1,1 +1,48 @@
-fn main() {}
+//! `deskhand`: the headless host. It only wires the engine, a backend and
+//! the server together.
+
+mod bench;
+mod files;
+mod serve;
+
+use clap::{Parser, Subcommand};
+
+/// deskhand lets AI agents use a desktop while the person stays in charge.
+#[derive(Debug, Parser)]
+#[command(name = "deskhand", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the local port (WebSocket wire ops on /v1/ws).
+    Serve(serve::ServeArgs),
+    /// Measure screenshot and input latency against reference tools.
+    Bench(bench::BenchArgs),
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DESKHAND_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    use std::io::IsTerminal;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    init_tracing();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    match cli.command {
+        Command::Serve(args) => runtime.block_on(serve::run(args)),
+        Command::Bench(args) => runtime.block_on(bench::run(args)),
+    }
+}

@@ -127,6 +127,15 @@ pub fn parse_chord(chord: &str) -> Result<Vec<Key>, String> {
     if trailing_plus {
         keys.push(Key::Char('+'));
     }
+    if keys.len() > 1 {
+        // In a chord a letter names its key: `ctrl+S` is ctrl+s, and shift
+        // is pressed only when the chord says so.
+        for k in &mut keys {
+            if let Key::Char(c) = k {
+                *k = Key::Char(c.to_ascii_lowercase());
+            }
+        }
+    }
     Ok(keys)
 }
 
@@ -142,7 +151,7 @@ mod tests {
         );
         assert_eq!(
             parse_chord("Control_L+Shift+T").expect("chord"),
-            vec![Key::Control, Key::Shift, Key::Char('T')]
+            vec![Key::Control, Key::Shift, Key::Char('t')]
         );
         assert_eq!(parse_chord("Return").expect("chord"), vec![Key::Return]);
         assert_eq!(parse_chord("ENTER").expect("chord"), vec![Key::Return]);

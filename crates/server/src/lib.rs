@@ -1,1 +1,101 @@
-//! wip
+//! deskhand's local port. Today one adapter: the WebSocket wire ops on
+//! `/v1/ws`. Every request passes the Host, Origin and token checks before
+//! anything else happens; there are no CORS headers, ever.
+
+mod security;
+mod wire;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::get;
+use deskhand_engine::Engine;
+use thiserror::Error;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+pub use security::Token;
+
+/// Default largest incoming message: 16 MiB.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Errors of the server.
+#[derive(Debug, Error)]
+pub enum ServerError {
+    /// The listener failed.
+    #[error("server I/O: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// How the port is guarded and limited.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// The bearer token every request must carry.
+    pub token: Token,
+    /// Origins allowed to connect (exact match); empty allows none.
+    pub allowed_origins: Vec<String>,
+    /// Largest incoming WebSocket message.
+    pub max_message_bytes: usize,
+    /// A connection with no message for this long is closed.
+    pub idle_timeout: Duration,
+    /// Most simultaneous connections.
+    pub max_connections: usize,
+}
+
+impl ServerConfig {
+    /// Defaults around `token`: no origins, 16 MiB messages, 10 minutes
+    /// idle, 32 connections.
+    pub fn new(token: Token) -> Self {
+        Self {
+            token,
+            allowed_origins: Vec::new(),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            idle_timeout: Duration::from_secs(600),
+            max_connections: 32,
+        }
+    }
+}
+
+/// Shared state of the routes.
+pub(crate) struct AppState {
+    pub engine: Arc<Engine>,
+    pub config: ServerConfig,
+    pub port: u16,
+    pub connections: Arc<Semaphore>,
+}
+
+/// Serves until `shutdown` completes. Open connections are closed and
+/// their sessions released when it does.
+pub async fn serve(
+    listener: TcpListener,
+    engine: Arc<Engine>,
+    config: ServerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServerError> {
+    let addr: SocketAddr = listener.local_addr()?;
+    let state = Arc::new(AppState {
+        engine,
+        port: addr.port(),
+        connections: Arc::new(Semaphore::new(config.max_connections)),
+        config,
+    });
+    let app = router(state);
+    tracing::info!(%addr, "listening");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    Ok(())
+}
+
+fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/v1/ws", get(wire::upgrade))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            security::guard,
+        ))
+        .with_state(state)
+}

@@ -1,0 +1,164 @@
+//! Monitors from RandR (several monitors on one screen included), the
+//! scale from `Xft.dpi`, and the pointer through QueryPointer.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use deskhand_engine::{BackendError, Displays, Monitor, Point, Rect};
+use x11rb::connection::RequestConnection;
+use x11rb::protocol::randr::{self, ConnectionExt as _};
+use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _};
+
+use super::{Shared, req_err};
+
+pub struct X11Displays {
+    shared: Arc<Shared>,
+    randr_ok: bool,
+    atom_names: HashMap<u32, String>,
+}
+
+impl X11Displays {
+    pub fn new(shared: Arc<Shared>) -> Self {
+        let randr_ok = shared
+            .conn
+            .extension_information(randr::X11_EXTENSION_NAME)
+            .ok()
+            .flatten()
+            .is_some()
+            && shared
+                .conn
+                .randr_query_version(1, 5)
+                .ok()
+                .and_then(|c| c.reply().ok())
+                .is_some_and(|v| v.major_version > 1 || v.minor_version >= 5);
+        Self {
+            shared,
+            randr_ok,
+            atom_names: HashMap::new(),
+        }
+    }
+
+    fn atom_name(&mut self, atom: u32) -> String {
+        if let Some(n) = self.atom_names.get(&atom) {
+            return n.clone();
+        }
+        let name = self
+            .shared
+            .conn
+            .get_atom_name(atom)
+            .ok()
+            .and_then(|c| c.reply().ok())
+            .map(|r| String::from_utf8_lossy(&r.name).into_owned())
+            .unwrap_or_else(|| format!("monitor-{atom}"));
+        self.atom_names.insert(atom, name.clone());
+        name
+    }
+
+    /// `Xft.dpi / 96` from the root's RESOURCE_MANAGER, else 1.0.
+    fn scale(&self) -> f64 {
+        let prop = self
+            .shared
+            .conn
+            .get_property(
+                false,
+                self.shared.root,
+                AtomEnum::RESOURCE_MANAGER,
+                AtomEnum::STRING,
+                0,
+                1 << 16,
+            )
+            .ok()
+            .and_then(|c| c.reply().ok());
+        prop.and_then(|p| parse_xft_dpi(&String::from_utf8_lossy(&p.value)))
+            .map(|dpi| (dpi / 96.0 * 100.0).round() / 100.0)
+            .filter(|s| *s > 0.0)
+            .unwrap_or(1.0)
+    }
+
+    fn root_monitor(&self, scale: f64) -> Result<Vec<Monitor>, BackendError> {
+        let g = self
+            .shared
+            .conn
+            .get_geometry(self.shared.root)
+            .map_err(req_err)?
+            .reply()
+            .map_err(req_err)?;
+        Ok(vec![Monitor {
+            index: 0,
+            name: "screen".into(),
+            primary: true,
+            rect: Rect::new(0, 0, u32::from(g.width), u32::from(g.height)),
+            scale,
+        }])
+    }
+}
+
+fn parse_xft_dpi(resources: &str) -> Option<f64> {
+    resources.lines().find_map(|line| {
+        let (k, v) = line.split_once(':')?;
+        (k.trim() == "Xft.dpi").then(|| v.trim().parse().ok())?
+    })
+}
+
+impl Displays for X11Displays {
+    fn monitors(&mut self) -> Result<Vec<Monitor>, BackendError> {
+        let scale = self.scale();
+        if !self.randr_ok {
+            return self.root_monitor(scale);
+        }
+        let reply = self
+            .shared
+            .conn
+            .randr_get_monitors(self.shared.root, true)
+            .map_err(req_err)?
+            .reply()
+            .map_err(req_err)?;
+        if reply.monitors.is_empty() {
+            return self.root_monitor(scale);
+        }
+        let mut out = Vec::with_capacity(reply.monitors.len());
+        for (i, m) in reply.monitors.iter().enumerate() {
+            out.push(Monitor {
+                index: i as u32,
+                name: self.atom_name(m.name),
+                primary: m.primary,
+                rect: Rect::new(
+                    i32::from(m.x),
+                    i32::from(m.y),
+                    u32::from(m.width),
+                    u32::from(m.height),
+                ),
+                scale,
+            });
+        }
+        if !out.iter().any(|m| m.primary) {
+            out[0].primary = true;
+        }
+        Ok(out)
+    }
+
+    fn cursor_position(&mut self) -> Result<Point, BackendError> {
+        let r = self
+            .shared
+            .conn
+            .query_pointer(self.shared.root)
+            .map_err(req_err)?
+            .reply()
+            .map_err(req_err)?;
+        Ok(Point::new(i32::from(r.root_x), i32::from(r.root_y)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_xft_dpi;
+
+    #[test]
+    fn reads_xft_dpi() {
+        assert_eq!(
+            parse_xft_dpi("Xft.antialias:\t1\nXft.dpi:\t192\n"),
+            Some(192.0)
+        );
+        assert_eq!(parse_xft_dpi("Xcursor.size: 24"), None);
+    }
+}

@@ -1,0 +1,143 @@
+//! Input through ONE long-lived enigo instance (XTEST via x11rb).
+//! Characters outside the keymap are typed by remapping a spare keycode,
+//! which only works reliably when the same instance lives on.
+
+use deskhand_engine::{BackendError, Button, Input, Key, Point, ScrollDirection};
+use enigo::{Axis, Coordinate, Direction, Enigo, Keyboard, Mouse, Settings};
+
+pub struct X11Input {
+    enigo: Enigo,
+}
+
+impl X11Input {
+    pub fn new(display: &str) -> Result<Self, BackendError> {
+        let settings = Settings {
+            x11_display: Some(display.to_owned()),
+            // No server-side delay between events: deskhand paces itself.
+            linux_delay: 0,
+            release_keys_when_dropped: true,
+            ..Settings::default()
+        };
+        let enigo = Enigo::new(&settings).map_err(|e| BackendError::Unsupported(e.to_string()))?;
+        Ok(Self { enigo })
+    }
+}
+
+fn failed(e: impl std::fmt::Display) -> BackendError {
+    BackendError::Failed(e.to_string())
+}
+
+fn direction(press: bool) -> Direction {
+    if press {
+        Direction::Press
+    } else {
+        Direction::Release
+    }
+}
+
+fn map_key(key: Key) -> enigo::Key {
+    use enigo::Key as E;
+    match key {
+        Key::Shift => E::Shift,
+        Key::Control => E::Control,
+        Key::Alt => E::Alt,
+        Key::Super => E::Meta,
+        Key::Return => E::Return,
+        Key::Tab => E::Tab,
+        Key::Escape => E::Escape,
+        Key::Space => E::Space,
+        Key::Backspace => E::Backspace,
+        Key::Delete => E::Delete,
+        Key::Insert => E::Insert,
+        Key::Up => E::UpArrow,
+        Key::Down => E::DownArrow,
+        Key::Left => E::LeftArrow,
+        Key::Right => E::RightArrow,
+        Key::PageUp => E::PageUp,
+        Key::PageDown => E::PageDown,
+        Key::Home => E::Home,
+        Key::End => E::End,
+        Key::CapsLock => E::CapsLock,
+        Key::Menu => E::LMenu,
+        Key::PrintScreen => E::PrintScr,
+        Key::F(n) => function_key(n),
+        Key::Char(c) => E::Unicode(c),
+    }
+}
+
+fn function_key(n: u8) -> enigo::Key {
+    use enigo::Key as E;
+    const KEYS: [enigo::Key; 24] = [
+        E::F1,
+        E::F2,
+        E::F3,
+        E::F4,
+        E::F5,
+        E::F6,
+        E::F7,
+        E::F8,
+        E::F9,
+        E::F10,
+        E::F11,
+        E::F12,
+        E::F13,
+        E::F14,
+        E::F15,
+        E::F16,
+        E::F17,
+        E::F18,
+        E::F19,
+        E::F20,
+        E::F21,
+        E::F22,
+        E::F23,
+        E::F24,
+    ];
+    KEYS[usize::from(n.clamp(1, 24)) - 1]
+}
+
+impl Input for X11Input {
+    fn move_pointer(&mut self, to: Point) -> Result<(), BackendError> {
+        self.enigo
+            .move_mouse(to.x, to.y, Coordinate::Abs)
+            .map_err(failed)
+    }
+
+    fn button(&mut self, button: Button, press: bool) -> Result<(), BackendError> {
+        let b = match button {
+            Button::Left => enigo::Button::Left,
+            Button::Middle => enigo::Button::Middle,
+            Button::Right => enigo::Button::Right,
+        };
+        self.enigo.button(b, direction(press)).map_err(failed)
+    }
+
+    fn key(&mut self, key: Key, press: bool) -> Result<(), BackendError> {
+        self.enigo
+            .key(map_key(key), direction(press))
+            .map_err(failed)
+    }
+
+    fn text(&mut self, text: &str) -> Result<(), BackendError> {
+        for c in text.chars() {
+            let key = match c {
+                '\n' | '\r' => enigo::Key::Return,
+                '\t' => enigo::Key::Tab,
+                c => enigo::Key::Unicode(c),
+            };
+            self.enigo.key(key, Direction::Click).map_err(failed)?;
+        }
+        Ok(())
+    }
+
+    fn scroll(&mut self, direction: ScrollDirection, steps: u32) -> Result<(), BackendError> {
+        let steps = i32::try_from(steps).map_err(failed)?;
+        let (length, axis) = match direction {
+            ScrollDirection::Up => (-steps, Axis::Vertical),
+            ScrollDirection::Down => (steps, Axis::Vertical),
+            ScrollDirection::Left => (-steps, Axis::Horizontal),
+            ScrollDirection::Right => (steps, Axis::Horizontal),
+        };
+        self.enigo.scroll(length, axis).map_err(failed)
+    }
+}

@@ -1,0 +1,91 @@
+//! The Linux X11 implementation.
+
+mod capture;
+mod displays;
+mod input;
+pub mod virtual_desktop;
+
+use std::sync::Arc;
+
+use deskhand_engine::Backend;
+use x11rb::connection::Connection;
+use x11rb::protocol::xproto::{ConnectionExt as _, ImageOrder, Window};
+use x11rb::rust_connection::RustConnection;
+
+use crate::X11Error;
+
+/// The capture-and-query connection shared by capture and displays.
+pub(crate) struct Shared {
+    pub conn: RustConnection,
+    pub root: Window,
+}
+
+pub(crate) fn req_err(e: impl std::fmt::Display) -> deskhand_engine::BackendError {
+    let msg = e.to_string();
+    if msg.contains("onnection")
+        && (msg.contains("broken") || msg.contains("closed") || msg.contains("IO"))
+    {
+        deskhand_engine::BackendError::DisplayUnavailable(msg)
+    } else {
+        deskhand_engine::BackendError::Failed(msg)
+    }
+}
+
+pub fn open(display: Option<&str>) -> Result<Backend, X11Error> {
+    let name = display
+        .map(str::to_owned)
+        .or_else(|| std::env::var("DISPLAY").ok())
+        .unwrap_or_default();
+    let (conn, screen_num) =
+        RustConnection::connect(Some(&name)).map_err(|e| X11Error::Connect {
+            display: name.clone(),
+            message: e.to_string(),
+        })?;
+    let setup = conn.setup();
+    let screen = &setup.roots[screen_num];
+    let root = screen.root;
+    let depth = screen.root_depth;
+    let bpp = setup
+        .pixmap_formats
+        .iter()
+        .find(|f| f.depth == depth)
+        .map(|f| f.bits_per_pixel)
+        .unwrap_or(0);
+    if !(depth == 24 || depth == 32) || bpp != 32 || setup.image_byte_order != ImageOrder::LSB_FIRST
+    {
+        return Err(X11Error::PixelFormat(format!(
+            "depth {depth}, {bpp} bits per pixel, byte order {:?}",
+            setup.image_byte_order
+        )));
+    }
+    // Make sure the server answers before going on.
+    conn.get_input_focus()
+        .map_err(|e| X11Error::Request(e.to_string()))?
+        .reply()
+        .map_err(|e| X11Error::Request(e.to_string()))?;
+    let shared = Arc::new(Shared { conn, root });
+
+    let capture = capture::X11Capture::new(shared.clone());
+    let displays = displays::X11Displays::new(shared.clone());
+    let input = match input::X11Input::new(&name) {
+        Ok(i) => Some(Box::new(i) as Box<dyn deskhand_engine::Input>),
+        Err(e) => {
+            tracing::warn!(error = %e, "X11 input (XTEST) unavailable; input features are off");
+            None
+        }
+    };
+    tracing::info!(
+        backend = "x11",
+        display = %name,
+        shm = capture.uses_shm(),
+        cursor = capture.has_xfixes(),
+        input = input.is_some(),
+        "picked the X11 backend"
+    );
+    Ok(Backend {
+        name: "x11",
+        displays: Box::new(displays),
+        capture: Some(Box::new(capture)),
+        input,
+    })
+}

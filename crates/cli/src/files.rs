@@ -1,0 +1,144 @@
+//! The files deskhand keeps: the token (0600) and the connection file
+//! (0600, written atomically, never through a symlink).
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+
+fn home() -> PathBuf {
+    std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from)
+}
+
+fn xdg(var: &str, fallback: &str) -> PathBuf {
+    std::env::var_os(var)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| home().join(fallback))
+}
+
+/// `$XDG_CONFIG_HOME/deskhand` (the token lives here).
+pub fn config_dir() -> PathBuf {
+    xdg("XDG_CONFIG_HOME", ".config").join("deskhand")
+}
+
+/// `$XDG_STATE_HOME/deskhand` (the audit log lives here).
+pub fn state_dir() -> PathBuf {
+    xdg("XDG_STATE_HOME", ".local/state").join("deskhand")
+}
+
+/// `$XDG_RUNTIME_DIR/deskhand` (the connection file lives here), else the
+/// state directory.
+pub fn runtime_dir() -> PathBuf {
+    std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .map_or_else(state_dir, |p| p.join("deskhand"))
+}
+
+/// Creates `dir` (0700) if needed and refuses it when it is a symlink.
+fn private_dir(dir: &Path) -> anyhow::Result<()> {
+    if let Ok(meta) = fs::symlink_metadata(dir) {
+        if meta.file_type().is_symlink() {
+            bail!("{} is a symlink; refusing to use it", dir.display());
+        }
+        return Ok(());
+    }
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+    Ok(())
+}
+
+/// Writes `content` to `path` atomically with mode 0600: a fresh temporary
+/// file (O_EXCL, O_NOFOLLOW) in the same directory, fsynced, renamed over.
+pub fn write_private_atomic(path: &Path, content: &[u8]) -> anyhow::Result<()> {
+    let dir = path.parent().context("path has no directory")?;
+    private_dir(dir)?;
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        bail!(
+            "{} is a symlink; refusing to write through it",
+            path.display()
+        );
+    }
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
+        std::process::id()
+    ));
+    let _ = fs::remove_file(&tmp);
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&tmp)
+        .with_context(|| format!("creating {}", tmp.display()))?;
+    f.write_all(content)?;
+    f.sync_all()?;
+    drop(f);
+    fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;
+    Ok(())
+}
+
+/// Loads the token, creating a 256-bit one on first run. The file must be
+/// ours and private; a token readable by others is replaced.
+pub fn load_or_create_token(path: &Path) -> anyhow::Result<String> {
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        if meta.file_type().is_symlink() {
+            bail!("token file {} is a symlink; refusing it", path.display());
+        }
+        let text = fs::read_to_string(path)?;
+        let token = text.trim();
+        let private = meta.permissions().mode() & 0o077 == 0;
+        if private && token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(token.to_owned());
+        }
+        tracing::warn!(path = %path.display(), "token file was not private or not valid; making a new token");
+    }
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    write_private_atomic(path, format!("{token}\n").as_bytes())?;
+    tracing::info!(path = %path.display(), "created a new token");
+    Ok(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmpdir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("dh-files-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn token_is_created_private_and_survives_a_restart() {
+        let d = tmpdir("token");
+        let path = d.join("token");
+        let first = load_or_create_token(&path).expect("create");
+        assert_eq!(first.len(), 64);
+        let mode = fs::metadata(&path).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(load_or_create_token(&path).expect("reload"), first);
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).expect("chmod");
+        assert_ne!(load_or_create_token(&path).expect("rotate"), first);
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn atomic_write_refuses_symlinks() {
+        let d = tmpdir("symlink");
+        fs::create_dir_all(&d).expect("dir");
+        let target = d.join("target");
+        fs::write(&target, "x").expect("write");
+        let link = d.join("endpoint.json");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        assert!(write_private_atomic(&link, b"{}").is_err());
+        assert_eq!(fs::read_to_string(&target).expect("read"), "x");
+        let _ = fs::remove_dir_all(&d);
+    }
+}

@@ -1,0 +1,189 @@
+//! `deskhand serve`: attach to a display (or start a virtual one), open the
+//! engine over the X11 backend, guard the local port, announce readiness,
+//! and on SIGINT/SIGTERM release everything and clean up.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use deskhand_backend_x11::VirtualDesktop;
+use deskhand_engine::{AuditLog, Consent, Engine};
+use deskhand_server::{ServerConfig, Token};
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::files;
+
+/// Arguments of `deskhand serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// X display to drive, e.g. `:0` (default: $DISPLAY).
+    #[arg(long, conflicts_with = "virtual_size")]
+    display: Option<String>,
+    /// Start a virtual desktop (Xvfb + window manager) of this size.
+    #[arg(long = "virtual", value_name = "WxH", num_args = 0..=1, default_missing_value = "1280x800")]
+    virtual_size: Option<String>,
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, default_value = "127.0.0.1:48100")]
+    listen: SocketAddr,
+    /// Allow a non-loopback --listen address (exposes the desktop).
+    #[arg(long)]
+    allow_non_loopback: bool,
+    /// Consent policy file, e.g. `{"input": true}`.
+    #[arg(long)]
+    consent: Option<PathBuf>,
+    /// Audit log (JSON lines).
+    #[arg(long)]
+    audit_log: Option<PathBuf>,
+    /// Where to write the connection file (endpoint + token).
+    #[arg(long)]
+    connection_file: Option<PathBuf>,
+    /// Where the token is kept.
+    #[arg(long)]
+    token_file: Option<PathBuf>,
+    /// Origin allowed to connect (repeatable); none by default.
+    #[arg(long = "allow-origin")]
+    allow_origins: Vec<String>,
+}
+
+fn parse_size(s: &str) -> anyhow::Result<(u32, u32)> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .context("virtual size must look like 1920x1080")?;
+    let (w, h): (u32, u32) = (w.parse()?, h.parse()?);
+    if !(64..=16384).contains(&w) || !(64..=16384).contains(&h) {
+        bail!("virtual size {w}x{h} is out of range (64..=16384)");
+    }
+    Ok((w, h))
+}
+
+/// The display to drive and, when deskhand started it, the virtual desktop.
+pub fn open_display(
+    display: Option<String>,
+    virtual_size: Option<&str>,
+) -> anyhow::Result<(String, Option<VirtualDesktop>)> {
+    let wants_virtual = virtual_size.is_some()
+        || (display.is_none() && std::env::var("DISPLAY").map_or(true, |d| d.is_empty()));
+    if wants_virtual {
+        if virtual_size.is_none() {
+            tracing::info!("no DISPLAY set: starting a virtual desktop");
+        }
+        let (w, h) = parse_size(virtual_size.unwrap_or("1280x800"))?;
+        let vd = VirtualDesktop::start(w, h)?;
+        return Ok((vd.display().to_owned(), Some(vd)));
+    }
+    let name = display
+        .or_else(|| std::env::var("DISPLAY").ok())
+        .context("no display")?;
+    Ok((name, None))
+}
+
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    if !args.listen.ip().is_loopback() {
+        if !args.allow_non_loopback {
+            bail!(
+                "refusing to listen on {}: only loopback is allowed without --allow-non-loopback",
+                args.listen
+            );
+        }
+        tracing::warn!(addr = %args.listen, "LISTENING BEYOND LOOPBACK: anyone who can reach this address and has the token can drive this desktop");
+    }
+    let (x_display, mut virtual_desktop) =
+        open_display(args.display, args.virtual_size.as_deref())?;
+    let consent = match (&args.consent, &virtual_desktop) {
+        (Some(path), _) => Consent::from_file(path)?,
+        (None, Some(_)) => Consent::sandbox(),
+        (None, None) => Consent::none(),
+    };
+    let audit_path = args
+        .audit_log
+        .unwrap_or_else(|| files::state_dir().join("audit.jsonl"));
+    let audit = AuditLog::open(&audit_path)
+        .with_context(|| format!("opening audit log {}", audit_path.display()))?;
+    let token_path = args
+        .token_file
+        .unwrap_or_else(|| files::config_dir().join("token"));
+    let token = Token::new(files::load_or_create_token(&token_path)?);
+
+    let backend = deskhand_backend_x11::open(Some(&x_display))?;
+    let engine = Arc::new(Engine::new(backend, consent, audit));
+
+    let listener = TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("binding {}", args.listen))?;
+    let addr = listener.local_addr()?;
+    let host = match addr {
+        SocketAddr::V6(_) => format!("[{}]:{}", addr.ip(), addr.port()),
+        SocketAddr::V4(_) => addr.to_string(),
+    };
+    let ready = json!({
+        "event": "ready",
+        "ws": format!("ws://{host}/v1/ws"),
+        "http": format!("http://{host}"),
+        "token": token.expose(),
+        "display": x_display,
+        "pid": std::process::id(),
+    });
+    let connection_file = args
+        .connection_file
+        .unwrap_or_else(|| files::runtime_dir().join("endpoint.json"));
+    files::write_private_atomic(&connection_file, format!("{ready}\n").as_bytes())?;
+
+    let mut config = ServerConfig::new(token);
+    config.allowed_origins = args.allow_origins;
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(deskhand_server::serve(
+        listener,
+        engine.clone(),
+        config,
+        async {
+            let _ = stop_rx.await;
+        },
+    ));
+
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{ready}")?;
+        out.flush()?;
+    }
+    tracing::info!(%addr, x_display = x_display.as_str(), connection_file = %connection_file.display(), "deskhand is ready");
+
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
+        _ = int.recv() => tracing::info!("SIGINT: shutting down"),
+        r = server => {
+            tracing::error!(result = ?r, "server stopped on its own");
+        }
+    }
+    let _ = stop_tx.send(());
+    // Release everything held before anything else goes away.
+    let engine_for_stop = engine.clone();
+    let _ = tokio::task::spawn_blocking(move || engine_for_stop.shutdown()).await;
+    let _ = std::fs::remove_file(&connection_file);
+    if let Some(vd) = virtual_desktop.as_mut() {
+        vd.stop();
+    }
+    // Give open connections a moment to see the close, then leave.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1920x1080").expect("size"), (1920, 1080));
+        assert!(parse_size("10x10").is_err());
+        assert!(parse_size("wide").is_err());
+    }
+}

@@ -1,0 +1,418 @@
+//! Wire payloads → engine requests. Every check that can fail happens here,
+//! before the engine is asked to do anything, and names the field at fault.
+
+use std::time::Duration;
+
+use deskhand_engine::action::MAX_WAIT;
+use deskhand_engine::keys::{parse_chord, parse_modifier};
+use deskhand_engine::{
+    Action, Button, EngineError, Features, Point, Rect, ScrollDirection, ShotSpec, ShotTarget,
+};
+use deskhand_protocol::Feature;
+use deskhand_protocol::messages::{ImageFormat, InputActionPayload, ScreenshotRequest};
+
+/// Longest text one `type` action may carry.
+pub const MAX_TYPE_CHARS: usize = 65_536;
+/// Most wheel steps one `scroll` may turn.
+pub const MAX_SCROLL_STEPS: i64 = 100;
+/// Most points of a drag path.
+pub const MAX_PATH_POINTS: usize = 1_000;
+
+type R<T> = Result<T, EngineError>;
+
+fn require(features: &Features, feature: Feature) -> R<()> {
+    if features.has(feature) {
+        Ok(())
+    } else {
+        Err(EngineError::NotSupported {
+            feature: feature.name(),
+        })
+    }
+}
+
+fn int32(field: &'static str, v: i64) -> R<i32> {
+    i32::try_from(v).map_err(|_| EngineError::invalid(field, format!("{v} is out of range")))
+}
+
+fn point(field: &'static str, v: &[i64]) -> R<Point> {
+    match v {
+        [x, y] => Ok(Point::new(int32(field, *x)?, int32(field, *y)?)),
+        _ => Err(EngineError::invalid(field, "expected [x, y]")),
+    }
+}
+
+fn button(name: Option<&str>, default: Button) -> R<Button> {
+    match name {
+        None => Ok(default),
+        Some("left") => Ok(Button::Left),
+        Some("middle") => Ok(Button::Middle),
+        Some("right") => Ok(Button::Right),
+        Some(other) => Err(EngineError::invalid(
+            "button",
+            format!("unknown button {other:?}; use left, middle or right"),
+        )),
+    }
+}
+
+fn duration(field: &'static str, ms: Option<i64>) -> R<Duration> {
+    let ms = ms.ok_or_else(|| EngineError::invalid(field, "required"))?;
+    if ms < 0 {
+        return Err(EngineError::invalid(field, "must not be negative"));
+    }
+    // Capped server-side, as the spec says.
+    Ok(Duration::from_millis(ms as u64).min(MAX_WAIT))
+}
+
+/// Converts SCREENSHOT_REQUEST.
+pub fn screenshot(p: &ScreenshotRequest, features: &Features) -> R<ShotSpec> {
+    if p.window_id.is_some() {
+        return Err(EngineError::NotSupported {
+            feature: Feature::ScreenshotWindow.name(),
+        });
+    }
+    let target = match (&p.region, p.monitor) {
+        (Some(region), _) => {
+            require(features, Feature::ScreenshotRegion)?;
+            let [x1, y1, x2, y2] = region[..] else {
+                return Err(EngineError::invalid("region", "expected [x1, y1, x2, y2]"));
+            };
+            if x2 <= x1 || y2 <= y1 {
+                return Err(EngineError::invalid(
+                    "region",
+                    "x2 and y2 must exceed x1 and y1",
+                ));
+            }
+            let (x, y) = (int32("region", x1)?, int32("region", y1)?);
+            let (w, h) = (int32("region", x2 - x1)?, int32("region", y2 - y1)?);
+            ShotTarget::Region(Rect::new(x, y, w as u32, h as u32))
+        }
+        (None, Some(m)) => ShotTarget::Monitor(Some(
+            u32::try_from(m).map_err(|_| EngineError::invalid("monitor", "must be ≥ 0"))?,
+        )),
+        (None, None) => ShotTarget::Monitor(None),
+    };
+    let quality = match p.quality {
+        None => 75,
+        Some(q @ 1..=100) => q as u8,
+        Some(q) => {
+            return Err(EngineError::invalid(
+                "quality",
+                format!("{q} is not in 1..=100"),
+            ));
+        }
+    };
+    let include_cursor = p.include_cursor.unwrap_or(false);
+    if include_cursor {
+        require(features, Feature::ScreenshotCursor)?;
+    }
+    Ok(ShotSpec {
+        target,
+        format: p.format.unwrap_or(ImageFormat::Png),
+        quality,
+        include_cursor,
+    })
+}
+
+/// Converts INPUT_ACTION into the engine's action and its audit op name.
+pub fn input(p: &InputActionPayload, features: &Features) -> R<Action> {
+    let verb = p
+        .action
+        .as_deref()
+        .ok_or_else(|| EngineError::invalid("action", "required"))?;
+    let at = p
+        .coordinate
+        .as_deref()
+        .map(|c| point("coordinate", c))
+        .transpose()?;
+    let modifiers = p
+        .modifiers
+        .iter()
+        .flatten()
+        .map(|m| {
+            parse_modifier(m)
+                .ok_or_else(|| EngineError::invalid("modifiers", format!("unknown modifier {m:?}")))
+        })
+        .collect::<R<Vec<_>>>()?;
+    if !modifiers.is_empty() {
+        require(features, Feature::InputClickModifiers)?;
+    }
+    if p.button.is_some() {
+        require(features, Feature::InputClickButton)?;
+    }
+    let click = |default: Button, count: u8| -> R<Action> {
+        Ok(Action::Click {
+            at,
+            button: button(p.button.as_deref(), default)?,
+            count,
+            modifiers: modifiers.clone(),
+        })
+    };
+    match verb {
+        "mouse_move" => {
+            Ok(Action::MoveTo(at.ok_or_else(|| {
+                EngineError::invalid("coordinate", "required")
+            })?))
+        }
+        "left_click" => click(Button::Left, 1),
+        "right_click" => click(Button::Right, 1),
+        "middle_click" => click(Button::Middle, 1),
+        "double_click" => click(Button::Left, 2),
+        "triple_click" => click(Button::Left, 3),
+        "mouse_down" | "mouse_up" => {
+            require(features, Feature::InputMouseDownUp)?;
+            let button = button(p.button.as_deref(), Button::Left)?;
+            Ok(if verb == "mouse_down" {
+                Action::ButtonDown { at, button }
+            } else {
+                Action::ButtonUp { at, button }
+            })
+        }
+        "drag" => {
+            require(features, Feature::InputDragPath)?;
+            let raw = p
+                .path
+                .as_deref()
+                .ok_or_else(|| EngineError::invalid("path", "required"))?;
+            if raw.len() < 2 || raw.len() > MAX_PATH_POINTS {
+                return Err(EngineError::invalid(
+                    "path",
+                    format!("needs 2..={MAX_PATH_POINTS} points"),
+                ));
+            }
+            let path = raw
+                .iter()
+                .map(|c| point("path", c))
+                .collect::<R<Vec<_>>>()?;
+            Ok(Action::Drag {
+                path,
+                button: button(p.button.as_deref(), Button::Left)?,
+                modifiers,
+            })
+        }
+        "scroll" => scroll(p, at, modifiers, features),
+        "key" => {
+            let chord = p
+                .key
+                .as_deref()
+                .or(p.text.as_deref())
+                .ok_or_else(|| EngineError::invalid("key", "required"))?;
+            Ok(Action::Key {
+                keys: parse_chord(chord).map_err(|m| EngineError::invalid("key", m))?,
+            })
+        }
+        "hold_key" => {
+            require(features, Feature::InputKeyHold)?;
+            let chord = p
+                .key
+                .as_deref()
+                .or(p.text.as_deref())
+                .ok_or_else(|| EngineError::invalid("key", "required"))?;
+            Ok(Action::HoldKey {
+                keys: parse_chord(chord).map_err(|m| EngineError::invalid("key", m))?,
+                duration: duration("duration_ms", p.duration_ms)?,
+            })
+        }
+        "type" => {
+            let text = p
+                .text
+                .clone()
+                .ok_or_else(|| EngineError::invalid("text", "required"))?;
+            if text.chars().count() > MAX_TYPE_CHARS {
+                return Err(EngineError::invalid(
+                    "text",
+                    format!("longer than {MAX_TYPE_CHARS} characters"),
+                ));
+            }
+            Ok(Action::Type { text })
+        }
+        "wait" => {
+            require(features, Feature::InputWait)?;
+            Ok(Action::Wait {
+                duration: duration("duration_ms", p.duration_ms)?,
+            })
+        }
+        other => Err(EngineError::invalid(
+            "action",
+            format!("unknown action {other:?}"),
+        )),
+    }
+}
+
+fn scroll(
+    p: &InputActionPayload,
+    at: Option<Point>,
+    modifiers: Vec<deskhand_engine::Key>,
+    features: &Features,
+) -> R<Action> {
+    let name = p
+        .scroll_direction
+        .as_deref()
+        .or(p.direction.as_deref())
+        .ok_or_else(|| EngineError::invalid("scroll_direction", "required"))?;
+    let direction = match name {
+        "up" => ScrollDirection::Up,
+        "down" => ScrollDirection::Down,
+        "left" => ScrollDirection::Left,
+        "right" => ScrollDirection::Right,
+        other => {
+            return Err(EngineError::invalid(
+                "scroll_direction",
+                format!("unknown direction {other:?}"),
+            ));
+        }
+    };
+    if p.scroll_amount.is_some() {
+        require(features, Feature::InputScrollAmount)?;
+    }
+    let amount = p.scroll_amount.or(p.clicks).unwrap_or(3);
+    if !(0..=MAX_SCROLL_STEPS).contains(&amount) {
+        return Err(EngineError::invalid(
+            "scroll_amount",
+            format!("must be in 0..={MAX_SCROLL_STEPS}"),
+        ));
+    }
+    Ok(Action::Scroll {
+        at,
+        direction,
+        amount: amount as u32,
+        modifiers,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use deskhand_backend_mock::MockDesktop;
+
+    fn features() -> Features {
+        let engine = deskhand_engine::Engine::new(
+            MockDesktop::new().backend(),
+            deskhand_engine::Consent::sandbox(),
+            deskhand_engine::AuditLog::disabled(),
+        );
+        engine.features().clone()
+    }
+
+    fn payload(json: &str) -> InputActionPayload {
+        serde_json::from_str(json).expect("payload")
+    }
+
+    #[test]
+    fn clicks_take_implied_and_explicit_buttons() {
+        let f = features();
+        let a = input(
+            &payload(r#"{"action":"right_click","coordinate":[5,6]}"#),
+            &f,
+        )
+        .expect("ok");
+        assert!(matches!(
+            a,
+            Action::Click {
+                button: Button::Right,
+                count: 1,
+                ..
+            }
+        ));
+        let a = input(
+            &payload(r#"{"action":"left_click","button":"middle","modifiers":["shift"]}"#),
+            &f,
+        )
+        .expect("ok");
+        assert!(
+            matches!(a, Action::Click { button: Button::Middle, ref modifiers, .. } if modifiers.len() == 1)
+        );
+        let a = input(
+            &payload(r#"{"action":"triple_click","coordinate":[1,1]}"#),
+            &f,
+        )
+        .expect("ok");
+        assert!(matches!(a, Action::Click { count: 3, .. }));
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        let f = features();
+        let cases = [
+            (r#"{}"#, "action"),
+            (r#"{"action":"fly"}"#, "action"),
+            (r#"{"action":"mouse_move"}"#, "coordinate"),
+            (r#"{"action":"mouse_move","coordinate":[1]}"#, "coordinate"),
+            (r#"{"action":"left_click","button":"fourth"}"#, "button"),
+            (
+                r#"{"action":"left_click","modifiers":["hyper"]}"#,
+                "modifiers",
+            ),
+            (r#"{"action":"drag","path":[[1,1]]}"#, "path"),
+            (
+                r#"{"action":"scroll","scroll_direction":"sideways"}"#,
+                "scroll_direction",
+            ),
+            (
+                r#"{"action":"scroll","scroll_direction":"up","scroll_amount":1000}"#,
+                "scroll_amount",
+            ),
+            (r#"{"action":"key","key":"ctrl+nosuch"}"#, "key"),
+            (r#"{"action":"hold_key","key":"a"}"#, "duration_ms"),
+            (r#"{"action":"wait","duration_ms":-1}"#, "duration_ms"),
+            (r#"{"action":"type"}"#, "text"),
+        ];
+        for (json, field) in cases {
+            match input(&payload(json), &f) {
+                Err(EngineError::InvalidArguments { field: got, .. }) => {
+                    assert_eq!(got, field, "{json}")
+                }
+                other => panic!("{json}: expected invalid {field}, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn wait_is_capped_and_legacy_scroll_fields_work() {
+        let f = features();
+        let a = input(&payload(r#"{"action":"wait","duration_ms":60000}"#), &f).expect("ok");
+        assert_eq!(a, Action::Wait { duration: MAX_WAIT });
+        let a = input(
+            &payload(r#"{"action":"scroll","direction":"down","clicks":2}"#),
+            &f,
+        )
+        .expect("ok");
+        assert!(matches!(
+            a,
+            Action::Scroll {
+                direction: ScrollDirection::Down,
+                amount: 2,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn screenshot_fields() {
+        let f = features();
+        let req: ScreenshotRequest =
+            serde_json::from_str(r#"{"region":[10,20,110,70],"format":"jpeg","quality":40}"#)
+                .expect("req");
+        let spec = screenshot(&req, &f).expect("ok");
+        assert_eq!(spec.target, ShotTarget::Region(Rect::new(10, 20, 100, 50)));
+        assert_eq!(spec.quality, 40);
+        for bad in [
+            r#"{"region":[10,20,5,70]}"#,
+            r#"{"quality":0}"#,
+            r#"{"monitor":-1}"#,
+        ] {
+            let req: ScreenshotRequest = serde_json::from_str(bad).expect("req");
+            assert!(
+                matches!(
+                    screenshot(&req, &f),
+                    Err(EngineError::InvalidArguments { .. })
+                ),
+                "{bad}"
+            );
+        }
+        let req: ScreenshotRequest = serde_json::from_str(r#"{"window_id":"win_1"}"#).expect("req");
+        assert!(matches!(
+            screenshot(&req, &f),
+            Err(EngineError::NotSupported { .. })
+        ));
+    }
+}

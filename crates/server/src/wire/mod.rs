@@ -1,0 +1,397 @@
+//! The WebSocket wire-ops adapter (`/v1/ws`): one session per connection,
+//! HELLO on connect, then requests answered in order, each with its id.
+
+mod convert;
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use deskhand_engine::{EngineError, Session};
+use deskhand_protocol::messages::{
+    AckPayload, CursorPositionResponse, DisplayInfoResponse, HelloPayload, MonitorInfo,
+    ScreenshotMeta, ScreenshotResponse, ServerInfo,
+};
+use deskhand_protocol::{Envelope, ErrorCode, ErrorPayload, MessageType, PROTOCOL_VERSION};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::AppState;
+
+/// Upgrades an authenticated request to a wire-ops connection.
+pub(crate) async fn upgrade(State(state): State<Arc<AppState>>, ws: WebSocketUpgrade) -> Response {
+    let Ok(permit) = state.connections.clone().try_acquire_owned() else {
+        return (StatusCode::SERVICE_UNAVAILABLE, "too many connections\n").into_response();
+    };
+    let max = state.config.max_message_bytes;
+    ws.max_message_size(max)
+        .max_frame_size(max)
+        .on_upgrade(move |socket| async move {
+            Connection::new(state, socket).run().await;
+            drop(permit);
+        })
+}
+
+/// Outcome of one request: a reply, or nothing (HELLO_ACK).
+enum Reply {
+    Message(MessageType, Value),
+    None,
+}
+
+/// A connection: the socket and the handler that answers its messages.
+struct Connection {
+    socket: WebSocket,
+    handler: Handler,
+}
+
+/// Per-session state of the wire adapter (kept apart from the socket so
+/// that handlers can be awaited while the socket is borrowed).
+struct Handler {
+    state: Arc<AppState>,
+    session: Session,
+    acked: bool,
+}
+
+fn ts() -> f64 {
+    deskhand_engine::audit::now_ts()
+}
+
+fn to_value<T: Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+impl Connection {
+    fn new(state: Arc<AppState>, socket: WebSocket) -> Self {
+        let session = state.engine.open_session("wire");
+        Self {
+            socket,
+            handler: Handler {
+                state,
+                session,
+                acked: false,
+            },
+        }
+    }
+
+    async fn run(mut self) {
+        let h = &self.handler;
+        tracing::info!(session = %h.session.id, "wire session opened");
+        let hello = h.hello().await;
+        if self.send(MessageType::Hello, None, hello).await.is_ok() {
+            self.serve_messages().await;
+        }
+        let h = &self.handler;
+        h.state.engine.close_session(&h.session).await;
+        tracing::info!(session = %h.session.id, "wire session closed");
+    }
+
+    async fn send(
+        &mut self,
+        kind: MessageType,
+        id: Option<String>,
+        payload: Value,
+    ) -> Result<(), axum::Error> {
+        let envelope = Envelope::new(kind, id, ts(), payload);
+        let text = serde_json::to_string(&envelope).unwrap_or_default();
+        self.socket.send(Message::Text(text.into())).await
+    }
+}
+
+impl Handler {
+    async fn hello(&self) -> Value {
+        let engine = &self.state.engine;
+        let features = engine.features();
+        let resolution = match engine.layout(&self.session).await {
+            Ok(layout) => layout
+                .primary()
+                .map(|m| [m.rect.width, m.rect.height])
+                .unwrap_or([0, 0]),
+            Err(_) => [0, 0],
+        };
+        let mut capabilities = Vec::new();
+        if !features.coarse.is_empty() {
+            capabilities.push("computer_use".to_owned());
+        }
+        let hello = HelloPayload {
+            protocol_version: PROTOCOL_VERSION,
+            session_id: self.session.id.clone(),
+            server: ServerInfo {
+                name: "deskhand".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            capabilities,
+            computer_use_features: features.fine.clone(),
+            computer_use_features_coarse: features.coarse.clone(),
+            screen_resolution: resolution,
+            max_message_bytes: self.state.config.max_message_bytes,
+        };
+        to_value(&hello)
+    }
+}
+
+impl Connection {
+    async fn serve_messages(&mut self) {
+        let idle = self.handler.state.config.idle_timeout;
+        loop {
+            let next = match tokio::time::timeout(idle, self.socket.recv()).await {
+                Ok(next) => next,
+                Err(_) => {
+                    tracing::info!(session = %self.handler.session.id, "closing an idle connection");
+                    break;
+                }
+            };
+            let text = match next {
+                Some(Ok(Message::Text(t))) => t,
+                Some(Ok(Message::Binary(_))) => {
+                    let err = ErrorPayload::new(
+                        ErrorCode::InvalidMessage,
+                        "binary frames are not accepted; send JSON text",
+                        Value::Null,
+                    );
+                    if self
+                        .send(MessageType::Error, None, to_value(&err))
+                        .await
+                        .is_err()
+                    {
+                        break;
+                    }
+                    continue;
+                }
+                Some(Ok(Message::Close(_))) | None => break,
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => {
+                    tracing::info!(session = %self.handler.session.id, error = %e, "connection failed");
+                    break;
+                }
+            };
+            let (id, reply) = self.handler.handle(text.as_str()).await;
+            let sent = match reply {
+                Reply::Message(kind, payload) => self.send(kind, id, payload).await,
+                Reply::None => Ok(()),
+            };
+            if sent.is_err() {
+                break;
+            }
+        }
+    }
+}
+
+impl Handler {
+    fn protocol_error(&self, op: &str, code: ErrorCode, message: impl Into<String>) -> Reply {
+        self.state
+            .engine
+            .record_protocol_error(&self.session, op, code.canonical());
+        let err = ErrorPayload::new(code, message, Value::Null);
+        Reply::Message(MessageType::Error, to_value(&err))
+    }
+
+    fn engine_error(&self, e: &EngineError) -> Reply {
+        let err = ErrorPayload::new(e.code(), e.to_string(), e.details());
+        Reply::Message(MessageType::Error, to_value(&err))
+    }
+
+    /// Parses one message and answers it. The id is recovered whenever the
+    /// message is a JSON object with a string id, however wrong the rest.
+    async fn handle(&mut self, text: &str) -> (Option<String>, Reply) {
+        let value: Value = match serde_json::from_str(text) {
+            Ok(v) => v,
+            Err(e) => {
+                return (
+                    None,
+                    self.protocol_error(
+                        "invalid",
+                        ErrorCode::InvalidMessage,
+                        format!("not JSON: {e}"),
+                    ),
+                );
+            }
+        };
+        let id = value.get("id").and_then(Value::as_str).map(str::to_owned);
+        let envelope: Envelope = match serde_json::from_value(value) {
+            Ok(e) => e,
+            Err(e) => {
+                return (
+                    id,
+                    self.protocol_error(
+                        "invalid",
+                        ErrorCode::InvalidMessage,
+                        format!("not an envelope: {e}"),
+                    ),
+                );
+            }
+        };
+        let Some(kind) = MessageType::from_wire_name(&envelope.kind) else {
+            let msg = format!("unknown message type {:?}", truncate(&envelope.kind));
+            return (
+                id,
+                self.protocol_error("unknown", ErrorCode::UnknownMessageType, msg),
+            );
+        };
+        if kind == MessageType::HelloAck {
+            self.acked = true;
+            self.state
+                .engine
+                .record_protocol_error(&self.session, "hello_ack", "ok");
+            return (id, Reply::None);
+        }
+        let op = kind.wire_name().to_ascii_lowercase();
+        if !self.acked && is_request(kind) {
+            return (
+                id,
+                self.protocol_error(
+                    &op,
+                    ErrorCode::HandshakeRequired,
+                    "answer HELLO with HELLO_ACK first",
+                ),
+            );
+        }
+        let reply = match kind {
+            MessageType::ScreenshotRequest => self.screenshot(envelope.payload).await,
+            MessageType::InputAction => self.input(envelope.payload).await,
+            MessageType::CursorPositionRequest => self.cursor().await,
+            MessageType::DisplayInfoRequest => self.display_info().await,
+            _ => self.protocol_error(
+                &op,
+                ErrorCode::UnknownMessageType,
+                format!("{} is not a request", kind.wire_name()),
+            ),
+        };
+        (id, reply)
+    }
+
+    fn payload<T: serde::de::DeserializeOwned + Default>(
+        &self,
+        op: &str,
+        payload: Value,
+    ) -> Result<T, Reply> {
+        if payload.is_null() {
+            return Ok(T::default());
+        }
+        serde_json::from_value(payload).map_err(|e| {
+            let err = EngineError::invalid("payload", e.to_string());
+            self.state.engine.record_refused(&self.session, op, &err);
+            self.engine_error(&err)
+        })
+    }
+
+    async fn screenshot(&self, payload: Value) -> Reply {
+        let req = match self.payload("screenshot", payload) {
+            Ok(r) => r,
+            Err(reply) => return reply,
+        };
+        let engine = &self.state.engine;
+        let spec = match convert::screenshot(&req, engine.features()) {
+            Ok(s) => s,
+            Err(e) => {
+                engine.record_refused(&self.session, "screenshot", &e);
+                return self.engine_error(&e);
+            }
+        };
+        match engine.screenshot(&self.session, spec).await {
+            Ok(shot) => {
+                let r = shot.rect;
+                let m = &shot.monitor;
+                let resp = ScreenshotResponse {
+                    image_base64: base64::engine::general_purpose::STANDARD.encode(&shot.bytes),
+                    mime_type: shot.format.mime_type().into(),
+                    width: r.width,
+                    height: r.height,
+                    monitor: m.index,
+                    region: Some(r.corners()),
+                    display_scale: m.scale,
+                    logical_size: m.logical_size(),
+                    meta: ScreenshotMeta {
+                        origin: [r.x, r.y],
+                        display_id: m.index,
+                    },
+                };
+                Reply::Message(MessageType::ScreenshotResponse, to_value(&resp))
+            }
+            Err(e) => self.engine_error(&e),
+        }
+    }
+
+    async fn input(&self, payload: Value) -> Reply {
+        let req: deskhand_protocol::messages::InputActionPayload =
+            match self.payload("input", payload) {
+                Ok(r) => r,
+                Err(reply) => return reply,
+            };
+        let engine = &self.state.engine;
+        let op = format!(
+            "input.{}",
+            req.action.as_deref().map(truncate).unwrap_or("?")
+        );
+        let action = match convert::input(&req, engine.features()) {
+            Ok(a) => a,
+            Err(e) => {
+                engine.record_refused(&self.session, &op, &e);
+                return self.engine_error(&e);
+            }
+        };
+        match engine.act(&self.session, &op, action).await {
+            Ok(()) => Reply::Message(MessageType::Ack, to_value(&AckPayload { ok: true })),
+            Err(e) => self.engine_error(&e),
+        }
+    }
+
+    async fn cursor(&self) -> Reply {
+        match self.state.engine.cursor(&self.session).await {
+            Ok((p, monitor)) => Reply::Message(
+                MessageType::CursorPositionResponse,
+                to_value(&CursorPositionResponse {
+                    x: p.x,
+                    y: p.y,
+                    monitor,
+                }),
+            ),
+            Err(e) => self.engine_error(&e),
+        }
+    }
+
+    async fn display_info(&self) -> Reply {
+        match self.state.engine.layout(&self.session).await {
+            Ok(layout) => {
+                let monitors = layout
+                    .monitors
+                    .iter()
+                    .map(|m| MonitorInfo {
+                        index: m.index,
+                        name: m.name.clone(),
+                        primary: m.primary,
+                        physical_size: [m.rect.width, m.rect.height],
+                        logical_size: m.logical_size(),
+                        scale: m.scale,
+                        origin: [m.rect.x, m.rect.y],
+                    })
+                    .collect();
+                Reply::Message(
+                    MessageType::DisplayInfoResponse,
+                    to_value(&DisplayInfoResponse { monitors }),
+                )
+            }
+            Err(e) => self.engine_error(&e),
+        }
+    }
+}
+
+fn is_request(kind: MessageType) -> bool {
+    matches!(
+        kind,
+        MessageType::ScreenshotRequest
+            | MessageType::InputAction
+            | MessageType::CursorPositionRequest
+            | MessageType::DisplayInfoRequest
+    )
+}
+
+/// Caps client-chosen names before they reach a message or the audit log.
+fn truncate(s: &str) -> &str {
+    match s.char_indices().nth(40) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}

@@ -1,0 +1,69 @@
+"""The audit log: one JSON record per op, appended before the reply, and
+never the typed text or the token."""
+
+import json
+
+import pytest
+
+from daemon import Daemon
+from xhelpers import assert_display_gone
+
+SECRET = "hunter2-Zq7-typed-secret"
+
+
+@pytest.fixture(scope="module")
+def own_daemon():
+    d = Daemon("--virtual=1280x800")
+    yield d
+    rc = d.terminate()
+    assert rc == 0, d.stderr_tail()
+    assert_display_gone(d.display)
+
+
+def records(d) -> list[dict]:
+    if not d.audit_log.exists():
+        return []
+    lines = d.audit_log.read_text("utf-8").splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        rec = json.loads(line)  # every line is one JSON object
+        assert isinstance(rec, dict), f"audit line {i} is not an object: {line}"
+        out.append(rec)
+    return out
+
+
+def test_one_record_per_op_and_no_typed_text(own_daemon):
+    d = own_daemon
+    c = d.client()
+    try:
+        ops = [
+            ("CURSOR_POSITION_REQUEST", {}),
+            ("INPUT_ACTION", {"action": "mouse_move", "coordinate": [50, 60]}),
+            ("INPUT_ACTION", {"action": "type", "text": SECRET}),
+            ("INPUT_ACTION", {"action": "key", "key": "ctrl+a"}),
+            ("SCREENSHOT_REQUEST", {"format": "jpeg", "quality": 30}),
+            ("INPUT_ACTION", {"action": "left_click", "coordinate": [99999, 5]}),  # refused
+        ]
+        for mtype, payload in ops:
+            before = len(records(d))
+            reply = c.request(mtype, payload)
+            after = records(d)
+            assert len(after) == before + 1, (
+                f"{mtype} {payload.get('action', '')}: audit grew by {len(after) - before} "
+                f"records before the reply, expected exactly 1: {after[before:]}")
+            rec = after[-1]
+            assert "op" in rec and "outcome" in rec, f"record lacks op/outcome: {rec}"
+            if reply["type"] == "ERROR":
+                assert rec["outcome"] not in ("ok", "success", True), f"refused op logged ok: {rec}"
+    finally:
+        c.close()
+    raw = d.audit_log.read_text("utf-8")
+    assert SECRET not in raw, "typed text leaked into the audit log"
+    assert SECRET[:8] not in raw, "part of the typed text leaked into the audit log"
+    assert d.token not in raw, "the token leaked into the audit log"
+
+
+def test_token_and_text_not_in_stderr(own_daemon):
+    text = own_daemon.stderr_path.read_text("utf-8", "replace")
+    assert own_daemon.token not in text, "the token was logged to stderr"
+    assert SECRET not in text, "typed text was logged to stderr"

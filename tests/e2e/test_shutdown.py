@@ -1,0 +1,36 @@
+"""SIGTERM: held input released, virtual desktop stopped, exit 0."""
+
+import time
+
+from daemon import Daemon, process_alive
+from xhelpers import assert_display_gone, display_alive, poll
+
+
+def test_sigterm_exits_zero_and_stops_the_virtual_desktop():
+    d = Daemon("--virtual=1280x800")
+    try:
+        assert display_alive(d.display)
+        c = d.client()
+        c.act("mouse_down", coordinate=[400, 300], button="left")
+        children = poll(d.descendants, timeout=5, what="deskhand's child processes")
+        t0 = time.monotonic()
+        rc = d.terminate(timeout=15)
+        elapsed = time.monotonic() - t0
+    finally:
+        d.kill()
+    assert rc == 0, f"exit code {rc} after SIGTERM\n{d.stderr_tail()}"
+    assert elapsed < 10, f"shutdown took {elapsed:.1f}s"
+    assert_display_gone(d.display)
+    poll(lambda: not [p for p in children if process_alive(p)], timeout=5,
+         what=f"deskhand's children {children} to exit")
+    assert d.extra_stdout() == [], "stdout must hold exactly one line (the ready event)"
+
+
+def test_sigterm_with_no_client_connected():
+    d = Daemon("--virtual=1280x800")
+    try:
+        rc = d.terminate()
+    finally:
+        d.kill()
+    assert rc == 0, f"exit code {rc}\n{d.stderr_tail()}"
+    assert_display_gone(d.display)
