@@ -50,9 +50,14 @@ class Daemon:
                      "--connection-file", str(self.connection_file),
                      "--audit-log", str(self.audit_log)]
         self._stderr = open(self.stderr_path, "wb")
+        # keep the token, state and runtime files away from the person's own
+        isolated = {f"XDG_{k}": str(self.tmp / k.lower()) for k in ("CONFIG_HOME", "STATE_HOME",
+                                                                  "RUNTIME_DIR")}
+        for path in isolated.values():
+            os.makedirs(path, mode=0o700, exist_ok=True)
         self.proc = subprocess.Popen(
             self.argv, stdout=subprocess.PIPE, stderr=self._stderr, stdin=subprocess.DEVNULL,
-            env=dict(os.environ, **(env or {})),
+            env={**os.environ, **isolated, **(env or {})},
         )
         self._lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()

@@ -48,3 +48,24 @@ def test_hello_ack_with_max_file_size_is_accepted(daemon):
         assert c.events == [], f"unexpected messages (a reply to HELLO_ACK?): {c.events}"
     finally:
         c.close()
+
+
+def test_token_survives_a_restart(tmp_path):
+    """The token is created on first run, kept 0600, and reused (not a
+    silent in-memory fallback)."""
+    from daemon import Daemon
+
+    config = tmp_path / "config"
+    config.mkdir(mode=0o700)
+    tokens = []
+    for _ in range(2):
+        d = Daemon("--virtual=640x480", env={"XDG_CONFIG_HOME": str(config)})
+        try:
+            tokens.append(d.token)
+        finally:
+            assert d.terminate() == 0, d.stderr_tail()
+    assert tokens[0] == tokens[1], "a new token was minted on restart"
+    stored = [p for p in config.rglob("*") if p.is_file()]
+    assert stored, "no token file under $XDG_CONFIG_HOME"
+    for p in stored:
+        assert stat.S_IMODE(p.stat().st_mode) == 0o600, (p, oct(p.stat().st_mode))
