@@ -11,7 +11,6 @@ import re
 import signal
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 import uuid
@@ -21,7 +20,7 @@ from urllib.parse import urlparse
 
 from websockets.sync.client import connect
 
-from xhelpers import REPO, missing
+from xhelpers import REPO, missing, scratch_dir
 
 READY_TIMEOUT = 60.0
 REQUEST_TIMEOUT = 20.0
@@ -42,7 +41,7 @@ class Daemon:
     """`deskhand serve ...`; waits for the single ready line on stdout."""
 
     def __init__(self, *serve_args: str, env: dict | None = None):
-        self.tmp = Path(tempfile.mkdtemp(prefix="deskhand-e2e-"))
+        self.tmp = Path(scratch_dir("daemon-"))
         self.connection_file = self.tmp / "endpoint.json"
         self.audit_log = self.tmp / "audit.jsonl"
         self.stderr_path = self.tmp / "stderr.log"

@@ -36,6 +36,9 @@ def test_one_record_per_op_and_no_typed_text(own_daemon):
     d = own_daemon
     c = d.client()
     try:
+        # HELLO_ACK has no reply, so its record may land at any time until the
+        # next reply: synchronise on one request before counting.
+        c.call("DISPLAY_INFO_REQUEST", {}, expect="DISPLAY_INFO_RESPONSE")
         ops = [
             ("CURSOR_POSITION_REQUEST", {}),
             ("INPUT_ACTION", {"action": "mouse_move", "coordinate": [50, 60]}),

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
@@ -19,6 +20,17 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 IN_CI = os.environ.get("CI", "").lower() == "true"
+_BASE: list[str] = []
+
+
+def scratch_dir(prefix: str) -> str:
+    """A fresh directory under this run's scratch base, removed at exit
+    (kept when DESKHAND_E2E_KEEP=1, for post-mortems)."""
+    if not _BASE:
+        _BASE.append(tempfile.mkdtemp(prefix="deskhand-e2e-"))
+        if os.environ.get("DESKHAND_E2E_KEEP") != "1":
+            atexit.register(shutil.rmtree, _BASE[0], True)
+    return tempfile.mkdtemp(prefix=prefix, dir=_BASE[0])
 
 
 def missing(what: str) -> None:
@@ -195,7 +207,7 @@ class XServer:
     """An X server the test starts itself (Xvfb, or Xorg with the dummy driver)."""
 
     def __init__(self, argv: list[str], name: str):
-        self.tmp = tempfile.mkdtemp(prefix=f"deskhand-{name}-")
+        self.tmp = scratch_dir(f"{name}-")
         r, w = os.pipe()
         self.log = open(os.path.join(self.tmp, "server.log"), "wb")
         self.proc = subprocess.Popen(
@@ -246,7 +258,7 @@ def start_xorg_dummy() -> XServer:
     require("Xorg", "xrandr", "xdpyinfo")
     if not Path("/usr/lib/xorg/modules/drivers/dummy_drv.so").exists():
         missing("xserver-xorg-video-dummy (dummy_drv.so)")
-    tmp = tempfile.mkdtemp(prefix="deskhand-xorg-")
+    tmp = scratch_dir("xorg-log-")
     server = XServer(
         ["Xorg", "-config", str(FIXTURES / "xorg-dummy.conf"), "-noreset", "-nolisten", "tcp",
          "-logfile", os.path.join(tmp, "Xorg.log"), "-novtswitch", "-sharevts"],

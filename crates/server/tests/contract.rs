@@ -183,14 +183,15 @@ async fn every_input_verb_reaches_the_desktop() {
     ok(&c
         .act(json!({"action": "drag", "path": [[100, 100], [200, 100], [200, 150]]}))
         .await);
-    let s = server.desktop.state();
-    assert_eq!(s.pointer, Point::new(200, 150));
-    assert!(
-        s.events.contains(&Event::Move(Point::new(200, 100))),
-        "passes through the corner"
-    );
-    assert!(s.buttons.is_empty());
-    drop(s);
+    {
+        let s = server.desktop.state();
+        assert_eq!(s.pointer, Point::new(200, 150));
+        assert!(
+            s.events.contains(&Event::Move(Point::new(200, 100))),
+            "passes through the corner"
+        );
+        assert!(s.buttons.is_empty());
+    }
 
     server.desktop.state().events.clear();
     ok(&c.act(json!({"action": "scroll", "coordinate": [300, 300], "scroll_direction": "down", "scroll_amount": 4})).await);
