@@ -1,11 +1,269 @@
-//! `deskhand bench` (filled in below).
+//! `deskhand bench`: on a virtual desktop it starts itself, with the
+//! standard scene (a photo-like wallpaper and text windows over about a
+//! third of the screen), measures deskhand over a real WebSocket client
+//! side by side with the reference tools in the same run, and prints one
+//! table with medians, p95s and ratios.
 
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
 use clap::Args;
+use deskhand_backend_x11::VirtualDesktop;
+use deskhand_engine::{AuditLog, Consent, Engine};
+use deskhand_server::{ServerConfig, Token};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 /// Arguments of `deskhand bench`.
 #[derive(Debug, Args)]
-pub struct BenchArgs {}
+pub struct BenchArgs {
+    /// Desktop sizes to measure.
+    #[arg(long, value_delimiter = ',', default_value = "1920x1080,3840x2160")]
+    sizes: Vec<String>,
+    /// Samples per deskhand measurement.
+    #[arg(long, default_value_t = 40)]
+    samples: usize,
+    /// Samples per reference-tool measurement (they are slow).
+    #[arg(long, default_value_t = 10)]
+    peer_samples: usize,
+}
 
-pub async fn run(_args: BenchArgs) -> anyhow::Result<()> {
-    anyhow::bail!("bench is not built yet")
+/// Median and p95 of a set of samples, in milliseconds.
+#[derive(Debug, Clone, Copy)]
+struct Stats {
+    median: f64,
+    p95: f64,
+}
+
+fn stats(mut ms: Vec<f64>) -> Stats {
+    ms.sort_by(f64::total_cmp);
+    let at = |q: f64| ms[((ms.len() as f64 - 1.0) * q).round() as usize];
+    Stats {
+        median: at(0.5),
+        p95: at(0.95),
+    }
+}
+
+struct Row {
+    what: String,
+    ours: Stats,
+    peer_name: String,
+    peer: Option<Stats>,
+}
+
+/// A WebSocket client speaking the wire ops, as an agent would.
+struct Client {
+    ws: tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+    next: u64,
+}
+
+impl Client {
+    async fn connect(url: &str, token: &str) -> anyhow::Result<Self> {
+        let mut req = url.into_client_request()?;
+        req.headers_mut()
+            .insert("Authorization", format!("Bearer {token}").parse()?);
+        let (ws, _) = tokio_tungstenite::connect_async(req).await?;
+        let mut c = Self { ws, next: 0 };
+        c.recv().await?;
+        c.ws.send(Message::Text(
+            json!({"type": "HELLO_ACK", "id": "ack", "ts": 0, "payload": {}})
+                .to_string()
+                .into(),
+        ))
+        .await?;
+        Ok(c)
+    }
+
+    async fn recv(&mut self) -> anyhow::Result<Value> {
+        while let Some(msg) = self.ws.next().await {
+            if let Message::Text(t) = msg? {
+                return Ok(serde_json::from_str(t.as_str())?);
+            }
+        }
+        bail!("connection closed")
+    }
+
+    /// One request; returns the reply after checking it is not an error.
+    async fn request(&mut self, kind: &str, payload: Value) -> anyhow::Result<Value> {
+        self.next += 1;
+        let msg = json!({"type": kind, "id": self.next.to_string(), "ts": 0, "payload": payload});
+        self.ws.send(Message::Text(msg.to_string().into())).await?;
+        let reply = self.recv().await?;
+        if reply["type"] == "ERROR" {
+            bail!("{kind} failed: {}", reply["payload"]);
+        }
+        Ok(reply)
+    }
+}
+
+async fn time_ours(c: &mut Client, n: usize, kind: &str, payload: impl Fn(usize) -> Value) -> anyhow::Result<Stats> {
+    // Warm up (SHM segment, caches).
+    c.request(kind, payload(0)).await?;
+    let mut ms = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = Instant::now();
+        c.request(kind, payload(i + 1)).await?;
+        ms.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    Ok(stats(ms))
+}
+
+fn time_command(n: usize, display: &str, argv: &[&[&str]]) -> Option<Stats> {
+    let mut ms = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        for args in argv {
+            let ok = Command::new(args[0])
+                .args(&args[1..])
+                .env("DISPLAY", display)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                eprintln!("  (reference {} unavailable or failed)", args[0]);
+                return None;
+            }
+        }
+        ms.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    Some(stats(ms))
+}
+
+/// Paints the standard scene: a plasma-fractal wallpaper (photo-like, hard
+/// to compress) and xterms full of text over about a third of the screen.
+fn paint_scene(display: &str, w: u32, h: u32, dir: &std::path::Path) -> anyhow::Result<Vec<Child>> {
+    let wallpaper = dir.join("wallpaper.png");
+    let status = Command::new("convert")
+        .args(["-size", &format!("{w}x{h}"), "-seed", "7", "plasma:fractal"])
+        .arg(&wallpaper)
+        .status()
+        .context("ImageMagick `convert` is needed for the bench scene")?;
+    if !status.success() {
+        bail!("convert failed to make the wallpaper");
+    }
+    let status = Command::new("display")
+        .args(["-window", "root"])
+        .arg(&wallpaper)
+        .env("DISPLAY", display)
+        .status()
+        .context("ImageMagick `display` is needed for the bench scene")?;
+    if !status.success() {
+        bail!("display failed to set the wallpaper");
+    }
+    let (cols, rows) = (100, 50);
+    let mut terms = Vec::new();
+    for (i, x) in [0u32, w / 3].into_iter().enumerate() {
+        let child = Command::new("xterm")
+            .args(["-geometry", &format!("{cols}x{rows}+{x}+{}", 40 + i * 40)])
+            .args(["-e", "sh", "-c", "ls -la /usr/bin /usr/lib | head -n 400; exec sleep 100000"])
+            .env("DISPLAY", display)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("xterm is needed for the bench scene")?;
+        terms.push(child);
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    Ok(terms)
+}
+
+async fn bench_size(args: &BenchArgs, w: u32, h: u32, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+    let mut vd = VirtualDesktop::start(w, h)?;
+    let display = vd.display().to_owned();
+    let dir = std::env::temp_dir().join(format!("deskhand-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let mut terms = paint_scene(&display, w, h, &dir)?;
+
+    let backend = deskhand_backend_x11::open(Some(&display))?;
+    let engine = Arc::new(Engine::new(backend, Consent::sandbox(), AuditLog::disabled()));
+    let mut secret = [0u8; 32];
+    getrandom::fill(&mut secret).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let token: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("ws://{}/v1/ws", listener.local_addr()?);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(deskhand_server::serve(
+        listener,
+        engine.clone(),
+        ServerConfig::new(Token::new(token.clone())),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let mut c = Client::connect(&url, &token).await?;
+    let size = format!("{w}×{h}");
+    let n = args.samples;
+    let pn = args.peer_samples;
+
+    let png = time_ours(&mut c, n, "SCREENSHOT_REQUEST", |_| json!({"format": "png"})).await?;
+    let shot = dir.join("scrot.png");
+    let resized = dir.join("resized.png");
+    let (shot_s, resized_s) = (shot.to_string_lossy(), resized.to_string_lossy());
+    let scrot = time_command(pn, &display, &[
+        &["scrot", "-o", &shot_s],
+        &["convert", &shot_s, "-resize", "1366x768!", &resized_s],
+    ]);
+    rows.push(Row { what: format!("screenshot {size} PNG"), ours: png, peer_name: "scrot + convert -resize".into(), peer: scrot });
+
+    let jpeg = time_ours(&mut c, n, "SCREENSHOT_REQUEST", |_| json!({"format": "jpeg", "quality": 75})).await?;
+    let xwd_out = dir.join("root.xwd");
+    let xwd_s = xwd_out.to_string_lossy();
+    let xwd = time_command(pn, &display, &[&["xwd", "-root", "-silent", "-out", &xwd_s]]);
+    rows.push(Row { what: format!("screenshot {size} JPEG q75"), ours: jpeg, peer_name: "xwd -root (raw, no encode)".into(), peer: xwd });
+
+    let mv = time_ours(&mut c, n * 5, "INPUT_ACTION", |i| {
+        json!({"action": "mouse_move", "coordinate": [(i * 37) % w as usize, (i * 53) % h as usize]})
+    })
+    .await?;
+    let xdo = time_command(pn * 3, &display, &[&["xdotool", "mousemove", "200", "300"]]);
+    rows.push(Row { what: format!("mouse_move round trip ({size})"), ours: mv, peer_name: "xdotool mousemove".into(), peer: xdo });
+
+    let _ = stop.send(());
+    let _ = server.await;
+    let engine_for_stop = engine.clone();
+    tokio::task::spawn_blocking(move || engine_for_stop.shutdown()).await?;
+    for t in &mut terms {
+        let _ = t.kill();
+        let _ = t.wait();
+    }
+    vd.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    for size in &args.sizes {
+        let (w, h) = size
+            .split_once('x')
+            .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
+            .with_context(|| format!("bad size {size}"))?;
+        eprintln!("measuring on a {w}x{h} virtual desktop …");
+        bench_size(&args, w, h, &mut rows).await?;
+    }
+    print_table(&rows);
+    Ok(())
+}
+
+fn print_table(rows: &[Row]) {
+    println!("| operation | deskhand median / p95 (ms) | reference | reference median / p95 (ms) | speed-up (median) |");
+    println!("|---|---|---|---|---|");
+    for r in rows {
+        let (peer, ratio) = match r.peer {
+            Some(p) => (
+                format!("{:.2} / {:.2}", p.median, p.p95),
+                format!("{:.1}×", p.median / r.ours.median),
+            ),
+            None => ("n/a".into(), "n/a".into()),
+        };
+        println!(
+            "| {} | {:.2} / {:.2} | {} | {} | {} |",
+            r.what, r.ours.median, r.ours.p95, r.peer_name, peer, ratio
+        );
+    }
 }
