@@ -99,7 +99,8 @@ class Daemon:
             out.append(line)
 
     def stderr_tail(self, n: int = 40) -> str:
-        self._stderr.flush()
+        if not self._stderr.closed:
+            self._stderr.flush()
         text = self.stderr_path.read_text("utf-8", "replace").splitlines()
         return "deskhand stderr (tail):\n" + "\n".join(text[-n:])
 
@@ -136,9 +137,16 @@ class Daemon:
         return self.proc.returncode
 
     def kill(self) -> None:
+        """SIGKILL the daemon and everything it started (no orphans left)."""
         if self.proc.poll() is None:
+            kids = self.descendants()
             self.proc.kill()
             self.proc.wait(10)
+            for pid in kids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
     def client(self, **kw) -> "Client":
         return Client(self.ws_url, self.token, **kw)

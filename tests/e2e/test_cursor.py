@@ -12,4 +12,3 @@ def test_mouse_move_lands_where_cursor_position_says(client, display, target):
     assert (pos["x"], pos["y"]) == target, pos
     assert pos["monitor"] == 0
     assert pointer(display) == target, "xdotool getmouselocation disagrees"
-

@@ -97,3 +97,25 @@ def test_outside_the_union_is_out_of_bounds(dual, xorg, coord):
     got = sorted(msg["payload"]["details"]["displays"], key=lambda m: m["index"])
     assert got == DISPLAYS, got
     assert pointer(xorg.display) == (20, 20)
+
+
+def test_layout_change_is_seen_live(dual, xorg):
+    """Move DUMMY1 below DUMMY0: DISPLAY_INFO and the bounds follow at once."""
+    from xhelpers import poll, run
+
+    _, c = dual
+    run(xorg.display, "xrandr", "--output", "DUMMY1", "--pos", "0x800")
+    try:
+        def origins():
+            info = c.call("DISPLAY_INFO_REQUEST", {}, expect="DISPLAY_INFO_RESPONSE")
+            return {m["index"]: m["origin"] for m in info["monitors"]}
+
+        poll(lambda: origins() == {0: [0, 0], 1: [0, 800]}, timeout=5,
+             what="DISPLAY_INFO to show DUMMY1 at (0, 800)")
+        c.act("mouse_move", coordinate=[10, 1000])
+        assert pointer(xorg.display) == (10, 1000)
+        msg = c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [1300, 10]})
+        assert msg["type"] == "ERROR" and msg["payload"]["code"] == "INPUT_OUT_OF_BOUNDS", msg
+    finally:
+        run(xorg.display, "xrandr", "--output", "DUMMY1", "--pos", "1280x0")
+        run(xorg.display, "xrandr", "--fb", "2304x800")

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from xhelpers import App, XTerm, poll, primary_selection, require
+from xhelpers import FIXTURES, App, XTerm, poll, primary_selection, require
 
 TEXT = ["alpha beta gamma", "second line here", "third"]
 MULTI_CLICK_PAUSE = 0.7  # longer than xterm's and Tk's multi-click time
@@ -17,7 +17,8 @@ MULTI_CLICK_PAUSE = 0.7  # longer than xterm's and Tk's multi-click time
 def text_xterm(display, apps):
     require("xclip")
     lines = "\\n".join(TEXT)
-    term = XTerm(display, pos="+20+30", command=["sh", "-c", f"printf '{lines}\\n'; exec sleep 600"])
+    script = f"printf '{lines}\\n'; exec sleep 600"
+    term = XTerm(display, pos="+20+30", command=["sh", "-c", script])
     apps.append(term)
     time.sleep(MULTI_CLICK_PAUSE)
     return term
@@ -56,8 +57,6 @@ def textpad(display, apps, tmp_path):
     """Tk text widget (tests/fixtures/textpad.tcl): there, and not in xterm,
     shift+click extends the selection. Reports its character grid."""
     require("wish", "xclip")
-    from xhelpers import FIXTURES
-
     info = tmp_path / "textpad.json"
     title = f"deskhand-textpad-{uuid.uuid4().hex[:8]}"
     app = App(display, ["wish", str(FIXTURES / "textpad.tcl"), str(info), title], title)

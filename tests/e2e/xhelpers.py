@@ -141,7 +141,8 @@ def window_rect(display: str, wid: str) -> Rect:
         return int(re.search(rf"{name}:\s+(-?\d+)", out).group(1))
 
     return Rect(
-        field("Absolute upper-left X"), field("Absolute upper-left Y"), field("Width"), field("Height")
+        field("Absolute upper-left X"), field("Absolute upper-left Y"),
+        field("Width"), field("Height"),
     )
 
 
@@ -155,11 +156,19 @@ class App:
         self.proc = subprocess.Popen(
             argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        out = run(display, "xdotool", "search", "--sync", "--onlyvisible", "--name", f"^{title}$",
-                  timeout=20)
-        self.wid = out.split()[0]
+        self.wid = poll(lambda: self._find(title), timeout=20, interval=0.1,
+                        what=f"a visible window titled {title}")
         poll(lambda: self.rect().w > 1, timeout=5, what=f"{title} to be mapped")
         time.sleep(0.3)  # let the window manager settle placement and focus
+
+    def _find(self, title: str) -> str | None:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"{title}: program exited {self.proc.returncode} before mapping")
+        # not --sync: xdotool aborts on a BadWindow when any window vanishes
+        # mid-search, so retry here instead
+        out = run(self.display, "xdotool", "search", "--onlyvisible", "--name", f"^{title}$",
+                  check=False)
+        return out.split()[0] if out.split() else None
 
     def rect(self) -> Rect:
         return window_rect(self.display, self.wid)
@@ -248,14 +257,14 @@ class XServer:
 
 
 def start_xvfb(size: str = "1280x800") -> XServer:
-    require("Xvfb", "xdpyinfo")
+    require("Xvfb", "xdpyinfo", "xdotool")
     return XServer(["Xvfb", "-screen", "0", f"{size}x24", "-nolisten", "tcp", "-noreset"], "xvfb")
 
 
 def start_xorg_dummy() -> XServer:
     """Xorg + dummy driver with two monitors side by side:
     DUMMY0 1280x800 at (0, 0) and DUMMY1 1024x768 at (1280, 0)."""
-    require("Xorg", "xrandr", "xdpyinfo")
+    require("Xorg", "xrandr", "xdpyinfo", "xdotool")
     if not Path("/usr/lib/xorg/modules/drivers/dummy_drv.so").exists():
         missing("xserver-xorg-video-dummy (dummy_drv.so)")
     tmp = scratch_dir("xorg-log-")

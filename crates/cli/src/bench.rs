@@ -57,7 +57,9 @@ struct Row {
 
 /// A WebSocket client speaking the wire ops, as an agent would.
 struct Client {
-    ws: tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+    ws: tokio_tungstenite::WebSocketStream<
+        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+    >,
     next: u64,
 }
 
@@ -100,7 +102,12 @@ impl Client {
     }
 }
 
-async fn time_ours(c: &mut Client, n: usize, kind: &str, payload: impl Fn(usize) -> Value) -> anyhow::Result<Stats> {
+async fn time_ours(
+    c: &mut Client,
+    n: usize,
+    kind: &str,
+    payload: impl Fn(usize) -> Value,
+) -> anyhow::Result<Stats> {
     // Warm up (SHM segment, caches).
     c.request(kind, payload(0)).await?;
     let mut ms = Vec::with_capacity(n);
@@ -160,7 +167,12 @@ fn paint_scene(display: &str, w: u32, h: u32, dir: &std::path::Path) -> anyhow::
     for (i, x) in [0u32, w / 3].into_iter().enumerate() {
         let child = Command::new("xterm")
             .args(["-geometry", &format!("{cols}x{rows}+{x}+{}", 40 + i * 40)])
-            .args(["-e", "sh", "-c", "ls -la /usr/bin /usr/lib | head -n 400; exec sleep 100000"])
+            .args([
+                "-e",
+                "sh",
+                "-c",
+                "ls -la /usr/bin /usr/lib | head -n 400; exec sleep 100000",
+            ])
             .env("DISPLAY", display)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -180,7 +192,11 @@ async fn bench_size(args: &BenchArgs, w: u32, h: u32, rows: &mut Vec<Row>) -> an
     let mut terms = paint_scene(&display, w, h, &dir)?;
 
     let backend = deskhand_backend_x11::open(Some(&display))?;
-    let engine = Arc::new(Engine::new(backend, Consent::sandbox(), AuditLog::disabled()));
+    let engine = Arc::new(Engine::new(
+        backend,
+        Consent::sandbox(),
+        AuditLog::disabled(),
+    ));
     let mut secret = [0u8; 32];
     getrandom::fill(&mut secret).map_err(|e| anyhow::anyhow!("{e}"))?;
     let token: String = secret.iter().map(|b| format!("{b:02x}")).collect();
@@ -200,28 +216,63 @@ async fn bench_size(args: &BenchArgs, w: u32, h: u32, rows: &mut Vec<Row>) -> an
     let n = args.samples;
     let pn = args.peer_samples;
 
-    let png = time_ours(&mut c, n, "SCREENSHOT_REQUEST", |_| json!({"format": "png"})).await?;
+    let png = time_ours(
+        &mut c,
+        n,
+        "SCREENSHOT_REQUEST",
+        |_| json!({"format": "png"}),
+    )
+    .await?;
     let shot = dir.join("scrot.png");
     let resized = dir.join("resized.png");
     let (shot_s, resized_s) = (shot.to_string_lossy(), resized.to_string_lossy());
-    let scrot = time_command(pn, &display, &[
-        &["scrot", "-o", &shot_s],
-        &["convert", &shot_s, "-resize", "1366x768!", &resized_s],
-    ]);
-    rows.push(Row { what: format!("screenshot {size} PNG"), ours: png, peer_name: "scrot + convert -resize".into(), peer: scrot });
+    let scrot = time_command(
+        pn,
+        &display,
+        &[
+            &["scrot", "-o", &shot_s],
+            &["convert", &shot_s, "-resize", "1366x768!", &resized_s],
+        ],
+    );
+    rows.push(Row {
+        what: format!("screenshot {size} PNG"),
+        ours: png,
+        peer_name: "scrot + convert -resize".into(),
+        peer: scrot,
+    });
 
-    let jpeg = time_ours(&mut c, n, "SCREENSHOT_REQUEST", |_| json!({"format": "jpeg", "quality": 75})).await?;
+    let jpeg = time_ours(
+        &mut c,
+        n,
+        "SCREENSHOT_REQUEST",
+        |_| json!({"format": "jpeg", "quality": 75}),
+    )
+    .await?;
     let xwd_out = dir.join("root.xwd");
     let xwd_s = xwd_out.to_string_lossy();
-    let xwd = time_command(pn, &display, &[&["xwd", "-root", "-silent", "-out", &xwd_s]]);
-    rows.push(Row { what: format!("screenshot {size} JPEG q75"), ours: jpeg, peer_name: "xwd -root (raw, no encode)".into(), peer: xwd });
+    let xwd = time_command(
+        pn,
+        &display,
+        &[&["xwd", "-root", "-silent", "-out", &xwd_s]],
+    );
+    rows.push(Row {
+        what: format!("screenshot {size} JPEG q75"),
+        ours: jpeg,
+        peer_name: "xwd -root (raw, no encode)".into(),
+        peer: xwd,
+    });
 
     let mv = time_ours(&mut c, n * 5, "INPUT_ACTION", |i| {
         json!({"action": "mouse_move", "coordinate": [(i * 37) % w as usize, (i * 53) % h as usize]})
     })
     .await?;
     let xdo = time_command(pn * 3, &display, &[&["xdotool", "mousemove", "200", "300"]]);
-    rows.push(Row { what: format!("mouse_move round trip ({size})"), ours: mv, peer_name: "xdotool mousemove".into(), peer: xdo });
+    rows.push(Row {
+        what: format!("mouse_move round trip ({size})"),
+        ours: mv,
+        peer_name: "xdotool mousemove".into(),
+        peer: xdo,
+    });
 
     let _ = stop.send(());
     let _ = server.await;
@@ -251,7 +302,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
 }
 
 fn print_table(rows: &[Row]) {
-    println!("| operation | deskhand median / p95 (ms) | reference | reference median / p95 (ms) | speed-up (median) |");
+    println!(
+        "| operation | deskhand median / p95 (ms) | reference | reference median / p95 (ms) | speed-up (median) |"
+    );
     println!("|---|---|---|---|---|");
     for r in rows {
         let (peer, ratio) = match r.peer {

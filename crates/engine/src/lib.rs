@@ -128,10 +128,26 @@ impl Engine {
 
     /// Opens a session for a new connection.
     pub fn open_session(&self, protocol: &'static str) -> Session {
-        Session {
+        let session = Session {
             id: format!("{protocol}-{}", uuid::Uuid::new_v4()),
             protocol,
-        }
+        };
+        self.record(
+            &session,
+            "session.open",
+            Value::Null,
+            Ok(()),
+            Instant::now(),
+        );
+        session
+    }
+
+    /// The primary display's size, for greetings (not an op of its own).
+    pub async fn primary_size(&self) -> Result<[u32; 2], EngineError> {
+        let layout = self.exec.run(|desk| desk.layout()).await??;
+        Ok(layout
+            .primary()
+            .map_or([0, 0], |m| [m.rect.width, m.rect.height]))
     }
 
     /// Closes a session: everything it holds is released.

@@ -521,3 +521,47 @@ async fn oversized_messages_are_refused() {
         other => panic!("expected the connection to close, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn audit_has_one_record_per_op_and_no_typed_text() {
+    let dir = std::env::temp_dir().join(format!("dh-contract-audit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let path = dir.join("audit.jsonl");
+    let audit = deskhand_engine::AuditLog::open(&path).expect("audit");
+    let desktop = MockDesktop::new();
+    let backend = desktop.backend();
+    let server =
+        common::Server::start_with_audit(desktop, backend, Consent::sandbox(), audit).await;
+    let mut c = server.ready_client().await;
+    let secret = "correct horse battery staple";
+    c.act(json!({"action": "type", "text": secret})).await;
+    c.act(json!({"action": "left_click", "coordinate": [9999, 0]}))
+        .await;
+    c.request("SCREENSHOT_REQUEST", json!({"region": [0, 0, 10, 10]}))
+        .await;
+    c.request("CURSOR_POSITION_REQUEST", json!({})).await;
+    let text = std::fs::read_to_string(&path).expect("audit file");
+    assert!(
+        !text.contains(secret),
+        "typed text leaked into the audit log"
+    );
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    let ops: Vec<&str> = records.iter().filter_map(|r| r["op"].as_str()).collect();
+    assert_eq!(
+        ops,
+        [
+            "session.open",
+            "hello_ack",
+            "input.type",
+            "input.left_click",
+            "screenshot",
+            "cursor_position"
+        ]
+    );
+    assert_eq!(records[2]["target"]["text_chars"], secret.chars().count());
+    assert_eq!(records[3]["outcome"], "input_out_of_bounds");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -104,13 +104,7 @@ impl Handler {
     async fn hello(&self) -> Value {
         let engine = &self.state.engine;
         let features = engine.features();
-        let resolution = match engine.layout(&self.session).await {
-            Ok(layout) => layout
-                .primary()
-                .map(|m| [m.rect.width, m.rect.height])
-                .unwrap_or([0, 0]),
-            Err(_) => [0, 0],
-        };
+        let resolution = engine.primary_size().await.unwrap_or([0, 0]);
         let mut capabilities = Vec::new();
         if !features.coarse.is_empty() {
             capabilities.push("computer_use".to_owned());
