@@ -36,7 +36,7 @@ def test_without_consent_input_is_not_granted(xvfb):
             msg = c.request("INPUT_ACTION", payload)
             assert msg["type"] == "ERROR", msg
             assert msg["payload"]["code"] == "CAPABILITY_NOT_GRANTED", msg
-            assert (msg["payload"].get("details") or {}).get("needed") == "takeover", msg
+            assert (msg["payload"].get("details") or {}).get("needed") == "consent", msg
         assert pointer(xvfb.display) == (10, 10), "input was injected without consent"
         # reading the screen is not input: it still works
         assert c.screenshot()["width"] == 1024

@@ -62,6 +62,7 @@ def test_token_survives_a_restart(tmp_path):
         d = Daemon("--virtual=640x480", env={"XDG_CONFIG_HOME": str(config)})
         try:
             tokens.append(d.token)
+            d.client().close()  # the token works (and the daemon is fully up)
         finally:
             assert d.terminate() == 0, d.stderr_tail()
     assert tokens[0] == tokens[1], "a new token was minted on restart"

@@ -146,21 +146,29 @@ fn time_command(n: usize, display: &str, argv: &[&[&str]]) -> Option<Stats> {
 fn paint_scene(display: &str, w: u32, h: u32, dir: &std::path::Path) -> anyhow::Result<Vec<Child>> {
     let wallpaper = dir.join("wallpaper.png");
     let status = Command::new("convert")
-        .args(["-size", &format!("{w}x{h}"), "-seed", "7", "plasma:fractal"])
+        .args([
+            "-size",
+            &format!("{w}x{h}"),
+            "-seed",
+            "7",
+            "plasma:fractal",
+            "-depth",
+            "8",
+        ])
         .arg(&wallpaper)
         .status()
         .context("ImageMagick `convert` is needed for the bench scene")?;
     if !status.success() {
         bail!("convert failed to make the wallpaper");
     }
-    let status = Command::new("display")
-        .args(["-window", "root"])
+    let status = Command::new("feh")
+        .args(["--no-fehbg", "--bg-fill"])
         .arg(&wallpaper)
         .env("DISPLAY", display)
         .status()
-        .context("ImageMagick `display` is needed for the bench scene")?;
+        .context("`feh` is needed to set the bench wallpaper")?;
     if !status.success() {
-        bail!("display failed to set the wallpaper");
+        bail!("feh failed to set the wallpaper");
     }
     let (cols, rows) = (100, 50);
     let mut terms = Vec::new();

@@ -146,6 +146,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         },
     ));
 
+    // Handlers first: a SIGTERM right after the ready line must still shut
+    // down cleanly.
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{ready}")?;
@@ -153,8 +157,6 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     tracing::info!(%addr, x_display = x_display.as_str(), connection_file = %connection_file.display(), "deskhand is ready");
 
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
     tokio::select! {
         _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
         _ = int.recv() => tracing::info!("SIGINT: shutting down"),

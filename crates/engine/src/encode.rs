@@ -54,7 +54,8 @@ fn dims16(frame: &Frame<'_>) -> Result<(u16, u16), EncodeError> {
     Ok((w, h))
 }
 
-fn png_bytes(rgb: &[u8], frame: &Frame<'_>) -> Result<Vec<u8>, EncodeError> {
+#[doc(hidden)]
+pub fn png_bytes(rgb: &[u8], frame: &Frame<'_>) -> Result<Vec<u8>, EncodeError> {
     let mut out = Vec::with_capacity(rgb.len() / 4);
     {
         let mut enc = PngEncoder::new(&mut out, frame.width, frame.height);
@@ -72,24 +73,18 @@ fn png_bytes(rgb: &[u8], frame: &Frame<'_>) -> Result<Vec<u8>, EncodeError> {
 }
 
 /// Converts the frame to tightly packed RGB, drawing the cursor in.
-fn to_rgb(frame: &Frame<'_>, origin: Point, cursor: Option<&CursorImage>) -> Vec<u8> {
+#[doc(hidden)]
+pub fn to_rgb(frame: &Frame<'_>, origin: Point, cursor: Option<&CursorImage>) -> Vec<u8> {
     let (w, h) = (frame.width as usize, frame.height as usize);
     let mut rgb = vec![0u8; w * h * 3];
     match frame.format {
         PixelFormat::Bgrx => {
-            for (src_row, dst_row) in frame
+            for (src, dst) in frame
                 .pixels
                 .chunks(frame.stride)
                 .zip(rgb.chunks_exact_mut(w * 3))
             {
-                for (s, d) in src_row[..w * 4]
-                    .chunks_exact(4)
-                    .zip(dst_row.chunks_exact_mut(3))
-                {
-                    d[0] = s[2];
-                    d[1] = s[1];
-                    d[2] = s[0];
-                }
+                bgrx_row_to_rgb(&src[..w * 4], dst);
             }
         }
     }
@@ -97,6 +92,29 @@ fn to_rgb(frame: &Frame<'_>, origin: Point, cursor: Option<&CursorImage>) -> Vec
         draw_cursor(&mut rgb, w, h, origin, c);
     }
     rgb
+}
+
+/// Converts one BGRX row to RGB, four pixels at a time with fixed sizes so
+/// that the compiler can keep it branch-free.
+fn bgrx_row_to_rgb(src: &[u8], dst: &mut [u8]) {
+    let mut s = src.chunks_exact(16);
+    let mut d = dst.chunks_exact_mut(12);
+    for (s, d) in (&mut s).zip(&mut d) {
+        for k in 0..4 {
+            d[k * 3] = s[k * 4 + 2];
+            d[k * 3 + 1] = s[k * 4 + 1];
+            d[k * 3 + 2] = s[k * 4];
+        }
+    }
+    for (s, d) in s
+        .remainder()
+        .chunks_exact(4)
+        .zip(d.into_remainder().chunks_exact_mut(3))
+    {
+        d[0] = s[2];
+        d[1] = s[1];
+        d[2] = s[0];
+    }
 }
 
 fn draw_cursor(rgb: &mut [u8], w: usize, h: usize, origin: Point, c: &CursorImage) {

@@ -108,8 +108,11 @@ pub fn take(desk: &mut Desk, spec: ShotSpec) -> Result<Screenshot, EngineError> 
     } else {
         None
     };
+    let started = std::time::Instant::now();
+    let mut captured_at = started;
     let mut encoded = None;
     capture.capture(rect, &mut |frame| {
+        captured_at = std::time::Instant::now();
         encoded = Some(encode(
             frame,
             Point::new(rect.x, rect.y),
@@ -123,6 +126,12 @@ pub fn take(desk: &mut Desk, spec: ShotSpec) -> Result<Screenshot, EngineError> 
             "capture produced no frame".into(),
         ))
     })??;
+    tracing::debug!(
+        capture_ms = (captured_at - started).as_secs_f64() * 1000.0,
+        encode_ms = captured_at.elapsed().as_secs_f64() * 1000.0,
+        bytes = bytes.len(),
+        "screenshot taken"
+    );
     Ok(Screenshot {
         bytes,
         format: spec.format,

@@ -192,8 +192,9 @@ pub struct ErrorPayload {
     pub disposition: Disposition,
     /// The fixed suggestion sentence of the code.
     pub suggestion: String,
-    /// Code-specific details (display rects, the field at fault, ...).
-    #[serde(default, skip_serializing_if = "Value::is_null")]
+    /// Code-specific details (display rects, the field at fault, ...);
+    /// always an object, empty when there is nothing to add.
+    #[serde(default)]
     pub details: Value,
 }
 
@@ -207,7 +208,11 @@ impl ErrorPayload {
             fatal: info.fatal,
             disposition: info.disposition,
             suggestion: info.suggestion.to_owned(),
-            details,
+            details: if details.is_null() {
+                Value::Object(serde_json::Map::new())
+            } else {
+                details
+            },
         }
     }
 }
@@ -269,6 +274,6 @@ mod tests {
         assert_eq!(p.disposition, Disposition::Never);
         assert!(!p.fatal);
         let json = serde_json::to_value(&p).expect("serialize");
-        assert!(json.get("details").is_none());
+        assert_eq!(json["details"], serde_json::json!({}));
     }
 }
