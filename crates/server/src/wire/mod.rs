@@ -2,6 +2,7 @@
 //! HELLO on connect, then requests answered in order, each with its id.
 
 mod convert;
+mod image_reply;
 
 use std::sync::Arc;
 
@@ -9,7 +10,6 @@ use axum::extract::State;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use base64::Engine as _;
 use deskhand_engine::{EngineError, Session};
 use deskhand_protocol::messages::{
     AckPayload, CursorPositionResponse, DisplayInfoResponse, HelloPayload, MonitorInfo,
@@ -38,6 +38,8 @@ pub(crate) async fn upgrade(State(state): State<Arc<AppState>>, ws: WebSocketUpg
 /// Outcome of one request: a reply, or nothing (HELLO_ACK).
 enum Reply {
     Message(MessageType, Value),
+    /// A screenshot: its payload fields and the encoded image.
+    Screenshot(Value, Vec<u8>),
     None,
 }
 
@@ -164,6 +166,12 @@ impl Connection {
             let (id, reply) = self.handler.handle(text.as_str()).await;
             let sent = match reply {
                 Reply::Message(kind, payload) => self.send(kind, id, payload).await,
+                Reply::Screenshot(fields, image) => {
+                    let text =
+                        image_reply::screenshot_envelope(id.as_deref(), ts(), &image, &fields);
+                    drop(image);
+                    self.socket.send(Message::Text(text.into())).await
+                }
                 Reply::None => Ok(()),
             };
             if sent.is_err() {
@@ -289,7 +297,7 @@ impl Handler {
                 let r = shot.rect;
                 let m = &shot.monitor;
                 let resp = ScreenshotResponse {
-                    image_base64: base64::engine::general_purpose::STANDARD.encode(&shot.bytes),
+                    image_base64: String::new(),
                     mime_type: shot.format.mime_type().into(),
                     width: r.width,
                     height: r.height,
@@ -302,7 +310,7 @@ impl Handler {
                         display_id: m.index,
                     },
                 };
-                Reply::Message(MessageType::ScreenshotResponse, to_value(&resp))
+                Reply::Screenshot(to_value(&resp), shot.bytes)
             }
             Err(e) => self.engine_error(&e),
         }
