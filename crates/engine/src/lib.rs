@@ -268,15 +268,17 @@ impl Engine {
         self.record(session, op, Value::Null, Err(error), Instant::now());
     }
 
-    /// Records an op refused by an adapter with a protocol-level code.
-    pub fn record_protocol_error(&self, session: &Session, op: &str, code: &str) {
+    /// Records an op an adapter handled on its own (a handshake, or a
+    /// message refused with a protocol-level code such as
+    /// `unknown_message_type`); `outcome` is `ok` or the canonical code.
+    pub fn record_adapter_op(&self, session: &Session, op: &str, outcome: &str) {
         self.audit.record(&AuditRecord {
             ts: audit::now_ts(),
             session: &session.id,
             protocol: session.protocol,
             op,
             target: Value::Null,
-            outcome: code,
+            outcome,
             duration_ms: 0.0,
         });
     }

@@ -11,7 +11,7 @@ use x11rb::protocol::shm::{self, ConnectionExt as _};
 use x11rb::protocol::xfixes::{self, ConnectionExt as _};
 use x11rb::protocol::xproto::{ConnectionExt as _, ImageFormat};
 
-use super::{Shared, req_err};
+use super::{Shared, X11ResultExt};
 
 /// A SysV shared-memory segment attached to us and to the X server.
 struct Segment {
@@ -97,11 +97,11 @@ impl X11Capture {
                 return Err(BackendError::Failed("shmat failed".into()));
             }
             let conn = &self.shared.conn;
-            let attached = conn.generate_id().map_err(req_err).and_then(|seg| {
+            let attached = conn.generate_id().backend().and_then(|seg| {
                 conn.shm_attach(seg, id as u32, false)
-                    .map_err(req_err)?
+                    .backend()?
                     .check()
-                    .map_err(req_err)?;
+                    .backend()?;
                 Ok(seg)
             });
             libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut());
@@ -155,9 +155,9 @@ impl X11Capture {
                 seg,
                 0,
             )
-            .map_err(req_err)?
+            .backend()?
             .reply()
-            .map_err(req_err)?;
+            .backend()?;
         let got = reply.size as usize;
         if got < size {
             return Err(BackendError::Failed(format!(
@@ -194,9 +194,9 @@ impl X11Capture {
                 rect.height as u16,
                 !0,
             )
-            .map_err(req_err)?
+            .backend()?
             .reply()
-            .map_err(req_err)?;
+            .backend()?;
         sink(&Frame {
             width: rect.width,
             height: rect.height,
@@ -245,9 +245,9 @@ impl Capture for X11Capture {
             .shared
             .conn
             .xfixes_get_cursor_image()
-            .map_err(req_err)?
+            .backend()?
             .reply()
-            .map_err(req_err)?;
+            .backend()?;
         Ok(Some(CursorImage {
             origin: Point::new(
                 i32::from(r.x) - i32::from(r.xhot),

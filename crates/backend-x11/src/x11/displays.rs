@@ -9,7 +9,7 @@ use x11rb::connection::RequestConnection;
 use x11rb::protocol::randr::{self, ConnectionExt as _};
 use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _};
 
-use super::{Shared, req_err};
+use super::{Shared, X11ResultExt};
 
 pub struct X11Displays {
     shared: Arc<Shared>,
@@ -80,9 +80,9 @@ impl X11Displays {
             .shared
             .conn
             .get_geometry(self.shared.root)
-            .map_err(req_err)?
+            .backend()?
             .reply()
-            .map_err(req_err)?;
+            .backend()?;
         Ok(vec![Monitor {
             index: 0,
             name: "screen".into(),
@@ -110,9 +110,9 @@ impl Displays for X11Displays {
             .shared
             .conn
             .randr_get_monitors(self.shared.root, true)
-            .map_err(req_err)?
+            .backend()?
             .reply()
-            .map_err(req_err)?;
+            .backend()?;
         if reply.monitors.is_empty() {
             return self.root_monitor(scale);
         }
@@ -142,9 +142,9 @@ impl Displays for X11Displays {
             .shared
             .conn
             .query_pointer(self.shared.root)
-            .map_err(req_err)?
+            .backend()?
             .reply()
-            .map_err(req_err)?;
+            .backend()?;
         Ok(Point::new(i32::from(r.root_x), i32::from(r.root_y)))
     }
 }

@@ -20,14 +20,41 @@ pub(crate) struct Shared {
     pub root: Window,
 }
 
-pub(crate) fn req_err(e: impl std::fmt::Display) -> deskhand_engine::BackendError {
-    let msg = e.to_string();
-    if msg.contains("onnection")
-        && (msg.contains("broken") || msg.contains("closed") || msg.contains("IO"))
-    {
-        deskhand_engine::BackendError::DisplayUnavailable(msg)
-    } else {
-        deskhand_engine::BackendError::Failed(msg)
+/// Maps x11rb's errors: a broken connection means the display is gone; an
+/// X error reply means this one request failed.
+pub(crate) trait X11ResultExt<T> {
+    fn backend(self) -> Result<T, deskhand_engine::BackendError>;
+}
+
+impl<T> X11ResultExt<T> for Result<T, x11rb::errors::ConnectionError> {
+    fn backend(self) -> Result<T, deskhand_engine::BackendError> {
+        self.map_err(|e| deskhand_engine::BackendError::DisplayUnavailable(e.to_string()))
+    }
+}
+
+impl<T> X11ResultExt<T> for Result<T, x11rb::errors::ReplyError> {
+    fn backend(self) -> Result<T, deskhand_engine::BackendError> {
+        use x11rb::errors::ReplyError;
+        self.map_err(|e| match e {
+            ReplyError::ConnectionError(c) => {
+                deskhand_engine::BackendError::DisplayUnavailable(c.to_string())
+            }
+            ReplyError::X11Error(x) => {
+                deskhand_engine::BackendError::Failed(format!("X11 error {:?}", x.error_kind))
+            }
+        })
+    }
+}
+
+impl<T> X11ResultExt<T> for Result<T, x11rb::errors::ReplyOrIdError> {
+    fn backend(self) -> Result<T, deskhand_engine::BackendError> {
+        use x11rb::errors::ReplyOrIdError;
+        self.map_err(|e| match e {
+            ReplyOrIdError::ConnectionError(c) => {
+                deskhand_engine::BackendError::DisplayUnavailable(c.to_string())
+            }
+            other => deskhand_engine::BackendError::Failed(other.to_string()),
+        })
     }
 }
 

@@ -185,7 +185,7 @@ impl Handler {
     fn protocol_error(&self, op: &str, code: ErrorCode, message: impl Into<String>) -> Reply {
         self.state
             .engine
-            .record_protocol_error(&self.session, op, code.canonical());
+            .record_adapter_op(&self.session, op, code.canonical());
         let err = ErrorPayload::new(code, message, Value::Null);
         Reply::Message(MessageType::Error, to_value(&err))
     }
@@ -236,7 +236,7 @@ impl Handler {
             self.acked = true;
             self.state
                 .engine
-                .record_protocol_error(&self.session, "hello_ack", "ok");
+                .record_adapter_op(&self.session, "hello_ack", "ok");
             return (id, Reply::None);
         }
         let op = kind.wire_name().to_ascii_lowercase();
