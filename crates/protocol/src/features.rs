@@ -34,6 +34,22 @@ pub enum Feature {
 }
 
 impl Feature {
+    /// Every feature, in declaration order.
+    pub const ALL: &'static [Feature] = &[
+        Self::ScreenshotRegion,
+        Self::ScreenshotWindow,
+        Self::ScreenshotCursor,
+        Self::InputClickModifiers,
+        Self::InputClickButton,
+        Self::InputDragPath,
+        Self::InputKeyHold,
+        Self::InputMouseDownUp,
+        Self::InputScrollAmount,
+        Self::InputWait,
+        Self::CursorPosition,
+        Self::DisplayInfo,
+    ];
+
     /// The feature's name as advertised in HELLO.
     pub fn name(self) -> &'static str {
         match self {
@@ -72,21 +88,7 @@ mod tests {
 
     #[test]
     fn serde_names_match_name() {
-        let all = [
-            Feature::ScreenshotRegion,
-            Feature::ScreenshotWindow,
-            Feature::ScreenshotCursor,
-            Feature::InputClickModifiers,
-            Feature::InputClickButton,
-            Feature::InputDragPath,
-            Feature::InputKeyHold,
-            Feature::InputMouseDownUp,
-            Feature::InputScrollAmount,
-            Feature::InputWait,
-            Feature::CursorPosition,
-            Feature::DisplayInfo,
-        ];
-        for f in all {
+        for &f in Feature::ALL {
             let v = serde_json::to_value(f).expect("serialize");
             assert_eq!(v, serde_json::Value::String(f.name().to_owned()));
         }

@@ -190,25 +190,11 @@ pub fn input(p: &InputActionPayload, features: &Features) -> R<Action> {
             })
         }
         "scroll" => scroll(p, at, modifiers, features),
-        "key" => {
-            let chord = p
-                .key
-                .as_deref()
-                .or(p.text.as_deref())
-                .ok_or_else(|| EngineError::invalid("key", "required"))?;
-            Ok(Action::Key {
-                keys: parse_chord(chord).map_err(|m| EngineError::invalid("key", m))?,
-            })
-        }
+        "key" => Ok(Action::Key { keys: chord(p)? }),
         "hold_key" => {
             require(features, Feature::InputKeyHold)?;
-            let chord = p
-                .key
-                .as_deref()
-                .or(p.text.as_deref())
-                .ok_or_else(|| EngineError::invalid("key", "required"))?;
             Ok(Action::HoldKey {
-                keys: parse_chord(chord).map_err(|m| EngineError::invalid("key", m))?,
+                keys: chord(p)?,
                 duration: duration("duration_ms", p.duration_ms)?,
             })
         }
@@ -236,6 +222,16 @@ pub fn input(p: &InputActionPayload, features: &Features) -> R<Action> {
             format!("unknown action {other:?}"),
         )),
     }
+}
+
+/// The chord of `key` (or, as some clients send it, `text`).
+fn chord(p: &InputActionPayload) -> R<Vec<deskhand_engine::Key>> {
+    let chord = p
+        .key
+        .as_deref()
+        .or(p.text.as_deref())
+        .ok_or_else(|| EngineError::invalid("key", "required"))?;
+    parse_chord(chord).map_err(|m| EngineError::invalid("key", m))
 }
 
 fn scroll(
