@@ -1,0 +1,93 @@
+//! `cargo bench -p deskhand-engine`: encoding a 1920×1080 and a 3840×2160
+//! frame of the standard scene (a generated photo-like wallpaper with text
+//! windows over about a third of it) as PNG and JPEG q75. Prints median and
+//! p95 in milliseconds.
+
+#![allow(missing_docs)]
+
+use std::time::Instant;
+
+use deskhand_engine::Point;
+use deskhand_engine::backend::{Frame, PixelFormat};
+use deskhand_engine::encode::encode;
+use deskhand_protocol::messages::ImageFormat;
+
+/// A small deterministic generator (xorshift) for the noise.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// BGRX pixels: smooth gradients plus fractal-ish noise (photo-like), and
+/// two "terminal" rectangles of dark text strokes on light background.
+fn scene(w: usize, h: usize) -> Vec<u8> {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut px = vec![0u8; w * h * 4];
+    for y in 0..h {
+        for x in 0..w {
+            let fx = x as f64 / w as f64;
+            let fy = y as f64 / h as f64;
+            let base = [
+                128.0 + 90.0 * (fx * 7.0 + fy * 3.0).sin(),
+                128.0 + 90.0 * (fy * 5.0 - fx * 2.0).cos(),
+                128.0 + 90.0 * (fx * 11.0 * fy).sin(),
+            ];
+            let noise = (rng.next() % 33) as f64 - 16.0;
+            let i = (y * w + x) * 4;
+            for (c, b) in base.iter().enumerate() {
+                px[i + c] = (b + noise).clamp(0.0, 255.0) as u8;
+            }
+        }
+    }
+    for (x0, y0) in [(0, h / 20), (w / 3, h / 10)] {
+        let (tw, th) = (w * 3 / 10, h * 6 / 10);
+        for y in y0..(y0 + th).min(h) {
+            for x in x0..(x0 + tw).min(w) {
+                let in_glyph = (y % 16) < 11 && (x % 9) < 6 && (rng.next() % 3 == 0);
+                let v = if in_glyph { 30 } else { 245 };
+                let i = (y * w + x) * 4;
+                px[i..i + 3].copy_from_slice(&[v, v, v]);
+            }
+        }
+    }
+    px
+}
+
+fn measure(label: &str, frame: &Frame<'_>, format: ImageFormat) {
+    let mut ms = Vec::new();
+    let mut size = 0;
+    for _ in 0..25 {
+        let t = Instant::now();
+        let out = encode(frame, Point::new(0, 0), format, 75, None).expect("encode");
+        ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        size = out.len();
+    }
+    ms.sort_by(f64::total_cmp);
+    println!(
+        "{label:<28} median {:>6.2} ms   p95 {:>6.2} ms   {:>5} KiB",
+        ms[ms.len() / 2],
+        ms[ms.len() * 95 / 100],
+        size / 1024
+    );
+}
+
+fn main() {
+    for (w, h) in [(1920usize, 1080usize), (3840, 2160)] {
+        let px = scene(w, h);
+        let frame = Frame {
+            width: w as u32,
+            height: h as u32,
+            stride: w * 4,
+            format: PixelFormat::Bgrx,
+            pixels: &px,
+        };
+        measure(&format!("encode {w}x{h} PNG"), &frame, ImageFormat::Png);
+        measure(&format!("encode {w}x{h} JPEG q75"), &frame, ImageFormat::Jpeg);
+    }
+}
