@@ -119,3 +119,23 @@ def test_layout_change_is_seen_live(dual, xorg):
     finally:
         run(xorg.display, "xrandr", "--output", "DUMMY1", "--pos", "1280x0")
         run(xorg.display, "xrandr", "--fb", "2304x800")
+
+
+def test_setmonitor_is_seen_by_the_very_next_request(dual, xorg):
+    """`xrandr --setmonitor` splits the desktop: no polling, the next
+    DISPLAY_INFO already lists the new monitor, and deleting it is seen too."""
+    from xhelpers import run
+
+    _, c = dual
+
+    def names():
+        info = c.call("DISPLAY_INFO_REQUEST", {}, expect="DISPLAY_INFO_RESPONSE")
+        return sorted(m["name"] for m in info["monitors"])
+
+    before = names()
+    run(xorg.display, "xrandr", "--setmonitor", "DESKHAND-LEFT", "640/100x800/100+0+0", "DUMMY0")
+    try:
+        assert "DESKHAND-LEFT" in names(), "a new monitor was not seen at once"
+    finally:
+        run(xorg.display, "xrandr", "--delmonitor", "DESKHAND-LEFT")
+    assert names() == before, "the deleted monitor is still reported"

@@ -68,7 +68,11 @@ impl Client {
         let mut req = url.into_client_request()?;
         req.headers_mut()
             .insert("Authorization", format!("Bearer {token}").parse()?);
-        let (ws, _) = tokio_tungstenite::connect_async(req).await?;
+        // Screenshots of large desktops exceed tungstenite's default 16 MiB.
+        let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+            .max_message_size(None)
+            .max_frame_size(None);
+        let (ws, _) = tokio_tungstenite::connect_async_with_config(req, Some(config), true).await?;
         let mut c = Self { ws, next: 0 };
         c.recv().await?;
         c.ws.send(Message::Text(
@@ -89,16 +93,28 @@ impl Client {
         bail!("connection closed")
     }
 
-    /// One request; returns the reply after checking it is not an error.
-    async fn request(&mut self, kind: &str, payload: Value) -> anyhow::Result<Value> {
+    /// One request; returns the time until the whole reply had arrived
+    /// (parsing it is the client's business and not counted) and checks
+    /// that the reply is not an error.
+    async fn request(&mut self, kind: &str, payload: Value) -> anyhow::Result<Duration> {
         self.next += 1;
         let msg = json!({"type": kind, "id": self.next.to_string(), "ts": 0, "payload": payload});
+        let started = Instant::now();
         self.ws.send(Message::Text(msg.to_string().into())).await?;
-        let reply = self.recv().await?;
+        let text = loop {
+            match self.ws.next().await {
+                Some(Ok(Message::Text(t))) => break t,
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => return Err(e.into()),
+                None => bail!("connection closed"),
+            }
+        };
+        let elapsed = started.elapsed();
+        let reply: Value = serde_json::from_str(text.as_str())?;
         if reply["type"] == "ERROR" {
             bail!("{kind} failed: {}", reply["payload"]);
         }
-        Ok(reply)
+        Ok(elapsed)
     }
 }
 
@@ -112,9 +128,8 @@ async fn time_ours(
     c.request(kind, payload(0)).await?;
     let mut ms = Vec::with_capacity(n);
     for i in 0..n {
-        let t = Instant::now();
-        c.request(kind, payload(i + 1)).await?;
-        ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        let took = c.request(kind, payload(i + 1)).await?;
+        ms.push(took.as_secs_f64() * 1000.0);
     }
     Ok(stats(ms))
 }
@@ -269,6 +284,29 @@ async fn bench_size(args: &BenchArgs, w: u32, h: u32, rows: &mut Vec<Row>) -> an
         peer_name: "xwd -root (raw, no encode)".into(),
         peer: xwd,
     });
+
+    // The same desktop without the wallpaper: what an office desktop of
+    // text windows on a plain background costs.
+    let plain = Command::new("xsetroot")
+        .args(["-solid", "#2e3440"])
+        .env("DISPLAY", &display)
+        .status()
+        .is_ok_and(|s| s.success());
+    if plain {
+        let text_png = time_ours(
+            &mut c,
+            n,
+            "SCREENSHOT_REQUEST",
+            |_| json!({"format": "png"}),
+        )
+        .await?;
+        rows.push(Row {
+            what: format!("screenshot {size} PNG, text on plain background"),
+            ours: text_png,
+            peer_name: "(same scrot + convert as above)".into(),
+            peer: scrot,
+        });
+    }
 
     let mv = time_ours(&mut c, n * 5, "INPUT_ACTION", |i| {
         json!({"action": "mouse_move", "coordinate": [(i * 37) % w as usize, (i * 53) % h as usize]})

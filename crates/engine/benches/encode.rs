@@ -38,7 +38,7 @@ fn scene(w: usize, h: usize) -> Vec<u8> {
                 128.0 + 90.0 * (fy * 5.0 - fx * 2.0).cos(),
                 128.0 + 90.0 * (fx * 11.0 * fy).sin(),
             ];
-            let noise = (rng.next() % 33) as f64 - 16.0;
+            let noise = (rng.next() % 13) as f64 - 6.0;
             let i = (y * w + x) * 4;
             for (c, b) in base.iter().enumerate() {
                 px[i + c] = (b + noise).clamp(0.0, 255.0) as u8;
@@ -88,6 +88,10 @@ fn main() {
             pixels: &px,
         };
         measure(&format!("encode {w}x{h} PNG"), &frame, ImageFormat::Png);
-        measure(&format!("encode {w}x{h} JPEG q75"), &frame, ImageFormat::Jpeg);
+        measure(
+            &format!("encode {w}x{h} JPEG q75"),
+            &frame,
+            ImageFormat::Jpeg,
+        );
     }
 }

@@ -82,8 +82,13 @@ pub enum ScrollDirection {
 
 /// Reads the monitor layout and the pointer.
 pub trait Displays: Send {
-    /// Every monitor, in a stable order; at least one.
+    /// Every monitor, in a stable order; at least one. Read fresh.
     fn monitors(&mut self) -> Result<Vec<Monitor>, BackendError>;
+    /// The monitors as recently read, for the bounds check of every input
+    /// action; a backend may cache them while it knows they are current.
+    fn monitors_for_input(&mut self) -> Result<Vec<Monitor>, BackendError> {
+        self.monitors()
+    }
     /// Where the pointer is.
     fn cursor_position(&mut self) -> Result<Point, BackendError>;
 }

@@ -49,7 +49,7 @@ impl Desk {
         if points.is_empty() {
             return Ok(());
         }
-        let layout = self.layout()?;
+        let layout = Layout::new(self.backend.displays.monitors_for_input()?);
         match points.into_iter().find(|p| !layout.contains(*p)) {
             Some(point) => Err(EngineError::OutOfBounds {
                 point,

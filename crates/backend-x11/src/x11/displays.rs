@@ -1,20 +1,35 @@
 //! Monitors from RandR (several monitors on one screen included), the
 //! scale from `Xft.dpi`, and the pointer through QueryPointer.
+//!
+//! The bounds check of every input action reads the layout, so for it the
+//! layout is cached: re-read after the server says it changed (RandR
+//! screen, CRTC and output notifications; the root's RESOURCE_MANAGER,
+//! where `Xft.dpi` lives) and at least every [`INPUT_LAYOUT_MAX_AGE`],
+//! since `xrandr --setmonitor` sends no notification. DISPLAY_INFO and
+//! screenshots always read it fresh.
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use deskhand_engine::{BackendError, Displays, Monitor, Point, Rect};
-use x11rb::connection::RequestConnection;
-use x11rb::protocol::randr::{self, ConnectionExt as _};
-use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _};
+use x11rb::connection::{Connection, RequestConnection};
+use x11rb::protocol::Event;
+use x11rb::protocol::randr::{self, ConnectionExt as _, NotifyMask};
+use x11rb::protocol::xproto::{AtomEnum, ChangeWindowAttributesAux, ConnectionExt as _, EventMask};
 
 use super::{Shared, X11ResultExt};
+
+/// Longest time the input bounds check trusts a cached layout.
+const INPUT_LAYOUT_MAX_AGE: Duration = Duration::from_millis(250);
 
 pub struct X11Displays {
     shared: Arc<Shared>,
     randr_ok: bool,
     atom_names: HashMap<u32, String>,
+    /// The layout as last read and when; `None` once the server reported a
+    /// change.
+    cached: Option<(Instant, Vec<Monitor>)>,
 }
 
 impl X11Displays {
@@ -31,11 +46,38 @@ impl X11Displays {
                 .ok()
                 .and_then(|c| c.reply().ok())
                 .is_some_and(|v| v.major_version > 1 || v.minor_version >= 5);
+        let root = shared.root;
+        if randr_ok {
+            let mask =
+                NotifyMask::SCREEN_CHANGE | NotifyMask::CRTC_CHANGE | NotifyMask::OUTPUT_CHANGE;
+            let _ = shared.conn.randr_select_input(root, mask);
+        }
+        let attrs = ChangeWindowAttributesAux::new().event_mask(EventMask::PROPERTY_CHANGE);
+        let _ = shared.conn.change_window_attributes(root, &attrs);
+        let _ = shared.conn.flush();
         Self {
             shared,
             randr_ok,
             atom_names: HashMap::new(),
+            cached: None,
         }
+    }
+
+    /// Reads the events that arrived; forgets the layout if one says it
+    /// changed.
+    fn drain_events(&mut self) -> Result<(), BackendError> {
+        while let Some(event) = self.shared.conn.poll_for_event().backend()? {
+            let changed = match event {
+                Event::RandrScreenChangeNotify(_) | Event::RandrNotify(_) => true,
+                Event::PropertyNotify(p) => p.atom == u32::from(AtomEnum::RESOURCE_MANAGER),
+                _ => false,
+            };
+            if changed {
+                tracing::debug!(?event, "display layout changed");
+                self.cached = None;
+            }
+        }
+        Ok(())
     }
 
     fn atom_name(&mut self, atom: u32) -> String {
@@ -102,6 +144,34 @@ fn parse_xft_dpi(resources: &str) -> Option<f64> {
 
 impl Displays for X11Displays {
     fn monitors(&mut self) -> Result<Vec<Monitor>, BackendError> {
+        self.drain_events()?;
+        let monitors = self.read_monitors()?;
+        self.cached = Some((Instant::now(), monitors.clone()));
+        Ok(monitors)
+    }
+
+    fn monitors_for_input(&mut self) -> Result<Vec<Monitor>, BackendError> {
+        self.drain_events()?;
+        match &self.cached {
+            Some((at, monitors)) if at.elapsed() < INPUT_LAYOUT_MAX_AGE => Ok(monitors.clone()),
+            _ => self.monitors(),
+        }
+    }
+
+    fn cursor_position(&mut self) -> Result<Point, BackendError> {
+        let r = self
+            .shared
+            .conn
+            .query_pointer(self.shared.root)
+            .backend()?
+            .reply()
+            .backend()?;
+        Ok(Point::new(i32::from(r.root_x), i32::from(r.root_y)))
+    }
+}
+
+impl X11Displays {
+    fn read_monitors(&mut self) -> Result<Vec<Monitor>, BackendError> {
         let scale = self.scale();
         if !self.randr_ok {
             return self.root_monitor(scale);
@@ -135,17 +205,6 @@ impl Displays for X11Displays {
             out[0].primary = true;
         }
         Ok(out)
-    }
-
-    fn cursor_position(&mut self) -> Result<Point, BackendError> {
-        let r = self
-            .shared
-            .conn
-            .query_pointer(self.shared.root)
-            .backend()?
-            .reply()
-            .backend()?;
-        Ok(Point::new(i32::from(r.root_x), i32::from(r.root_y)))
     }
 }
 

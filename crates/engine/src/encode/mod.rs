@@ -1,9 +1,10 @@
 //! Turning a captured frame into PNG or JPEG bytes, fast: PNG filtered and
-//! deflated on two cores (fdeflate's fast mode, Sub filter), JPEG with
-//! libjpeg-turbo straight from the backend's buffer when no cursor is drawn.
+//! deflated in stripes on every core (fdeflate's fast mode, Sub filter),
+//! JPEG with libjpeg-turbo straight from the backend's buffer when no cursor
+//! is drawn.
 
 mod jpeg;
-mod png_pipeline;
+mod png_parallel;
 
 use deskhand_protocol::messages::ImageFormat;
 
@@ -30,7 +31,7 @@ pub fn encode(
             let rgb = to_rgb(frame, origin, cursor);
             jpeg::encode_rgb(&rgb, frame.width, frame.height, quality)
         }
-        (ImageFormat::Png, _) => png_pipeline::encode_png(frame, origin, cursor),
+        (ImageFormat::Png, _) => png_parallel::encode_png(frame, origin, cursor),
     }
 }
 

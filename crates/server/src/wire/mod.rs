@@ -167,10 +167,18 @@ impl Connection {
             let sent = match reply {
                 Reply::Message(kind, payload) => self.send(kind, id, payload).await,
                 Reply::Screenshot(fields, image) => {
+                    let started = std::time::Instant::now();
                     let text =
                         image_reply::screenshot_envelope(id.as_deref(), ts(), &image, &fields);
                     drop(image);
-                    self.socket.send(Message::Text(text.into())).await
+                    let built = started.elapsed();
+                    let sent = self.socket.send(Message::Text(text.into())).await;
+                    tracing::debug!(
+                        build_ms = built.as_secs_f64() * 1000.0,
+                        send_ms = (started.elapsed() - built).as_secs_f64() * 1000.0,
+                        "screenshot reply sent"
+                    );
+                    sent
                 }
                 Reply::None => Ok(()),
             };
