@@ -156,35 +156,45 @@ fn time_command(n: usize, display: &str, argv: &[&[&str]]) -> Option<Stats> {
     Some(stats(ms))
 }
 
-/// Paints the standard scene: a plasma-fractal wallpaper (photo-like, hard
-/// to compress) and xterms full of text over about a third of the screen.
-fn paint_scene(display: &str, w: u32, h: u32, dir: &std::path::Path) -> anyhow::Result<Vec<Child>> {
-    let wallpaper = dir.join("wallpaper.png");
+/// Makes a plasma-fractal wallpaper (photo-like, hard to compress).
+fn make_wallpaper(path: &std::path::Path, w: u32, h: u32, seed: u32) -> anyhow::Result<()> {
     let status = Command::new("convert")
-        .args([
-            "-size",
-            &format!("{w}x{h}"),
-            "-seed",
-            "7",
-            "plasma:fractal",
-            "-depth",
-            "8",
-        ])
-        .arg(&wallpaper)
+        .args(["-size", &format!("{w}x{h}"), "-seed", &seed.to_string()])
+        .args(["plasma:fractal", "-depth", "8"])
+        .arg(path)
         .status()
         .context("ImageMagick `convert` is needed for the bench scene")?;
     if !status.success() {
         bail!("convert failed to make the wallpaper");
     }
+    Ok(())
+}
+
+fn set_wallpaper(display: &str, path: &std::path::Path) -> anyhow::Result<()> {
     let status = Command::new("feh")
         .args(["--no-fehbg", "--bg-fill"])
-        .arg(&wallpaper)
+        .arg(path)
         .env("DISPLAY", display)
         .status()
         .context("`feh` is needed to set the bench wallpaper")?;
     if !status.success() {
         bail!("feh failed to set the wallpaper");
     }
+    Ok(())
+}
+
+/// The standard scene: a wallpaper and two xterms full of text over about
+/// a third of the screen. Returns the xterms and the two wallpapers.
+fn paint_scene(
+    display: &str,
+    w: u32,
+    h: u32,
+    dir: &std::path::Path,
+) -> anyhow::Result<(Vec<Child>, [std::path::PathBuf; 2])> {
+    let walls = [dir.join("wallpaper-a.png"), dir.join("wallpaper-b.png")];
+    make_wallpaper(&walls[0], w, h, 7)?;
+    make_wallpaper(&walls[1], w, h, 8)?;
+    set_wallpaper(display, &walls[0])?;
     let (cols, rows) = (100, 50);
     let mut terms = Vec::new();
     for (i, x) in [0u32, w / 3].into_iter().enumerate() {
@@ -204,7 +214,7 @@ fn paint_scene(display: &str, w: u32, h: u32, dir: &std::path::Path) -> anyhow::
         terms.push(child);
     }
     std::thread::sleep(Duration::from_millis(1500));
-    Ok(terms)
+    Ok((terms, walls))
 }
 
 async fn bench_size(args: &BenchArgs, w: u32, h: u32, rows: &mut Vec<Row>) -> anyhow::Result<()> {
@@ -212,7 +222,7 @@ async fn bench_size(args: &BenchArgs, w: u32, h: u32, rows: &mut Vec<Row>) -> an
     let display = vd.display().to_owned();
     let dir = std::env::temp_dir().join(format!("deskhand-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let mut terms = paint_scene(&display, w, h, &dir)?;
+    let (mut terms, walls) = paint_scene(&display, w, h, &dir)?;
 
     let backend = deskhand_backend_x11::open(Some(&display))?;
     let engine = Arc::new(Engine::new(
@@ -239,13 +249,6 @@ async fn bench_size(args: &BenchArgs, w: u32, h: u32, rows: &mut Vec<Row>) -> an
     let n = args.samples;
     let pn = args.peer_samples;
 
-    let png = time_ours(
-        &mut c,
-        n,
-        "SCREENSHOT_REQUEST",
-        |_| json!({"format": "png"}),
-    )
-    .await?;
     let shot = dir.join("scrot.png");
     let resized = dir.join("resized.png");
     let (shot_s, resized_s) = (shot.to_string_lossy(), resized.to_string_lossy());
@@ -257,20 +260,69 @@ async fn bench_size(args: &BenchArgs, w: u32, h: u32, rows: &mut Vec<Row>) -> an
             &["convert", &shot_s, "-resize", "1366x768!", &resized_s],
         ],
     );
+    let png = json!({"format": "png"});
+
+    // Every stripe changed: the wallpaper is swapped before each capture.
+    let mut cold = Vec::with_capacity(n);
+    for i in 0..n {
+        set_wallpaper(&display, &walls[i % 2])?;
+        cold.push(
+            c.request("SCREENSHOT_REQUEST", png.clone())
+                .await?
+                .as_secs_f64()
+                * 1000.0,
+        );
+    }
+    set_wallpaper(&display, &walls[0])?;
     rows.push(Row {
-        what: format!("screenshot {size} PNG"),
-        ours: png,
+        what: format!("screenshot {size} PNG, whole screen changed"),
+        ours: stats(cold),
         peer_name: "scrot + convert -resize".into(),
         peer: scrot,
     });
 
-    let jpeg = time_ours(
-        &mut c,
-        n,
-        "SCREENSHOT_REQUEST",
-        |_| json!({"format": "jpeg", "quality": 75}),
+    // A small change, as after an agent's keystroke: one character typed
+    // into a terminal before each capture.
+    let (tx, ty) = (w as usize / 6, h as usize / 4);
+    c.request(
+        "INPUT_ACTION",
+        json!({"action": "left_click", "coordinate": [tx, ty]}),
     )
     .await?;
+    let mut small = Vec::with_capacity(n);
+    for i in 0..n {
+        let ch = char::from(b'a' + (i % 26) as u8).to_string();
+        c.request("INPUT_ACTION", json!({"action": "type", "text": ch}))
+            .await?;
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        small.push(
+            c.request("SCREENSHOT_REQUEST", png.clone())
+                .await?
+                .as_secs_f64()
+                * 1000.0,
+        );
+    }
+    rows.push(Row {
+        what: format!("screenshot {size} PNG, one character typed"),
+        ours: stats(small),
+        peer_name: "(same as above)".into(),
+        peer: scrot,
+    });
+
+    let unchanged = time_ours(&mut c, n, "SCREENSHOT_REQUEST", |_| png.clone()).await?;
+    rows.push(Row {
+        what: format!("screenshot {size} PNG, nothing changed"),
+        ours: unchanged,
+        peer_name: "(same as above)".into(),
+        peer: scrot,
+    });
+
+    let mut jpeg = Vec::with_capacity(n);
+    for i in 0..n {
+        set_wallpaper(&display, &walls[i % 2])?;
+        let req = json!({"format": "jpeg", "quality": 75});
+        jpeg.push(c.request("SCREENSHOT_REQUEST", req).await?.as_secs_f64() * 1000.0);
+    }
     let xwd_out = dir.join("root.xwd");
     let xwd_s = xwd_out.to_string_lossy();
     let xwd = time_command(
@@ -279,34 +331,11 @@ async fn bench_size(args: &BenchArgs, w: u32, h: u32, rows: &mut Vec<Row>) -> an
         &[&["xwd", "-root", "-silent", "-out", &xwd_s]],
     );
     rows.push(Row {
-        what: format!("screenshot {size} JPEG q75"),
-        ours: jpeg,
+        what: format!("screenshot {size} JPEG q75, whole screen changed"),
+        ours: stats(jpeg),
         peer_name: "xwd -root (raw, no encode)".into(),
         peer: xwd,
     });
-
-    // The same desktop without the wallpaper: what an office desktop of
-    // text windows on a plain background costs.
-    let plain = Command::new("xsetroot")
-        .args(["-solid", "#2e3440"])
-        .env("DISPLAY", &display)
-        .status()
-        .is_ok_and(|s| s.success());
-    if plain {
-        let text_png = time_ours(
-            &mut c,
-            n,
-            "SCREENSHOT_REQUEST",
-            |_| json!({"format": "png"}),
-        )
-        .await?;
-        rows.push(Row {
-            what: format!("screenshot {size} PNG, text on plain background"),
-            ours: text_png,
-            peer_name: "(same scrot + convert as above)".into(),
-            peer: scrot,
-        });
-    }
 
     let mv = time_ours(&mut c, n * 5, "INPUT_ACTION", |i| {
         json!({"action": "mouse_move", "coordinate": [(i * 37) % w as usize, (i * 53) % h as usize]})

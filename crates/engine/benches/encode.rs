@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use deskhand_engine::Point;
 use deskhand_engine::backend::{Frame, PixelFormat};
-use deskhand_engine::encode::encode;
+use deskhand_engine::encode::{StripeCache, encode};
 use deskhand_protocol::messages::ImageFormat;
 
 /// A small deterministic generator (xorshift) for the noise.
@@ -64,7 +64,9 @@ fn measure(label: &str, frame: &Frame<'_>, format: ImageFormat) {
     let mut size = 0;
     for _ in 0..25 {
         let t = Instant::now();
-        let out = encode(frame, Point::new(0, 0), format, 75, None).expect("encode");
+        // A fresh cache each time: this measures encoding a changed screen.
+        let mut cache = StripeCache::default();
+        let out = encode(frame, Point::new(0, 0), format, 75, None, &mut cache).expect("encode");
         ms.push(t.elapsed().as_secs_f64() * 1000.0);
         size = out.len();
     }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::action::Action;
 use crate::backend::{Backend, Button, Input};
+use crate::encode::StripeCache;
 use crate::error::EngineError;
 use crate::geometry::{Layout, Point};
 use crate::keys::Key;
@@ -26,6 +27,8 @@ pub struct Desk {
     pub backend: Backend,
     /// What is held down.
     pub ledger: Ledger,
+    /// Compressed PNG stripes of the last capture, for reuse.
+    pub png_cache: StripeCache,
 }
 
 impl Desk {
@@ -34,6 +37,7 @@ impl Desk {
         Self {
             backend,
             ledger: Ledger::default(),
+            png_cache: StripeCache::default(),
         }
     }
 

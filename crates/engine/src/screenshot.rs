@@ -91,6 +91,7 @@ pub fn resolve(layout: &Layout, target: ShotTarget) -> Result<(Rect, Monitor, bo
 pub fn take(desk: &mut Desk, spec: ShotSpec) -> Result<Screenshot, EngineError> {
     let layout = desk.layout()?;
     let (rect, monitor, is_region) = resolve(&layout, spec.target)?;
+    let png_cache = &mut desk.png_cache;
     let capture = desk
         .backend
         .capture
@@ -119,6 +120,7 @@ pub fn take(desk: &mut Desk, spec: ShotSpec) -> Result<Screenshot, EngineError> 
             spec.format,
             spec.quality,
             cursor.as_ref(),
+            png_cache,
         ));
     })?;
     let bytes = encoded.ok_or_else(|| {

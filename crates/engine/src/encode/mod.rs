@@ -6,6 +6,8 @@
 mod jpeg;
 mod png_parallel;
 
+pub use png_parallel::StripeCache;
+
 use deskhand_protocol::messages::ImageFormat;
 
 use crate::backend::{CursorImage, Frame, PixelFormat};
@@ -24,6 +26,7 @@ pub fn encode(
     format: ImageFormat,
     quality: u8,
     cursor: Option<&CursorImage>,
+    cache: &mut StripeCache,
 ) -> Result<Vec<u8>, EncodeError> {
     match (format, cursor) {
         (ImageFormat::Jpeg, None) => jpeg::encode_bgrx(frame, quality),
@@ -31,7 +34,7 @@ pub fn encode(
             let rgb = to_rgb(frame, origin, cursor);
             jpeg::encode_rgb(&rgb, frame.width, frame.height, quality)
         }
-        (ImageFormat::Png, _) => png_parallel::encode_png(frame, origin, cursor),
+        (ImageFormat::Png, _) => png_parallel::encode_png(frame, origin, cursor, cache),
     }
 }
 
@@ -169,7 +172,15 @@ mod tests {
         let (w, h) = (37u32, 53u32);
         let px: Vec<u8> = (0..w * h * 4).map(|i| (i * 7 % 251) as u8).collect();
         let f = frame(&px, w, h);
-        let png = encode(&f, Point::new(0, 0), ImageFormat::Png, 75, None).expect("png");
+        let png = encode(
+            &f,
+            Point::new(0, 0),
+            ImageFormat::Png,
+            75,
+            None,
+            &mut StripeCache::default(),
+        )
+        .expect("png");
         let (dw, dh, rgb) = decode(&png);
         assert_eq!((dw, dh), (w, h));
         assert_eq!(rgb, to_rgb(&f, Point::new(0, 0), None));
@@ -185,7 +196,15 @@ mod tests {
             height: 1,
             argb: vec![0xff_00_ff_00, 0x80_40_00_00],
         };
-        let png = encode(&f, Point::new(100, 50), ImageFormat::Png, 75, Some(&c)).expect("png");
+        let png = encode(
+            &f,
+            Point::new(100, 50),
+            ImageFormat::Png,
+            75,
+            Some(&c),
+            &mut StripeCache::default(),
+        )
+        .expect("png");
         let (_, _, rgb) = decode(&png);
         let at = |x: usize, y: usize| &rgb[(y * 8 + x) * 3..][..3];
         assert_eq!(at(3, 2), &[0, 255, 0]);
@@ -202,8 +221,24 @@ mod tests {
         let (w, h) = (64u32, 64u32);
         let px: Vec<u8> = (0..w * h * 4).map(|i| ((i * 31) ^ (i / 7)) as u8).collect();
         let f = frame(&px, w, h);
-        let hi = encode(&f, Point::new(0, 0), ImageFormat::Jpeg, 95, None).expect("q95");
-        let lo = encode(&f, Point::new(0, 0), ImageFormat::Jpeg, 20, None).expect("q20");
+        let hi = encode(
+            &f,
+            Point::new(0, 0),
+            ImageFormat::Jpeg,
+            95,
+            None,
+            &mut StripeCache::default(),
+        )
+        .expect("q95");
+        let lo = encode(
+            &f,
+            Point::new(0, 0),
+            ImageFormat::Jpeg,
+            20,
+            None,
+            &mut StripeCache::default(),
+        )
+        .expect("q20");
         assert!(
             lo.len() < hi.len(),
             "q20 {} bytes, q95 {} bytes",
@@ -217,9 +252,25 @@ mod tests {
     fn png_and_jpeg_have_their_magic() {
         let px = vec![128u8; 16 * 8 * 4];
         let f = frame(&px, 16, 8);
-        let png = encode(&f, Point::new(0, 0), ImageFormat::Png, 75, None).expect("png");
+        let png = encode(
+            &f,
+            Point::new(0, 0),
+            ImageFormat::Png,
+            75,
+            None,
+            &mut StripeCache::default(),
+        )
+        .expect("png");
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
-        let jpg = encode(&f, Point::new(0, 0), ImageFormat::Jpeg, 75, None).expect("jpeg");
+        let jpg = encode(
+            &f,
+            Point::new(0, 0),
+            ImageFormat::Jpeg,
+            75,
+            None,
+            &mut StripeCache::default(),
+        )
+        .expect("jpeg");
         assert_eq!(&jpg[..2], &[0xff, 0xd8]);
     }
 }

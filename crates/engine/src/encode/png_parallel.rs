@@ -1,66 +1,117 @@
-//! PNG encoding on every core. The frame is cut into horizontal stripes;
-//! each stripe is converted to RGB (cursor drawn in), Sub-filtered and
-//! deflated by fdeflate's fast compressor on its own thread. The stripes'
-//! zlib streams are then joined into ONE valid zlib stream, as parallel
-//! gzip does: every stripe but the last becomes a non-final deflate block
-//! followed by an empty stored block (which brings the stream back to a
-//! byte boundary), and the Adler-32 checksums are combined.
+//! PNG encoding on every core, reusing what did not change. The frame is
+//! cut into horizontal stripes of [`STRIPE_ROWS`] rows; each stripe is
+//! converted to RGB (cursor drawn in), Sub-filtered and deflated by
+//! fdeflate's fast compressor, the stripes spread over one thread per core.
+//! The stripes' zlib streams are then joined into ONE valid zlib stream, as
+//! parallel gzip does: every stripe but the last becomes a non-final
+//! deflate block followed by an empty stored block (which brings the stream
+//! back to a byte boundary), and the Adler-32 checksums are combined.
+//!
+//! Because stripes are independent, a stripe whose pixels are the same as
+//! in the last capture of the same rectangle (same 128-bit XXH3 of its
+//! rows, and no cursor drawn over it) is not compressed again: agents take a
+//! screenshot after each small action, and most stripes have not changed.
 //!
 //! Joining needs to know where a stripe's end-of-block code ends inside its
 //! last byte. fdeflate uses one fixed Huffman table, so this is found once:
-//! a self-test joins two small streams and inflates the result. If that
-//! ever fails (a future fdeflate with another table), encoding falls back
-//! to one stripe, which needs no joining.
+//! a self-test joins small streams and inflates the result. If that ever
+//! fails (a future fdeflate with another table), encoding falls back to one
+//! stripe, which needs no joining, and to no reuse.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use fdeflate::Compressor;
+use xxhash_rust::xxh3::Xxh3;
 
 use super::{EncodeError, bgrx_row_to_rgb, draw_cursor_row};
 use crate::backend::{CursorImage, Frame, PixelFormat};
-use crate::geometry::Point;
+use crate::geometry::{Point, Rect};
 
 /// PNG filter type byte for "Sub".
 const FILTER_SUB: u8 = 1;
 
-/// Below this many rows a frame is encoded in one stripe.
-const MIN_ROWS_PER_STRIPE: usize = 64;
+/// Rows per stripe. Fixed, so that the stripes of two captures of the same
+/// rectangle line up.
+pub const STRIPE_ROWS: usize = 64;
 
-/// Most stripes (threads) per frame.
-const MAX_STRIPES: usize = 8;
+/// The compressed stripes of the last PNG capture of one rectangle.
+#[derive(Debug, Default)]
+pub struct StripeCache {
+    rect: Option<Rect>,
+    stripes: Vec<Option<(u128, Arc<Stripe>)>>,
+}
 
-/// Encodes `frame` as an 8-bit RGB PNG.
+/// One stripe's zlib stream and the length of the data it holds.
+#[derive(Debug)]
+struct Stripe {
+    zlib: Vec<u8>,
+    raw_len: usize,
+}
+
+/// Encodes `frame`, captured at `origin`, as an 8-bit RGB PNG, reusing the
+/// unchanged stripes of the last capture of the same rectangle.
 pub fn encode_png(
     frame: &Frame<'_>,
     origin: Point,
     cursor: Option<&CursorImage>,
+    cache: &mut StripeCache,
 ) -> Result<Vec<u8>, EncodeError> {
-    encode_in_stripes(frame, origin, cursor, stripe_count(frame.height as usize))
+    if joining_works() {
+        encode_striped(frame, origin, cursor, cache, STRIPE_ROWS)
+    } else {
+        let whole = frame.height as usize;
+        encode_striped(frame, origin, cursor, &mut StripeCache::default(), whole)
+    }
 }
 
-/// Encodes `frame` cut into (at most) `stripes` stripes, one thread each.
-fn encode_in_stripes(
+/// Encodes `frame` in stripes of `rows` rows.
+fn encode_striped(
     frame: &Frame<'_>,
     origin: Point,
     cursor: Option<&CursorImage>,
-    stripes: usize,
+    cache: &mut StripeCache,
+    rows: usize,
 ) -> Result<Vec<u8>, EncodeError> {
     let (w, h) = (frame.width as usize, frame.height as usize);
-    if w == 0 || h == 0 {
+    if w == 0 || h == 0 || rows == 0 {
         return Err(EncodeError("empty image".into()));
     }
-    let stripes = stripes.clamp(1, h);
-    let rows_per = h.div_ceil(stripes);
-    let ranges: Vec<(usize, usize)> = (0..h)
-        .step_by(rows_per)
-        .map(|y| (y, (y + rows_per).min(h)))
-        .collect();
-    let streams: Vec<Result<Stripe, EncodeError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = ranges[1..]
-            .iter()
-            .map(|&(y0, y1)| scope.spawn(move || compress_rows(frame, origin, cursor, y0, y1)))
-            .collect();
-        let first = compress_rows(frame, origin, cursor, ranges[0].0, ranges[0].1);
+    let count = h.div_ceil(rows);
+    let rect = Rect::new(origin.x, origin.y, frame.width, frame.height);
+    if cache.rect != Some(rect) || cache.stripes.len() != count {
+        cache.rect = Some(rect);
+        cache.stripes = (0..count).map(|_| None).collect();
+    }
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(count);
+    let previous = &cache.stripes;
+    let work = |worker: usize| -> Result<Vec<(usize, u128, Arc<Stripe>)>, EncodeError> {
+        let mut done = Vec::new();
+        for i in (worker..count).step_by(workers) {
+            let (y0, y1) = (i * rows, ((i + 1) * rows).min(h));
+            let key = stripe_key(frame, y0, y1);
+            let under_cursor = cursor.is_some_and(|c| {
+                let top = i64::from(c.origin.y) - i64::from(origin.y);
+                top < y1 as i64 && top + i64::from(c.height) > y0 as i64
+            });
+            let reusable = previous[i]
+                .as_ref()
+                .filter(|(k, _)| *k == key && !under_cursor)
+                .map(|(_, s)| s.clone());
+            let stripe = match reusable {
+                Some(s) => s,
+                None => Arc::new(compress_rows(frame, origin, cursor, y0, y1)?),
+            };
+            // A stripe with the cursor drawn in is not reused later.
+            let key = if under_cursor { !key } else { key };
+            done.push((i, key, stripe));
+        }
+        Ok(done)
+    };
+    let results: Vec<Result<Vec<_>, EncodeError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..workers).map(|t| scope.spawn(move || work(t))).collect();
+        let first = work(0);
         std::iter::once(first)
             .chain(handles.into_iter().map(|h| {
                 h.join()
@@ -68,27 +119,29 @@ fn encode_in_stripes(
             }))
             .collect()
     });
-    let streams = streams.into_iter().collect::<Result<Vec<_>, _>>()?;
-    let zlib = join_streams(&streams)?;
+    let mut stripes: Vec<Option<Arc<Stripe>>> = (0..count).map(|_| None).collect();
+    for result in results {
+        for (i, key, stripe) in result? {
+            cache.stripes[i] = Some((key, stripe.clone()));
+            stripes[i] = Some(stripe);
+        }
+    }
+    let stripes: Vec<Arc<Stripe>> = stripes.into_iter().flatten().collect();
+    if stripes.len() != count {
+        return Err(EncodeError("a stripe is missing".into()));
+    }
+    let zlib = join_streams(&stripes)?;
     Ok(png_container(frame.width, frame.height, &zlib))
 }
 
-/// How many stripes to cut `height` rows into.
-fn stripe_count(height: usize) -> usize {
-    if !joining_works() {
-        return 1;
+/// 128-bit XXH3 of rows `y0..y1` (their pixels only, not the padding).
+fn stripe_key(frame: &Frame<'_>, y0: usize, y1: usize) -> u128 {
+    let row = frame.width as usize * 4;
+    let mut h = Xxh3::new();
+    for y in y0..y1 {
+        h.update(&frame.pixels[y * frame.stride..][..row]);
     }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores
-        .min(MAX_STRIPES)
-        .min(height / MIN_ROWS_PER_STRIPE)
-        .max(1)
-}
-
-/// One stripe's zlib stream and the length of the data it holds.
-struct Stripe {
-    zlib: Vec<u8>,
-    raw_len: usize,
+    h.digest128()
 }
 
 fn io_err(e: std::io::Error) -> EncodeError {
@@ -137,7 +190,7 @@ fn sub_filter(rgb: &[u8], out: &mut [u8]) {
 }
 
 /// Joins zlib streams of consecutive data into one zlib stream.
-fn join_streams(stripes: &[Stripe]) -> Result<Vec<u8>, EncodeError> {
+fn join_streams(stripes: &[Arc<Stripe>]) -> Result<Vec<u8>, EncodeError> {
     let Some((last, rest)) = stripes.split_last() else {
         return Err(EncodeError("no data".into()));
     };
@@ -148,7 +201,7 @@ fn join_streams(stripes: &[Stripe]) -> Result<Vec<u8>, EncodeError> {
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(&last.zlib[..2]);
     let mut adler = 1u32;
-    for s in stripes {
+    for (i, s) in stripes.iter().enumerate() {
         let z = &s.zlib;
         if z.len() < 7 {
             return Err(EncodeError("truncated zlib stream".into()));
@@ -156,7 +209,7 @@ fn join_streams(stripes: &[Stripe]) -> Result<Vec<u8>, EncodeError> {
         let deflate = &z[2..z.len() - 4];
         let start = out.len();
         out.extend_from_slice(deflate);
-        if !std::ptr::eq(s, last) {
+        if i + 1 < stripes.len() {
             // Not the final block any more.
             out[start] &= !1;
             // The end-of-block code's last bit is 1, so the highest set bit
@@ -209,15 +262,15 @@ fn self_test() -> bool {
         &[0u8; 300],
         b"\x01\xff\xfe\x10tail",
     ];
-    let stripes: Option<Vec<Stripe>> = parts
+    let stripes: Option<Vec<Arc<Stripe>>> = parts
         .iter()
         .map(|p| {
             let mut z = Compressor::new(Vec::new()).ok()?;
             z.write_data(p).ok()?;
-            Some(Stripe {
+            Some(Arc::new(Stripe {
                 zlib: z.finish().ok()?,
                 raw_len: p.len(),
-            })
+            }))
         })
         .collect();
     let Some(joined) = stripes.and_then(|s| join_streams(&s).ok()) else {
@@ -264,44 +317,108 @@ mod tests {
         assert!(joining_works());
     }
 
-    #[test]
-    fn striped_png_decodes_to_every_pixel() {
-        let (w, h) = (23u32, 101u32);
-        let px: Vec<u8> = (0..w * h * 4).map(|i| (i * 7 % 253) as u8).collect();
-        let frame = Frame {
+    fn bgrx_frame(px: &[u8], w: u32, h: u32) -> Frame<'_> {
+        Frame {
             width: w,
             height: h,
             stride: w as usize * 4,
             format: PixelFormat::Bgrx,
-            pixels: &px,
-        };
+            pixels: px,
+        }
+    }
+
+    fn decode(png: &[u8]) -> Vec<u8> {
+        let mut r = png::Decoder::new(std::io::Cursor::new(png))
+            .read_info()
+            .expect("header");
+        let mut buf = vec![0; r.output_buffer_size().expect("size")];
+        r.next_frame(&mut buf).expect("frame");
+        buf
+    }
+
+    #[test]
+    fn striped_png_decodes_to_every_pixel() {
+        let (w, h) = (23u32, 101u32);
+        let px: Vec<u8> = (0..w * h * 4).map(|i| (i * 7 % 253) as u8).collect();
+        let frame = bgrx_frame(&px, w, h);
         let cursor = CursorImage {
-            origin: Point::new(5, 49),
+            origin: Point::new(5, 44),
             width: 2,
             height: 4,
             argb: vec![0xff_ff_ff_ff; 8],
         };
-        let one = encode_in_stripes(&frame, Point::new(0, 0), Some(&cursor), 1).expect("one");
-        for stripes in [2, 3, 7] {
-            let png = encode_in_stripes(&frame, Point::new(0, 0), Some(&cursor), stripes)
+        let at = Point::new(0, 0);
+        let one = decode(
+            &encode_striped(&frame, at, Some(&cursor), &mut StripeCache::default(), 101)
+                .expect("one stripe"),
+        );
+        for rows in [50, 15, 7, 1] {
+            let png = encode_striped(&frame, at, Some(&cursor), &mut StripeCache::default(), rows)
                 .expect("striped");
-            let mut r = png::Decoder::new(std::io::Cursor::new(&png))
-                .read_info()
-                .expect("header");
-            let mut buf = vec![0; r.output_buffer_size().expect("size")];
-            r.next_frame(&mut buf).expect("frame");
-            let mut r1 = png::Decoder::new(std::io::Cursor::new(&one))
-                .read_info()
-                .expect("header");
-            let mut buf1 = vec![0; r1.output_buffer_size().expect("size")];
-            r1.next_frame(&mut buf1).expect("frame");
-            assert_eq!(buf, buf1, "{stripes} stripes decode like one");
-            assert_eq!(
-                &buf[(50 * 23 + 5) * 3..][..3],
-                &[255, 255, 255],
-                "cursor across a seam"
-            );
+            assert_eq!(decode(&png), one, "stripes of {rows} rows decode like one");
         }
+        assert_eq!(
+            &one[(45 * 23 + 5) * 3..][..3],
+            &[255, 255, 255],
+            "cursor across a seam"
+        );
+    }
+
+    #[test]
+    fn unchanged_stripes_are_reused_and_changed_ones_are_not() {
+        let (w, h) = (16u32, 40u32);
+        let mut px: Vec<u8> = (0..w * h * 4).map(|i| (i * 5 % 251) as u8).collect();
+        let mut cache = StripeCache::default();
+        let at = Point::new(3, 4);
+        let first = encode_striped(&bgrx_frame(&px, w, h), at, None, &mut cache, 10).expect("1st");
+        let before: Vec<Arc<Stripe>> = cache
+            .stripes
+            .iter()
+            .flatten()
+            .map(|(_, s)| s.clone())
+            .collect();
+        // Change one pixel in row 25 (stripe 2).
+        px[(25 * w as usize + 3) * 4] ^= 0xff;
+        let second = encode_striped(&bgrx_frame(&px, w, h), at, None, &mut cache, 10).expect("2nd");
+        let after: Vec<Arc<Stripe>> = cache
+            .stripes
+            .iter()
+            .flatten()
+            .map(|(_, s)| s.clone())
+            .collect();
+        for (i, (b, a)) in before.iter().zip(&after).enumerate() {
+            assert_eq!(Arc::ptr_eq(b, a), i != 2, "stripe {i} reuse");
+        }
+        let fresh = encode_striped(
+            &bgrx_frame(&px, w, h),
+            at,
+            None,
+            &mut StripeCache::default(),
+            10,
+        )
+        .expect("fresh");
+        assert_eq!(
+            decode(&second),
+            decode(&fresh),
+            "the reused image is the current one"
+        );
+        assert_ne!(decode(&first), decode(&second));
+        // Another rectangle starts over.
+        encode_striped(
+            &bgrx_frame(&px, w, h),
+            Point::new(0, 0),
+            None,
+            &mut cache,
+            10,
+        )
+        .expect("3rd");
+        let moved: Vec<Arc<Stripe>> = cache
+            .stripes
+            .iter()
+            .flatten()
+            .map(|(_, s)| s.clone())
+            .collect();
+        assert!(moved.iter().zip(&after).all(|(m, a)| !Arc::ptr_eq(m, a)));
     }
 
     #[test]

@@ -1,10 +1,9 @@
 //! The screenshot reply, written straight into its JSON text: the base64
-//! image is encoded once into the output buffer instead of being copied
-//! into a JSON value and scanned for escapes (it never needs any).
+//! image is encoded once (SIMD) into the output buffer instead of being
+//! copied into a JSON value and scanned for escapes (it never needs any).
 
 use std::fmt::Write as _;
 
-use base64::Engine as _;
 use serde_json::Value;
 
 /// Builds `{"type":"SCREENSHOT_RESPONSE","id":…,"ts":…,"payload":{"image_base64":"…",…}}`
@@ -18,7 +17,7 @@ pub fn screenshot_envelope(id: Option<&str>, ts: f64, image: &[u8], rest: &Value
         out.push(',');
     }
     let _ = write!(out, r#""ts":{ts},"payload":{{"image_base64":""#);
-    base64::engine::general_purpose::STANDARD.encode_string(image, &mut out);
+    base64_simd::STANDARD.encode_append(image, &mut out);
     out.push('"');
     if let Some(fields) = rest.as_object() {
         for (key, value) in fields.iter().filter(|(k, _)| *k != "image_base64") {
