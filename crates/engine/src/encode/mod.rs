@@ -116,11 +116,13 @@ fn draw_cursor_row(row: &mut [u8], x0: i32, y: i32, c: &CursorImage) {
     }
 }
 
+/// Helpers shared by the encoder tests.
 #[cfg(test)]
-mod tests {
+pub(crate) mod test_util {
     use super::*;
 
-    fn frame(pixels: &[u8], w: u32, h: u32) -> Frame<'_> {
+    /// A tight BGRX frame over `pixels`.
+    pub fn frame(pixels: &[u8], w: u32, h: u32) -> Frame<'_> {
         Frame {
             width: w,
             height: h,
@@ -129,6 +131,42 @@ mod tests {
             pixels,
         }
     }
+
+    /// Decodes a PNG into (width, height, RGB).
+    pub fn decode(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+        let mut r = png::Decoder::new(std::io::Cursor::new(png_bytes))
+            .read_info()
+            .expect("header");
+        let mut buf = vec![0; r.output_buffer_size().expect("size")];
+        let info = r.next_frame(&mut buf).expect("frame");
+        buf.truncate(info.buffer_size());
+        (info.width, info.height, buf)
+    }
+
+    /// Encodes with a fresh stripe cache.
+    pub fn enc(
+        f: &Frame<'_>,
+        origin: Point,
+        format: ImageFormat,
+        quality: u8,
+        cursor: Option<&CursorImage>,
+    ) -> Vec<u8> {
+        encode(
+            f,
+            origin,
+            format,
+            quality,
+            cursor,
+            &mut StripeCache::default(),
+        )
+        .expect("encode")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_util::{decode, enc, frame};
+    use super::*;
 
     #[test]
     fn bgrx_becomes_rgb() {
@@ -156,31 +194,13 @@ mod tests {
         assert_eq!(&rgb[0..3], &[0, 0, 0]);
     }
 
-    fn decode(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
-        let mut r = png::Decoder::new(std::io::Cursor::new(png_bytes))
-            .read_info()
-            .expect("header");
-        let mut buf = vec![0; r.output_buffer_size().expect("size")];
-        let info = r.next_frame(&mut buf).expect("frame");
-        buf.truncate(info.buffer_size());
-        (info.width, info.height, buf)
-    }
-
     #[test]
     fn png_round_trips_every_pixel() {
         // Odd width, many rows (several batches), varied content.
         let (w, h) = (37u32, 53u32);
         let px: Vec<u8> = (0..w * h * 4).map(|i| (i * 7 % 251) as u8).collect();
         let f = frame(&px, w, h);
-        let png = encode(
-            &f,
-            Point::new(0, 0),
-            ImageFormat::Png,
-            75,
-            None,
-            &mut StripeCache::default(),
-        )
-        .expect("png");
+        let png = enc(&f, Point::new(0, 0), ImageFormat::Png, 75, None);
         let (dw, dh, rgb) = decode(&png);
         assert_eq!((dw, dh), (w, h));
         assert_eq!(rgb, to_rgb(&f, Point::new(0, 0), None));
@@ -196,15 +216,7 @@ mod tests {
             height: 1,
             argb: vec![0xff_00_ff_00, 0x80_40_00_00],
         };
-        let png = encode(
-            &f,
-            Point::new(100, 50),
-            ImageFormat::Png,
-            75,
-            Some(&c),
-            &mut StripeCache::default(),
-        )
-        .expect("png");
+        let png = enc(&f, Point::new(100, 50), ImageFormat::Png, 75, Some(&c));
         let (_, _, rgb) = decode(&png);
         let at = |x: usize, y: usize| &rgb[(y * 8 + x) * 3..][..3];
         assert_eq!(at(3, 2), &[0, 255, 0]);
@@ -221,24 +233,8 @@ mod tests {
         let (w, h) = (64u32, 64u32);
         let px: Vec<u8> = (0..w * h * 4).map(|i| ((i * 31) ^ (i / 7)) as u8).collect();
         let f = frame(&px, w, h);
-        let hi = encode(
-            &f,
-            Point::new(0, 0),
-            ImageFormat::Jpeg,
-            95,
-            None,
-            &mut StripeCache::default(),
-        )
-        .expect("q95");
-        let lo = encode(
-            &f,
-            Point::new(0, 0),
-            ImageFormat::Jpeg,
-            20,
-            None,
-            &mut StripeCache::default(),
-        )
-        .expect("q20");
+        let hi = enc(&f, Point::new(0, 0), ImageFormat::Jpeg, 95, None);
+        let lo = enc(&f, Point::new(0, 0), ImageFormat::Jpeg, 20, None);
         assert!(
             lo.len() < hi.len(),
             "q20 {} bytes, q95 {} bytes",
@@ -252,25 +248,9 @@ mod tests {
     fn png_and_jpeg_have_their_magic() {
         let px = vec![128u8; 16 * 8 * 4];
         let f = frame(&px, 16, 8);
-        let png = encode(
-            &f,
-            Point::new(0, 0),
-            ImageFormat::Png,
-            75,
-            None,
-            &mut StripeCache::default(),
-        )
-        .expect("png");
+        let png = enc(&f, Point::new(0, 0), ImageFormat::Png, 75, None);
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
-        let jpg = encode(
-            &f,
-            Point::new(0, 0),
-            ImageFormat::Jpeg,
-            75,
-            None,
-            &mut StripeCache::default(),
-        )
-        .expect("jpeg");
+        let jpg = enc(&f, Point::new(0, 0), ImageFormat::Jpeg, 75, None);
         assert_eq!(&jpg[..2], &[0xff, 0xd8]);
     }
 }

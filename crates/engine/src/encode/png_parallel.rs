@@ -318,22 +318,11 @@ mod tests {
     }
 
     fn bgrx_frame(px: &[u8], w: u32, h: u32) -> Frame<'_> {
-        Frame {
-            width: w,
-            height: h,
-            stride: w as usize * 4,
-            format: PixelFormat::Bgrx,
-            pixels: px,
-        }
+        crate::encode::test_util::frame(px, w, h)
     }
 
     fn decode(png: &[u8]) -> Vec<u8> {
-        let mut r = png::Decoder::new(std::io::Cursor::new(png))
-            .read_info()
-            .expect("header");
-        let mut buf = vec![0; r.output_buffer_size().expect("size")];
-        r.next_frame(&mut buf).expect("frame");
-        buf
+        crate::encode::test_util::decode(png).2
     }
 
     #[test]
