@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use deskhand_engine::backend::{CursorImage, Frame, PixelFormat};
 use deskhand_engine::{
-    Backend, BackendError, Button, Capture, Displays, Input, Key, Monitor, Point, Rect,
-    ScrollDirection,
+    Backend, BackendError, Button, Capture, Displays, Input, Key, Monitor, NativeWindow, Point,
+    Rect, ScrollDirection, Windows,
 };
 
 /// One input event the mock received.
@@ -46,6 +46,8 @@ pub struct MockState {
     pub events: Vec<Event>,
     /// When set, the next input call fails (to test release on error).
     pub fail_next_input: bool,
+    /// Top-level windows, bottom of the stack first.
+    pub windows: Vec<NativeWindow>,
 }
 
 impl MockState {
@@ -104,6 +106,7 @@ impl MockDesktop {
             keys: Vec::new(),
             events: Vec::new(),
             fail_next_input: false,
+            windows: Vec::new(),
         };
         Self {
             state: Arc::new(Mutex::new(state)),
@@ -122,6 +125,7 @@ impl MockDesktop {
             displays: Box::new(self.clone()),
             capture: Some(Box::new(self.clone())),
             input: Some(Box::new(self.clone())),
+            windows: Some(Box::new(self.clone())),
         }
     }
 
@@ -148,6 +152,43 @@ pub fn monitor(index: u32, name: &str, primary: bool, rect: Rect, scale: f64) ->
         primary,
         rect,
         scale,
+    }
+}
+
+/// Shorthand to build a window.
+pub fn window(id: u64, pid: u32, class: &str, title: &str, rect: Rect) -> NativeWindow {
+    NativeWindow {
+        id,
+        pid: Some(pid),
+        class: class.to_owned(),
+        instance: class.to_ascii_lowercase(),
+        title: title.to_owned(),
+        rect,
+        focused: false,
+        minimized: false,
+        fullscreen: false,
+    }
+}
+
+impl Windows for MockDesktop {
+    fn list(&mut self) -> Result<Vec<NativeWindow>, BackendError> {
+        Ok(self.state().windows.clone())
+    }
+
+    /// Focuses `id`; raising moves it to the top of the stack.
+    fn focus(&mut self, id: u64, raise: bool) -> Result<(), BackendError> {
+        let mut s = self.state();
+        let Some(pos) = s.windows.iter().position(|w| w.id == id) else {
+            return Err(BackendError::Failed(format!("no window {id}")));
+        };
+        for w in &mut s.windows {
+            w.focused = w.id == id;
+        }
+        if raise {
+            let w = s.windows.remove(pos);
+            s.windows.push(w);
+        }
+        Ok(())
     }
 }
 

@@ -119,6 +119,47 @@ pub trait Input: Send {
     fn scroll(&mut self, direction: ScrollDirection, steps: u32) -> Result<(), BackendError>;
 }
 
+/// A top-level window as the OS reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NativeWindow {
+    /// The OS handle (X11 window id).
+    pub id: u64,
+    /// Owning process, when known.
+    pub pid: Option<u32>,
+    /// The app's class (X11 WM_CLASS class), `""` when unset.
+    pub class: String,
+    /// The app's instance name (X11 WM_CLASS instance).
+    pub instance: String,
+    /// Title.
+    pub title: String,
+    /// Content area in global desktop pixels.
+    pub rect: Rect,
+    /// Has the input focus.
+    pub focused: bool,
+    /// Minimized (iconic or hidden).
+    pub minimized: bool,
+    /// Full screen.
+    pub fullscreen: bool,
+}
+
+impl NativeWindow {
+    /// Whether this window belongs to `app`: its class or instance
+    /// (case-insensitive) or its pid written as text.
+    pub fn belongs_to(&self, app: &str) -> bool {
+        self.class.eq_ignore_ascii_case(app)
+            || self.instance.eq_ignore_ascii_case(app)
+            || self.pid.is_some_and(|p| p.to_string() == app)
+    }
+}
+
+/// Lists and focuses top-level windows.
+pub trait Windows: Send {
+    /// Every top-level window, bottom of the stack first.
+    fn list(&mut self) -> Result<Vec<NativeWindow>, BackendError>;
+    /// Gives `id` the input focus, raising it when `raise`.
+    fn focus(&mut self, id: u64, raise: bool) -> Result<(), BackendError>;
+}
+
 /// A backend: what the factory of an OS hands to the engine.
 pub struct Backend {
     /// Short name for logs, e.g. `x11` or `mock`.
@@ -129,6 +170,8 @@ pub struct Backend {
     pub capture: Option<Box<dyn Capture>>,
     /// Input, when available.
     pub input: Option<Box<dyn Input>>,
+    /// Window listing and focus, when available.
+    pub windows: Option<Box<dyn Windows>>,
 }
 
 impl std::fmt::Debug for Backend {
@@ -137,6 +180,7 @@ impl std::fmt::Debug for Backend {
             .field("name", &self.name)
             .field("capture", &self.capture.is_some())
             .field("input", &self.input.is_some())
+            .field("windows", &self.windows.is_some())
             .finish()
     }
 }

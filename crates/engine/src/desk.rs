@@ -6,12 +6,14 @@ use std::thread;
 use std::time::Duration;
 
 use crate::action::Action;
+use crate::backend::NativeWindow;
 use crate::backend::{Backend, Button, Input};
 use crate::encode::StripeCache;
 use crate::error::EngineError;
-use crate::geometry::{Layout, Point};
+use crate::geometry::{Layout, Point, Rect};
 use crate::keys::Key;
 use crate::ledger::{Held, Ledger};
+use crate::windows::WindowRegistry;
 
 /// Pause between the clicks of a double or triple click: well inside any
 /// toolkit's multi-click time, long enough to be seen as separate clicks.
@@ -29,6 +31,8 @@ pub struct Desk {
     pub ledger: Ledger,
     /// Compressed PNG stripes of the last capture, for reuse.
     pub png_cache: StripeCache,
+    /// Window handles minted since start.
+    pub windows: WindowRegistry,
 }
 
 impl Desk {
@@ -38,12 +42,100 @@ impl Desk {
             backend,
             ledger: Ledger::default(),
             png_cache: StripeCache::default(),
+            windows: WindowRegistry::default(),
         }
     }
 
     /// The current layout, read from the backend.
     pub fn layout(&mut self) -> Result<Layout, EngineError> {
         Ok(Layout::new(self.backend.displays.monitors()?))
+    }
+
+    /// Every top-level window, topmost first, with its handle.
+    pub fn list_windows(&mut self) -> Result<Vec<(String, NativeWindow)>, EngineError> {
+        let windows = self
+            .backend
+            .windows
+            .as_mut()
+            .ok_or(EngineError::NotSupported {
+                feature: "window.list",
+            })?
+            .list()?;
+        Ok(windows
+            .into_iter()
+            .rev()
+            .map(|w| (self.windows.handle_for(&w), w))
+            .collect())
+    }
+
+    /// The live window `handle` names, and the windows above it.
+    fn resolve_window(
+        &mut self,
+        handle: &str,
+    ) -> Result<(NativeWindow, Vec<NativeWindow>), EngineError> {
+        let all = self
+            .backend
+            .windows
+            .as_mut()
+            .ok_or(EngineError::NotSupported {
+                feature: "window.list",
+            })?
+            .list()?;
+        let stale = || EngineError::WindowStale {
+            window_id: handle.to_owned(),
+        };
+        let w = self
+            .windows
+            .resolve(handle, &all)
+            .ok_or_else(stale)?
+            .clone();
+        let above = all
+            .iter()
+            .skip_while(|x| x.id != w.id)
+            .skip(1)
+            .filter(|x| !x.minimized)
+            .cloned()
+            .collect();
+        Ok((w, above))
+    }
+
+    /// Focuses (and raises) the window `handle` names.
+    pub fn focus_window(&mut self, handle: &str, raise: bool) -> Result<(), EngineError> {
+        let (w, _) = self.resolve_window(handle)?;
+        let windows = self
+            .backend
+            .windows
+            .as_mut()
+            .ok_or(EngineError::NotSupported {
+                feature: "window.focus",
+            })?;
+        Ok(windows.focus(w.id, raise)?)
+    }
+
+    /// The on-screen rectangle of the window `handle` names, when its own
+    /// content is what the screen shows there.
+    pub fn visible_window_rect(
+        &mut self,
+        handle: &str,
+        layout: &Layout,
+    ) -> Result<Rect, EngineError> {
+        let (w, above) = self.resolve_window(handle)?;
+        let not_visible = |reason| EngineError::WindowNotVisible {
+            window_id: handle.to_owned(),
+            reason,
+        };
+        if w.minimized {
+            return Err(not_visible("minimized"));
+        }
+        let bounds = layout.bounds().ok_or_else(|| not_visible("offscreen"))?;
+        let rect = w
+            .rect
+            .intersection(&bounds)
+            .ok_or_else(|| not_visible("offscreen"))?;
+        if above.iter().any(|a| a.rect.overlap_area(&rect) > 0) {
+            return Err(not_visible("covered"));
+        }
+        Ok(rect)
     }
 
     /// Checks every coordinate of `action` against the displays. Nothing is

@@ -40,6 +40,20 @@ pub enum EngineError {
         /// The feature name.
         feature: &'static str,
     },
+    /// The window handle no longer names a live window; nothing was done.
+    #[error("window_id {window_id} no longer maps to a live window")]
+    WindowStale {
+        /// The handle.
+        window_id: String,
+    },
+    /// The window's content cannot be captured; nothing was done.
+    #[error("window {window_id} is not visible ({reason})")]
+    WindowNotVisible {
+        /// The handle.
+        window_id: String,
+        /// `minimized`, `offscreen` or `covered`.
+        reason: &'static str,
+    },
     /// The backend failed; something may have happened.
     #[error(transparent)]
     Backend(#[from] BackendError),
@@ -67,6 +81,8 @@ impl EngineError {
             Self::OutOfBounds { .. } => ErrorCode::InputOutOfBounds,
             Self::NotGranted { .. } => ErrorCode::CapabilityNotGranted,
             Self::NotSupported { .. } => ErrorCode::FeatureNotSupported,
+            Self::WindowStale { .. } => ErrorCode::WindowStale,
+            Self::WindowNotVisible { .. } => ErrorCode::WindowNotVisible,
             Self::Backend(BackendError::DisplayUnavailable(_)) => ErrorCode::DisplayUnavailable,
             Self::Backend(BackendError::Unsupported(_)) => ErrorCode::FeatureNotSupported,
             Self::Backend(BackendError::Failed(_)) | Self::Encode(_) => ErrorCode::BackendFailure,
@@ -90,6 +106,12 @@ impl EngineError {
                 json!({ "capability": capability, "needed": needed })
             }
             Self::NotSupported { feature } => json!({ "feature": feature }),
+            Self::WindowStale { window_id } => {
+                json!({ "window_id": window_id, "hint": "re-list windows" })
+            }
+            Self::WindowNotVisible { window_id, reason } => {
+                json!({ "window_id": window_id, "reason": reason })
+            }
             _ => Value::Null,
         }
     }

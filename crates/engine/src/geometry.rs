@@ -80,6 +80,16 @@ impl Rect {
         }
     }
 
+    /// The overlap with `other`, when there is one.
+    pub fn intersection(&self, other: &Rect) -> Option<Rect> {
+        let x1 = i64::from(self.x.max(other.x));
+        let y1 = i64::from(self.y.max(other.y));
+        let x2 = self.right().min(other.right());
+        let y2 = self.bottom().min(other.bottom());
+        (x2 > x1 && y2 > y1)
+            .then(|| Rect::new(x1 as i32, y1 as i32, (x2 - x1) as u32, (y2 - y1) as u32))
+    }
+
     /// `[x1, y1, x2, y2]`.
     pub fn corners(&self) -> [i32; 4] {
         [

@@ -14,6 +14,7 @@ pub mod geometry;
 pub mod keys;
 pub mod ledger;
 pub mod screenshot;
+pub mod windows;
 
 use std::time::Instant;
 
@@ -22,7 +23,9 @@ use serde_json::Value;
 
 pub use action::Action;
 pub use audit::{AuditLog, AuditRecord};
-pub use backend::{Backend, BackendError, Button, Capture, Displays, Input, ScrollDirection};
+pub use backend::{
+    Backend, BackendError, Button, Capture, Displays, Input, NativeWindow, ScrollDirection, Windows,
+};
 pub use consent::{Consent, ConsentSource};
 pub use error::EngineError;
 pub use geometry::{Layout, Monitor, Point, Rect};
@@ -65,6 +68,13 @@ impl Features {
                 f.fine.push(Feature::ScreenshotCursor);
             }
         }
+        if backend.windows.is_some() {
+            f.coarse.push(CoarseFeature::Windows);
+            f.fine.extend([Feature::WindowList, Feature::WindowFocus]);
+            if backend.capture.is_some() {
+                f.fine.push(Feature::ScreenshotWindow);
+            }
+        }
         if backend.input.is_some() {
             f.coarse.push(CoarseFeature::Input);
             f.fine.extend([
@@ -85,6 +95,28 @@ impl Features {
     pub fn has(&self, feature: Feature) -> bool {
         self.fine.contains(&feature)
     }
+}
+
+/// Which windows [`Engine::list_windows`] returns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WindowFilter {
+    /// Only this app's windows (class, instance or pid as text).
+    pub app: Option<String>,
+    /// Include minimized windows.
+    pub include_minimized: bool,
+    /// Include windows outside every display.
+    pub include_offscreen: bool,
+}
+
+/// A window with its handle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedWindow {
+    /// `win_<uuid>`.
+    pub handle: String,
+    /// What the OS says of it.
+    pub window: NativeWindow,
+    /// The display holding most of it.
+    pub monitor: Option<u32>,
 }
 
 /// The engine: every protocol adapter talks to the desktop through it.
@@ -218,6 +250,82 @@ impl Engine {
         self.record(
             session,
             "screenshot",
+            target,
+            result.as_ref().map(|_| ()),
+            started,
+        );
+        result
+    }
+
+    /// Every top-level window, topmost first, with its handle and the
+    /// display holding most of it.
+    pub async fn list_windows(
+        &self,
+        session: &Session,
+        filter: WindowFilter,
+    ) -> Result<Vec<ListedWindow>, EngineError> {
+        let started = Instant::now();
+        let result = self
+            .exec
+            .run(move |desk| {
+                let layout = desk.layout()?;
+                let bounds = layout.bounds();
+                Ok(desk
+                    .list_windows()?
+                    .into_iter()
+                    .filter(|(_, w)| filter.include_minimized || !w.minimized)
+                    .filter(|(_, w)| {
+                        filter.include_offscreen
+                            || bounds.is_some_and(|b| b.overlap_area(&w.rect) > 0)
+                    })
+                    .filter(|(_, w)| filter.app.as_deref().is_none_or(|app| w.belongs_to(app)))
+                    .map(|(handle, window)| ListedWindow {
+                        monitor: layout.best_for(&window.rect).map(|m| m.index),
+                        handle,
+                        window,
+                    })
+                    .collect::<Vec<_>>())
+            })
+            .await
+            .and_then(|r| r);
+        let target = match &result {
+            Ok(list) => serde_json::json!({"windows": list.len()}),
+            Err(_) => Value::Null,
+        };
+        self.record(
+            session,
+            "window.list",
+            target,
+            result.as_ref().map(|_| ()),
+            started,
+        );
+        result
+    }
+
+    /// Focuses the window `handle` names (raising it when `raise`). It
+    /// changes what the person sees, so it needs the input grant.
+    pub async fn focus_window(
+        &self,
+        session: &Session,
+        handle: String,
+        raise: bool,
+    ) -> Result<(), EngineError> {
+        let started = Instant::now();
+        let target = serde_json::json!({"window_id": handle, "raise": raise});
+        let result = if self.consent.input {
+            self.exec
+                .run(move |desk| desk.focus_window(&handle, raise))
+                .await
+                .and_then(|r| r)
+        } else {
+            Err(EngineError::NotGranted {
+                capability: "input",
+                needed: "consent",
+            })
+        };
+        self.record(
+            session,
+            "window.focus",
             target,
             result.as_ref().map(|_| ()),
             started,

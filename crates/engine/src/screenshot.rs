@@ -9,16 +9,18 @@ use crate::error::EngineError;
 use crate::geometry::{Layout, Monitor, Point, Rect};
 
 /// What to capture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ShotTarget {
     /// A whole display; the primary one when `None`.
     Monitor(Option<u32>),
     /// A rectangle in global desktop pixels.
     Region(Rect),
+    /// A window by its `win_…` handle: its on-screen content area.
+    Window(String),
 }
 
 /// A validated screenshot request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShotSpec {
     /// What to capture.
     pub target: ShotTarget,
@@ -48,6 +50,10 @@ pub struct Screenshot {
 /// Resolves the target to a rectangle and its display.
 pub fn resolve(layout: &Layout, target: ShotTarget) -> Result<(Rect, Monitor, bool), EngineError> {
     match target {
+        ShotTarget::Window(_) => Err(EngineError::invalid(
+            "window_id",
+            "windows are resolved by the desk",
+        )),
         ShotTarget::Monitor(index) => {
             let monitor = match index {
                 Some(i) => layout.get(i).ok_or_else(|| {
@@ -90,7 +96,13 @@ pub fn resolve(layout: &Layout, target: ShotTarget) -> Result<(Rect, Monitor, bo
 /// Captures and encodes on the desktop thread.
 pub fn take(desk: &mut Desk, spec: ShotSpec) -> Result<Screenshot, EngineError> {
     let layout = desk.layout()?;
-    let (rect, monitor, is_region) = resolve(&layout, spec.target)?;
+    let target = match &spec.target {
+        ShotTarget::Window(handle) => {
+            ShotTarget::Region(desk.visible_window_rect(handle, &layout)?)
+        }
+        other => other.clone(),
+    };
+    let (rect, monitor, is_region) = resolve(&layout, target)?;
     let png_cache = &mut desk.png_cache;
     let capture = desk
         .backend

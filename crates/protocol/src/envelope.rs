@@ -19,6 +19,9 @@ pub enum MessageType {
     CursorPositionResponse,
     DisplayInfoRequest,
     DisplayInfoResponse,
+    WindowListRequest,
+    WindowListResponse,
+    WindowFocus,
 }
 
 impl MessageType {
@@ -35,6 +38,9 @@ impl MessageType {
         Self::CursorPositionResponse,
         Self::DisplayInfoRequest,
         Self::DisplayInfoResponse,
+        Self::WindowListRequest,
+        Self::WindowListResponse,
+        Self::WindowFocus,
     ];
 
     /// The name on the wire, e.g. `SCREENSHOT_REQUEST`.
@@ -51,6 +57,9 @@ impl MessageType {
             Self::CursorPositionResponse => "CURSOR_POSITION_RESPONSE",
             Self::DisplayInfoRequest => "DISPLAY_INFO_REQUEST",
             Self::DisplayInfoResponse => "DISPLAY_INFO_RESPONSE",
+            Self::WindowListRequest => "WINDOW_LIST_REQUEST",
+            Self::WindowListResponse => "WINDOW_LIST_RESPONSE",
+            Self::WindowFocus => "WINDOW_FOCUS",
         }
     }
 

@@ -31,6 +31,10 @@ pub enum Feature {
     CursorPosition,
     #[serde(rename = "display.info")]
     DisplayInfo,
+    #[serde(rename = "window.list")]
+    WindowList,
+    #[serde(rename = "window.focus")]
+    WindowFocus,
 }
 
 impl Feature {
@@ -48,6 +52,8 @@ impl Feature {
         Self::InputWait,
         Self::CursorPosition,
         Self::DisplayInfo,
+        Self::WindowList,
+        Self::WindowFocus,
     ];
 
     /// The feature's name as advertised in HELLO.
@@ -65,6 +71,8 @@ impl Feature {
             Self::InputWait => "input.wait",
             Self::CursorPosition => "cursor.position",
             Self::DisplayInfo => "display.info",
+            Self::WindowList => "window.list",
+            Self::WindowFocus => "window.focus",
         }
     }
 }

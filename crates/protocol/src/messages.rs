@@ -215,6 +215,66 @@ pub struct DisplayInfoResponse {
     pub monitors: Vec<MonitorInfo>,
 }
 
+/// `WINDOW_LIST_REQUEST`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WindowListRequest {
+    /// Only windows of this app (X11: its WM_CLASS class or instance, or
+    /// its name).
+    #[serde(default)]
+    pub app_bundle_id: Option<String>,
+    /// Include minimized (iconic, hidden) windows.
+    #[serde(default)]
+    pub include_minimized: Option<bool>,
+    /// Include windows lying entirely outside every display.
+    #[serde(default)]
+    pub include_offscreen: Option<bool>,
+}
+
+/// One window of WINDOW_LIST_RESPONSE.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowInfo {
+    /// `win_<uuid>`, minted by deskhand, never reused.
+    pub window_id: String,
+    /// Owning process, when the window says.
+    pub pid: Option<u32>,
+    /// The app's name (X11: WM_CLASS class).
+    pub app_name: String,
+    /// The app's identifier (X11: WM_CLASS instance).
+    pub app_bundle_id: Option<String>,
+    /// The window's title.
+    pub title: String,
+    /// `[x1, y1, x2, y2]` in global desktop pixels (content area).
+    pub bounds: [i32; 4],
+    /// Display holding most of the window, if any.
+    pub monitor: Option<u32>,
+    /// Whether it has the input focus.
+    pub is_focused: bool,
+    /// Whether it is minimized.
+    pub is_minimized: bool,
+    /// Whether it is full screen.
+    pub is_fullscreen: bool,
+}
+
+/// `WINDOW_LIST_RESPONSE`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowListResponse {
+    /// Windows, topmost first.
+    pub windows: Vec<WindowInfo>,
+    /// Whether the list was cut.
+    pub truncated: bool,
+}
+
+/// `WINDOW_FOCUS`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WindowFocusRequest {
+    /// From WINDOW_LIST_RESPONSE.
+    #[serde(default)]
+    pub window_id: Option<String>,
+    /// Bring it to the front too (default true).
+    #[serde(default)]
+    pub raise: Option<bool>,
+}
+
 /// A display rectangle in INPUT_OUT_OF_BOUNDS details.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DisplayRect {

@@ -31,16 +31,15 @@ async fn hello_advertises_probed_features() {
         "cursor.position",
         "display.info",
         "input.wait",
+        "window.list",
+        "window.focus",
+        "screenshot.window",
     ] {
         assert!(fine.contains(&f), "missing {f}");
     }
-    assert!(
-        !fine.contains(&"screenshot.window"),
-        "window capture is not built"
-    );
     assert_eq!(
         p["computer_use_features_coarse"],
-        json!(["screenshot", "input"])
+        json!(["screenshot", "input", "windows"])
     );
 }
 
@@ -341,7 +340,7 @@ async fn input_without_consent_or_backend_input_is_refused() {
     let mut c = server.ready_client().await;
     assert_eq!(
         c.hello["payload"]["computer_use_features_coarse"],
-        json!(["screenshot"])
+        json!(["screenshot", "windows"])
     );
     let r = c
         .act(json!({"action": "left_click", "coordinate": [1, 1]}))

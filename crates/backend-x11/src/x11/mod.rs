@@ -4,6 +4,7 @@ mod capture;
 mod displays;
 mod input;
 pub mod virtual_desktop;
+mod windows;
 
 use std::sync::Arc;
 
@@ -94,6 +95,13 @@ pub fn open(display: Option<&str>) -> Result<Backend, X11Error> {
 
     let capture = capture::X11Capture::new(shared.clone());
     let displays = displays::X11Displays::new(shared.clone());
+    let windows = match windows::X11Windows::new(shared.clone()) {
+        Ok(w) => Some(Box::new(w) as Box<dyn deskhand_engine::Windows>),
+        Err(e) => {
+            tracing::warn!(error = %e, "window listing unavailable");
+            None
+        }
+    };
     let input = match input::X11Input::new(&name) {
         Ok(i) => Some(Box::new(i) as Box<dyn deskhand_engine::Input>),
         Err(e) => {
@@ -114,5 +122,6 @@ pub fn open(display: Option<&str>) -> Result<Backend, X11Error> {
         displays: Box::new(displays),
         capture: Some(Box::new(capture)),
         input,
+        windows,
     })
 }

@@ -65,31 +65,18 @@ fn duration(field: &'static str, ms: Option<i64>) -> R<Duration> {
 
 /// Converts SCREENSHOT_REQUEST.
 pub fn screenshot(p: &ScreenshotRequest, features: &Features) -> R<ShotSpec> {
-    if p.window_id.is_some() {
-        return Err(EngineError::NotSupported {
-            feature: Feature::ScreenshotWindow.name(),
-        });
-    }
-    let target = match (&p.region, p.monitor) {
-        (Some(region), _) => {
-            require(features, Feature::ScreenshotRegion)?;
-            let [x1, y1, x2, y2] = region[..] else {
-                return Err(EngineError::invalid("region", "expected [x1, y1, x2, y2]"));
-            };
-            if x2 <= x1 || y2 <= y1 {
-                return Err(EngineError::invalid(
-                    "region",
-                    "x2 and y2 must exceed x1 and y1",
-                ));
-            }
-            let (x, y) = (int32("region", x1)?, int32("region", y1)?);
-            let (w, h) = (int32("region", x2 - x1)?, int32("region", y2 - y1)?);
-            ShotTarget::Region(Rect::new(x, y, w as u32, h as u32))
+    let target = match (&p.window_id, &p.region, p.monitor) {
+        (Some(_), Some(_), _) => {
+            return Err(EngineError::invalid(
+                "window_id",
+                "window_id and region are mutually exclusive",
+            ));
         }
-        (None, Some(m)) => ShotTarget::Monitor(Some(
-            u32::try_from(m).map_err(|_| EngineError::invalid("monitor", "must be ≥ 0"))?,
-        )),
-        (None, None) => ShotTarget::Monitor(None),
+        (Some(handle), None, _) => {
+            require(features, Feature::ScreenshotWindow)?;
+            ShotTarget::Window(handle.clone())
+        }
+        (None, region, monitor) => region_or_monitor(region.as_deref(), monitor, features)?,
     };
     let quality = match p.quality {
         None => 75,
@@ -110,6 +97,35 @@ pub fn screenshot(p: &ScreenshotRequest, features: &Features) -> R<ShotSpec> {
         format: p.format.unwrap_or(ImageFormat::Png),
         quality,
         include_cursor,
+    })
+}
+
+/// The target of a screenshot without a window: a region or a display.
+fn region_or_monitor(
+    region: Option<&[i64]>,
+    monitor: Option<i64>,
+    features: &Features,
+) -> R<ShotTarget> {
+    Ok(match (region, monitor) {
+        (Some(region), _) => {
+            require(features, Feature::ScreenshotRegion)?;
+            let [x1, y1, x2, y2] = *region else {
+                return Err(EngineError::invalid("region", "expected [x1, y1, x2, y2]"));
+            };
+            if x2 <= x1 || y2 <= y1 {
+                return Err(EngineError::invalid(
+                    "region",
+                    "x2 and y2 must exceed x1 and y1",
+                ));
+            }
+            let (x, y) = (int32("region", x1)?, int32("region", y1)?);
+            let (w, h) = (int32("region", x2 - x1)?, int32("region", y2 - y1)?);
+            ShotTarget::Region(Rect::new(x, y, w as u32, h as u32))
+        }
+        (None, Some(m)) => ShotTarget::Monitor(Some(
+            u32::try_from(m).map_err(|_| EngineError::invalid("monitor", "must be ≥ 0"))?,
+        )),
+        (None, None) => ShotTarget::Monitor(None),
     })
 }
 
@@ -406,9 +422,18 @@ mod tests {
             );
         }
         let req: ScreenshotRequest = serde_json::from_str(r#"{"window_id":"win_1"}"#).expect("req");
+        assert_eq!(
+            screenshot(&req, &f).expect("window").target,
+            ShotTarget::Window("win_1".into())
+        );
+        let req: ScreenshotRequest =
+            serde_json::from_str(r#"{"window_id":"win_1","region":[0,0,1,1]}"#).expect("req");
         assert!(matches!(
             screenshot(&req, &f),
-            Err(EngineError::NotSupported { .. })
+            Err(EngineError::InvalidArguments {
+                field: "window_id",
+                ..
+            })
         ));
     }
 }

@@ -1,0 +1,243 @@
+//! Top-level windows from EWMH (`_NET_CLIENT_LIST_STACKING`, `_NET_WM_NAME`
+//! with a `WM_NAME` fallback, `_NET_WM_PID`, `WM_CLASS`, `_NET_WM_STATE`),
+//! falling back to the root's mapped children without a window manager;
+//! focus through `_NET_ACTIVE_WINDOW` (or SetInputFocus and a raise).
+
+use std::sync::Arc;
+
+use deskhand_engine::{BackendError, NativeWindow, Rect, Windows};
+use x11rb::connection::Connection;
+use x11rb::protocol::xproto::{
+    Atom, AtomEnum, ClientMessageEvent, ConfigureWindowAux, ConnectionExt as _, EventMask,
+    InputFocus, MapState, StackMode, Window, WindowClass,
+};
+use x11rb::{CURRENT_TIME, NONE};
+
+use super::{Shared, X11ResultExt};
+
+x11rb::atom_manager! {
+    Atoms: AtomsCookie {
+        _NET_CLIENT_LIST_STACKING,
+        _NET_CLIENT_LIST,
+        _NET_ACTIVE_WINDOW,
+        _NET_WM_NAME,
+        _NET_WM_PID,
+        _NET_WM_STATE,
+        _NET_WM_STATE_HIDDEN,
+        _NET_WM_STATE_FULLSCREEN,
+        _NET_SUPPORTING_WM_CHECK,
+        UTF8_STRING,
+        WM_STATE,
+    }
+}
+
+/// ICCCM WM_STATE value of an iconic (minimized) window.
+const ICONIC_STATE: u32 = 3;
+
+pub struct X11Windows {
+    shared: Arc<Shared>,
+    atoms: Atoms,
+}
+
+impl X11Windows {
+    pub fn new(shared: Arc<Shared>) -> Result<Self, BackendError> {
+        let atoms = Atoms::new(&shared.conn).backend()?.reply().backend()?;
+        Ok(Self { shared, atoms })
+    }
+
+    fn property(
+        &self,
+        w: Window,
+        prop: Atom,
+        kind: impl Into<Atom>,
+    ) -> Result<Vec<u8>, BackendError> {
+        let r = self
+            .shared
+            .conn
+            .get_property(false, w, prop, kind, 0, 1 << 16)
+            .backend()?
+            .reply()
+            .backend()?;
+        Ok(r.value)
+    }
+
+    fn cardinals(
+        &self,
+        w: Window,
+        prop: Atom,
+        kind: impl Into<Atom>,
+    ) -> Result<Vec<u32>, BackendError> {
+        Ok(self
+            .property(w, prop, kind)?
+            .chunks_exact(4)
+            .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
+
+    /// The managed windows, bottom first; the root's viewable children
+    /// without a window manager.
+    fn stacking(&self) -> Result<Vec<Window>, BackendError> {
+        let root = self.shared.root;
+        for list in [
+            self.atoms._NET_CLIENT_LIST_STACKING,
+            self.atoms._NET_CLIENT_LIST,
+        ] {
+            let ids = self.cardinals(root, list, AtomEnum::WINDOW)?;
+            if !ids.is_empty() {
+                return Ok(ids);
+            }
+        }
+        let tree = self
+            .shared
+            .conn
+            .query_tree(root)
+            .backend()?
+            .reply()
+            .backend()?;
+        let mut out = Vec::new();
+        for child in tree.children {
+            let attrs = self
+                .shared
+                .conn
+                .get_window_attributes(child)
+                .backend()?
+                .reply();
+            if let Ok(a) = attrs {
+                if a.map_state == MapState::VIEWABLE
+                    && a.class == WindowClass::INPUT_OUTPUT
+                    && !a.override_redirect
+                {
+                    out.push(child);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn title(&self, w: Window) -> Result<String, BackendError> {
+        let utf8 = self.property(w, self.atoms._NET_WM_NAME, self.atoms.UTF8_STRING)?;
+        if !utf8.is_empty() {
+            return Ok(String::from_utf8_lossy(&utf8).into_owned());
+        }
+        // WM_NAME as STRING (Latin-1) or COMPOUND_TEXT (read as Latin-1,
+        // which is right for its ASCII and Latin-1 parts).
+        let legacy = self.property(w, AtomEnum::WM_NAME.into(), AtomEnum::ANY)?;
+        Ok(legacy.iter().map(|&b| char::from(b)).collect())
+    }
+
+    fn describe(&self, w: Window, active: Window) -> Result<Option<NativeWindow>, BackendError> {
+        let conn = &self.shared.conn;
+        let Ok(geometry) = conn.get_geometry(w).backend()?.reply() else {
+            return Ok(None); // gone meanwhile
+        };
+        let Ok(origin) = conn
+            .translate_coordinates(w, self.shared.root, 0, 0)
+            .backend()?
+            .reply()
+        else {
+            return Ok(None);
+        };
+        let class = self.property(w, AtomEnum::WM_CLASS.into(), AtomEnum::STRING)?;
+        let mut parts = class
+            .split(|&b| b == 0)
+            .map(|p| String::from_utf8_lossy(p).into_owned());
+        let instance = parts.next().unwrap_or_default();
+        let class = parts.next().unwrap_or_default();
+        let pid = self
+            .cardinals(w, self.atoms._NET_WM_PID, AtomEnum::CARDINAL)?
+            .first()
+            .copied();
+        let states = self.cardinals(w, self.atoms._NET_WM_STATE, AtomEnum::ATOM)?;
+        let wm_state = self.cardinals(w, self.atoms.WM_STATE, self.atoms.WM_STATE)?;
+        let attrs = conn.get_window_attributes(w).backend()?.reply().ok();
+        let minimized = states.contains(&self.atoms._NET_WM_STATE_HIDDEN)
+            || wm_state.first() == Some(&ICONIC_STATE)
+            || attrs.is_some_and(|a| a.map_state != MapState::VIEWABLE);
+        Ok(Some(NativeWindow {
+            id: u64::from(w),
+            pid,
+            class,
+            instance,
+            title: self.title(w)?,
+            rect: Rect::new(
+                i32::from(origin.dst_x),
+                i32::from(origin.dst_y),
+                u32::from(geometry.width),
+                u32::from(geometry.height),
+            ),
+            focused: w == active,
+            minimized,
+            fullscreen: states.contains(&self.atoms._NET_WM_STATE_FULLSCREEN),
+        }))
+    }
+
+    fn has_window_manager(&self) -> Result<bool, BackendError> {
+        let check = self.cardinals(
+            self.shared.root,
+            self.atoms._NET_SUPPORTING_WM_CHECK,
+            AtomEnum::WINDOW,
+        )?;
+        Ok(!check.is_empty())
+    }
+
+    fn focused_window(&self) -> Result<Window, BackendError> {
+        let active = self.cardinals(
+            self.shared.root,
+            self.atoms._NET_ACTIVE_WINDOW,
+            AtomEnum::WINDOW,
+        )?;
+        match active.first() {
+            Some(&w) if w != NONE => Ok(w),
+            _ => Ok(self
+                .shared
+                .conn
+                .get_input_focus()
+                .backend()?
+                .reply()
+                .backend()?
+                .focus),
+        }
+    }
+}
+
+impl Windows for X11Windows {
+    fn list(&mut self) -> Result<Vec<NativeWindow>, BackendError> {
+        let active = self.focused_window()?;
+        let mut out = Vec::new();
+        for w in self.stacking()? {
+            if let Some(native) = self.describe(w, active)? {
+                out.push(native);
+            }
+        }
+        Ok(out)
+    }
+
+    fn focus(&mut self, id: u64, raise: bool) -> Result<(), BackendError> {
+        let w =
+            Window::try_from(id).map_err(|_| BackendError::Failed(format!("bad window {id}")))?;
+        let conn = &self.shared.conn;
+        if raise && self.has_window_manager()? {
+            // EWMH: source indication 2 (a pager, i.e. on the user's behalf).
+            let event = ClientMessageEvent::new(
+                32,
+                w,
+                self.atoms._NET_ACTIVE_WINDOW,
+                [2, CURRENT_TIME, 0, 0, 0],
+            );
+            let mask = EventMask::SUBSTRUCTURE_REDIRECT | EventMask::SUBSTRUCTURE_NOTIFY;
+            conn.send_event(false, self.shared.root, mask, event)
+                .backend()?;
+        } else {
+            if raise {
+                let aux = ConfigureWindowAux::new().stack_mode(StackMode::ABOVE);
+                conn.configure_window(w, &aux).backend()?;
+            }
+            conn.set_input_focus(InputFocus::PARENT, w, CURRENT_TIME)
+                .backend()?
+                .check()
+                .backend()?;
+        }
+        conn.flush().backend()?;
+        Ok(())
+    }
+}

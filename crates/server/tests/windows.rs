@@ -1,0 +1,165 @@
+//! Contract tests of WINDOW_LIST_REQUEST, WINDOW_FOCUS and
+//! SCREENSHOT_REQUEST.window_id over the mock desktop.
+
+mod common;
+
+use common::{Server, decode_png, error_code};
+use deskhand_backend_mock::{MockDesktop, window};
+use deskhand_engine::{Consent, Rect};
+use serde_json::{Value, json};
+
+async fn two_windows() -> Server {
+    let server = Server::sandbox().await;
+    {
+        let mut s = server.desktop.state();
+        s.fill(Rect::new(100, 100, 300, 200), [255, 0, 0]);
+        s.fill(Rect::new(900, 500, 200, 100), [0, 0, 255]);
+        s.windows = vec![
+            window(
+                0x10,
+                41,
+                "XTerm",
+                "left term",
+                Rect::new(100, 100, 300, 200),
+            ),
+            window(0x20, 42, "Gedit", "notes", Rect::new(900, 500, 200, 100)),
+        ];
+    }
+    server
+}
+
+fn windows(reply: &Value) -> Vec<Value> {
+    assert_eq!(reply["type"], "WINDOW_LIST_RESPONSE", "{reply}");
+    reply["payload"]["windows"]
+        .as_array()
+        .expect("windows")
+        .clone()
+}
+
+#[tokio::test]
+async fn list_reports_topmost_first_with_ids_pids_and_bounds() {
+    let server = two_windows().await;
+    let mut c = server.ready_client().await;
+    let list = windows(&c.request("WINDOW_LIST_REQUEST", json!({})).await);
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[0]["title"], "notes", "topmost first");
+    assert_eq!(list[0]["pid"], 42);
+    assert_eq!(list[0]["app_name"], "Gedit");
+    assert_eq!(list[0]["bounds"], json!([900, 500, 1100, 600]));
+    assert_eq!(list[1]["bounds"], json!([100, 100, 400, 300]));
+    assert_eq!(list[1]["monitor"], 0);
+    let id = list[1]["window_id"].as_str().expect("id");
+    assert!(id.starts_with("win_"), "{id}");
+    // Listing again keeps the ids.
+    let again = windows(&c.request("WINDOW_LIST_REQUEST", json!({})).await);
+    assert_eq!(again[1]["window_id"], id);
+    // Filter by app.
+    let only = windows(
+        &c.request("WINDOW_LIST_REQUEST", json!({"app_bundle_id": "xterm"}))
+            .await,
+    );
+    assert_eq!(only.len(), 1);
+    assert_eq!(only[0]["title"], "left term");
+}
+
+#[tokio::test]
+async fn minimized_and_offscreen_windows_only_on_request() {
+    let server = two_windows().await;
+    {
+        let mut s = server.desktop.state();
+        s.windows[0].minimized = true;
+        s.windows[1].rect = Rect::new(5000, 5000, 10, 10);
+    }
+    let mut c = server.ready_client().await;
+    assert!(windows(&c.request("WINDOW_LIST_REQUEST", json!({})).await).is_empty());
+    let all = json!({"include_minimized": true, "include_offscreen": true});
+    assert_eq!(
+        windows(&c.request("WINDOW_LIST_REQUEST", all).await).len(),
+        2
+    );
+}
+
+#[tokio::test]
+async fn focus_raises_and_a_vanished_window_is_stale() {
+    let server = two_windows().await;
+    let mut c = server.ready_client().await;
+    let list = windows(&c.request("WINDOW_LIST_REQUEST", json!({})).await);
+    let left = list[1]["window_id"].as_str().expect("id").to_owned();
+    let r = c
+        .request("WINDOW_FOCUS", json!({"window_id": left, "raise": true}))
+        .await;
+    assert_eq!(r["type"], "ACK", "{r}");
+    {
+        let s = server.desktop.state();
+        assert!(s.windows.last().is_some_and(|w| w.id == 0x10 && w.focused));
+    }
+    // The window goes away and another program gets its native id.
+    server.desktop.state().windows[1] =
+        window(0x10, 77, "Firefox", "web", Rect::new(100, 100, 300, 200));
+    for (kind, payload) in [
+        ("WINDOW_FOCUS", json!({"window_id": left})),
+        ("SCREENSHOT_REQUEST", json!({"window_id": left})),
+    ] {
+        let r = c.request(kind, payload).await;
+        assert_eq!(error_code(&r), "WINDOW_STALE", "{kind}: {r}");
+        assert_eq!(r["payload"]["details"]["window_id"], left.as_str());
+        assert_eq!(r["payload"]["disposition"], "after_refresh");
+    }
+    let r = c
+        .request(
+            "WINDOW_FOCUS",
+            json!({"window_id": "win_from-another-start"}),
+        )
+        .await;
+    assert_eq!(error_code(&r), "WINDOW_STALE");
+    let r = c.request("WINDOW_FOCUS", json!({})).await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENTS");
+}
+
+#[tokio::test]
+async fn focus_needs_the_input_grant() {
+    let desktop = MockDesktop::new();
+    desktop.state().windows = vec![window(1, 1, "A", "a", Rect::new(0, 0, 10, 10))];
+    let backend = desktop.backend();
+    let server = Server::start(desktop, backend, Consent::none()).await;
+    let mut c = server.ready_client().await;
+    let list = windows(&c.request("WINDOW_LIST_REQUEST", json!({})).await);
+    let r = c
+        .request("WINDOW_FOCUS", json!({"window_id": list[0]["window_id"]}))
+        .await;
+    assert_eq!(error_code(&r), "CAPABILITY_NOT_GRANTED");
+    assert!(!server.desktop.state().windows[0].focused);
+}
+
+#[tokio::test]
+async fn screenshot_of_a_window_is_its_content_unless_covered() {
+    let server = two_windows().await;
+    let mut c = server.ready_client().await;
+    let list = windows(&c.request("WINDOW_LIST_REQUEST", json!({})).await);
+    let left = list[1]["window_id"].clone();
+    let r = c
+        .request("SCREENSHOT_REQUEST", json!({"window_id": left}))
+        .await;
+    assert_eq!(r["type"], "SCREENSHOT_RESPONSE", "{r}");
+    let (w, h, rgb) = decode_png(r["payload"]["image_base64"].as_str().expect("image"));
+    assert_eq!((w, h), (300, 200));
+    assert!(
+        rgb.chunks_exact(3).all(|p| p == [255, 0, 0]),
+        "only the window's pixels"
+    );
+    assert_eq!(r["payload"]["meta"]["origin"], json!([100, 100]));
+
+    // Another window moves over it: its content cannot be had.
+    server.desktop.state().windows[1].rect = Rect::new(300, 250, 200, 100);
+    let r = c
+        .request("SCREENSHOT_REQUEST", json!({"window_id": left}))
+        .await;
+    assert_eq!(error_code(&r), "WINDOW_NOT_VISIBLE", "{r}");
+    assert_eq!(r["payload"]["details"]["reason"], "covered");
+
+    server.desktop.state().windows[0].minimized = true;
+    let r = c
+        .request("SCREENSHOT_REQUEST", json!({"window_id": left}))
+        .await;
+    assert_eq!(r["payload"]["details"]["reason"], "minimized");
+}
