@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use deskhand_engine::backend::{CursorImage, Frame, PixelFormat};
 use deskhand_engine::{
-    Backend, BackendError, Button, Capture, Displays, Input, Key, Monitor, NativeWindow, Point,
-    Rect, ScrollDirection, Windows,
+    Apps, Backend, BackendError, Button, Capture, Displays, Input, Key, LaunchTarget, Monitor,
+    NativeWindow, Point, ProcessInfo, Rect, ScrollDirection, Windows,
 };
 
 /// One input event the mock received.
@@ -48,6 +48,10 @@ pub struct MockState {
     pub fail_next_input: bool,
     /// Top-level windows, bottom of the stack first.
     pub windows: Vec<NativeWindow>,
+    /// Running processes.
+    pub processes: Vec<ProcessInfo>,
+    /// Every launch: target and arguments.
+    pub launches: Vec<(LaunchTarget, Vec<String>)>,
 }
 
 impl MockState {
@@ -107,6 +111,8 @@ impl MockDesktop {
             events: Vec::new(),
             fail_next_input: false,
             windows: Vec::new(),
+            processes: Vec::new(),
+            launches: Vec::new(),
         };
         Self {
             state: Arc::new(Mutex::new(state)),
@@ -126,6 +132,7 @@ impl MockDesktop {
             capture: Some(Box::new(self.clone())),
             input: Some(Box::new(self.clone())),
             windows: Some(Box::new(self.clone())),
+            apps: Some(Box::new(self.clone())),
         }
     }
 
@@ -189,6 +196,35 @@ impl Windows for MockDesktop {
             s.windows.push(w);
         }
         Ok(())
+    }
+}
+
+/// Launched mock processes get pids from here up.
+const FIRST_LAUNCHED_PID: u32 = 50_000;
+
+impl Apps for MockDesktop {
+    fn processes(&mut self) -> Result<Vec<ProcessInfo>, BackendError> {
+        Ok(self.state().processes.clone())
+    }
+
+    /// Records the launch and starts a process; an id or path containing
+    /// `missing` does not exist.
+    fn launch(&mut self, target: &LaunchTarget, args: &[String]) -> Result<u32, BackendError> {
+        let name = match target {
+            LaunchTarget::Executable(p) | LaunchTarget::AppId(p) => p.clone(),
+        };
+        if name.contains("missing") {
+            return Err(BackendError::InvalidTarget(format!("no such app {name}")));
+        }
+        let mut s = self.state();
+        let pid = FIRST_LAUNCHED_PID + s.launches.len() as u32;
+        s.launches.push((target.clone(), args.to_vec()));
+        s.processes.push(ProcessInfo {
+            pid,
+            name,
+            exe: None,
+        });
+        Ok(pid)
     }
 }
 

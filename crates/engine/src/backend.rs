@@ -18,6 +18,10 @@ pub enum BackendError {
     /// A call to the OS failed.
     #[error("{0}")]
     Failed(String),
+    /// The request names something that does not exist or cannot be used
+    /// (an app id with no `.desktop` file, a path that is not executable).
+    #[error("{0}")]
+    InvalidTarget(String),
 }
 
 /// Pixel layout of a captured frame.
@@ -160,6 +164,34 @@ pub trait Windows: Send {
     fn focus(&mut self, id: u64, raise: bool) -> Result<(), BackendError>;
 }
 
+/// A running process of the person's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessInfo {
+    /// Process id.
+    pub pid: u32,
+    /// Short name.
+    pub name: String,
+    /// Executable, when readable.
+    pub exe: Option<String>,
+}
+
+/// What to launch: a program and its arguments, never through a shell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LaunchTarget {
+    /// An absolute path to an executable.
+    Executable(String),
+    /// An app id (a `.desktop` id on Linux).
+    AppId(String),
+}
+
+/// Lists and launches apps.
+pub trait Apps: Send {
+    /// The person's running processes.
+    fn processes(&mut self) -> Result<Vec<ProcessInfo>, BackendError>;
+    /// Starts `target` with `args` in a session of its own; returns its pid.
+    fn launch(&mut self, target: &LaunchTarget, args: &[String]) -> Result<u32, BackendError>;
+}
+
 /// A backend: what the factory of an OS hands to the engine.
 pub struct Backend {
     /// Short name for logs, e.g. `x11` or `mock`.
@@ -172,6 +204,8 @@ pub struct Backend {
     pub input: Option<Box<dyn Input>>,
     /// Window listing and focus, when available.
     pub windows: Option<Box<dyn Windows>>,
+    /// App listing and launching, when available.
+    pub apps: Option<Box<dyn Apps>>,
 }
 
 impl std::fmt::Debug for Backend {
@@ -181,6 +215,7 @@ impl std::fmt::Debug for Backend {
             .field("capture", &self.capture.is_some())
             .field("input", &self.input.is_some())
             .field("windows", &self.windows.is_some())
+            .field("apps", &self.apps.is_some())
             .finish()
     }
 }

@@ -85,6 +85,7 @@ impl EngineError {
             Self::WindowNotVisible { .. } => ErrorCode::WindowNotVisible,
             Self::Backend(BackendError::DisplayUnavailable(_)) => ErrorCode::DisplayUnavailable,
             Self::Backend(BackendError::Unsupported(_)) => ErrorCode::FeatureNotSupported,
+            Self::Backend(BackendError::InvalidTarget(_)) => ErrorCode::InvalidArguments,
             Self::Backend(BackendError::Failed(_)) | Self::Encode(_) => ErrorCode::BackendFailure,
             Self::ShuttingDown => ErrorCode::DisplayUnavailable,
         }
@@ -106,6 +107,7 @@ impl EngineError {
                 json!({ "capability": capability, "needed": needed })
             }
             Self::NotSupported { feature } => json!({ "feature": feature }),
+            Self::Backend(BackendError::InvalidTarget(_)) => json!({ "field": "target" }),
             Self::WindowStale { window_id } => {
                 json!({ "window_id": window_id, "hint": "re-list windows" })
             }

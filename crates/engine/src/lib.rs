@@ -3,6 +3,7 @@
 //! narrow trait per backend capability. No OS crate lives here.
 
 pub mod action;
+pub mod apps;
 pub mod audit;
 pub mod backend;
 pub mod consent;
@@ -22,9 +23,11 @@ use deskhand_protocol::{CoarseFeature, Feature};
 use serde_json::Value;
 
 pub use action::Action;
+pub use apps::RunningApp;
 pub use audit::{AuditLog, AuditRecord};
 pub use backend::{
-    Backend, BackendError, Button, Capture, Displays, Input, NativeWindow, ScrollDirection, Windows,
+    Apps, Backend, BackendError, Button, Capture, Displays, Input, LaunchTarget, NativeWindow,
+    ProcessInfo, ScrollDirection, Windows,
 };
 pub use consent::{Consent, ConsentSource};
 pub use error::EngineError;
@@ -74,6 +77,10 @@ impl Features {
             if backend.capture.is_some() {
                 f.fine.push(Feature::ScreenshotWindow);
             }
+        }
+        if backend.apps.is_some() {
+            f.coarse.push(CoarseFeature::Apps);
+            f.fine.extend([Feature::AppList, Feature::AppLaunch]);
         }
         if backend.input.is_some() {
             f.coarse.push(CoarseFeature::Input);

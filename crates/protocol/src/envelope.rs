@@ -22,6 +22,9 @@ pub enum MessageType {
     WindowListRequest,
     WindowListResponse,
     WindowFocus,
+    AppListRequest,
+    AppListResponse,
+    AppLaunch,
 }
 
 impl MessageType {
@@ -41,6 +44,9 @@ impl MessageType {
         Self::WindowListRequest,
         Self::WindowListResponse,
         Self::WindowFocus,
+        Self::AppListRequest,
+        Self::AppListResponse,
+        Self::AppLaunch,
     ];
 
     /// The name on the wire, e.g. `SCREENSHOT_REQUEST`.
@@ -60,6 +66,9 @@ impl MessageType {
             Self::WindowListRequest => "WINDOW_LIST_REQUEST",
             Self::WindowListResponse => "WINDOW_LIST_RESPONSE",
             Self::WindowFocus => "WINDOW_FOCUS",
+            Self::AppListRequest => "APP_LIST_REQUEST",
+            Self::AppListResponse => "APP_LIST_RESPONSE",
+            Self::AppLaunch => "APP_LAUNCH",
         }
     }
 

@@ -35,6 +35,10 @@ pub enum Feature {
     WindowList,
     #[serde(rename = "window.focus")]
     WindowFocus,
+    #[serde(rename = "app.list")]
+    AppList,
+    #[serde(rename = "app.launch")]
+    AppLaunch,
 }
 
 impl Feature {
@@ -54,6 +58,8 @@ impl Feature {
         Self::DisplayInfo,
         Self::WindowList,
         Self::WindowFocus,
+        Self::AppList,
+        Self::AppLaunch,
     ];
 
     /// The feature's name as advertised in HELLO.
@@ -73,6 +79,8 @@ impl Feature {
             Self::DisplayInfo => "display.info",
             Self::WindowList => "window.list",
             Self::WindowFocus => "window.focus",
+            Self::AppList => "app.list",
+            Self::AppLaunch => "app.launch",
         }
     }
 }

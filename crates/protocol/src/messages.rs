@@ -275,6 +275,64 @@ pub struct WindowFocusRequest {
     pub raise: Option<bool>,
 }
 
+/// `APP_LIST_REQUEST`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AppListRequest {
+    /// Also list the person's processes that have no window.
+    #[serde(default)]
+    pub include_background: Option<bool>,
+}
+
+/// One running app of APP_LIST_RESPONSE.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AppInfo {
+    /// Process id.
+    pub pid: u32,
+    /// Process name.
+    pub name: String,
+    /// Identifier (X11: WM_CLASS instance of its first window).
+    pub bundle_id: Option<String>,
+    /// Executable, when readable.
+    pub executable_path: Option<String>,
+    /// Owns the focused window.
+    pub is_frontmost: bool,
+    /// Top-level windows it owns.
+    pub window_count: u32,
+}
+
+/// `APP_LIST_RESPONSE`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AppListResponse {
+    /// Running apps, frontmost first, then by pid.
+    pub apps: Vec<AppInfo>,
+}
+
+/// `APP_LAUNCH`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AppLaunchRequest {
+    /// A `.desktop` id on Linux (`org.gnome.Calculator`, `debian-xterm`).
+    #[serde(default)]
+    pub bundle_id: Option<String>,
+    /// An absolute path to an executable.
+    #[serde(default)]
+    pub executable_path: Option<String>,
+    /// Arguments, passed as they are (no shell).
+    #[serde(default)]
+    pub args: Option<Vec<String>>,
+    /// Bring its first window to the front when it appears (default true).
+    #[serde(default)]
+    pub activate: Option<bool>,
+}
+
+/// `ACK` of APP_LAUNCH.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchAck {
+    /// Always true.
+    pub ok: bool,
+    /// The launched process.
+    pub pid: u32,
+}
+
 /// A display rectangle in INPUT_OUT_OF_BOUNDS details.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DisplayRect {

@@ -34,12 +34,14 @@ async fn hello_advertises_probed_features() {
         "window.list",
         "window.focus",
         "screenshot.window",
+        "app.list",
+        "app.launch",
     ] {
         assert!(fine.contains(&f), "missing {f}");
     }
     assert_eq!(
         p["computer_use_features_coarse"],
-        json!(["screenshot", "input", "windows"])
+        json!(["screenshot", "input", "windows", "apps"])
     );
 }
 
@@ -340,7 +342,7 @@ async fn input_without_consent_or_backend_input_is_refused() {
     let mut c = server.ready_client().await;
     assert_eq!(
         c.hello["payload"]["computer_use_features_coarse"],
-        json!(["screenshot", "windows"])
+        json!(["screenshot", "windows", "apps"])
     );
     let r = c
         .act(json!({"action": "left_click", "coordinate": [1, 1]}))

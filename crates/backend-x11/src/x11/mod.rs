@@ -1,5 +1,6 @@
 //! The Linux X11 implementation.
 
+mod apps;
 mod capture;
 mod displays;
 mod input;
@@ -123,5 +124,6 @@ pub fn open(display: Option<&str>) -> Result<Backend, X11Error> {
         capture: Some(Box::new(capture)),
         input,
         windows,
+        apps: Some(Box::new(apps::LinuxApps::new(&name))),
     })
 }

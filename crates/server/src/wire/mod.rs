@@ -3,6 +3,7 @@
 
 mod convert;
 mod image_reply;
+mod windows_apps;
 
 use std::sync::Arc;
 
@@ -10,13 +11,10 @@ use axum::extract::State;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use deskhand_engine::WindowFilter;
 use deskhand_engine::{EngineError, Session};
-use deskhand_protocol::Feature;
 use deskhand_protocol::messages::{
     AckPayload, CursorPositionResponse, DisplayInfoResponse, HelloPayload, MonitorInfo,
-    ScreenshotMeta, ScreenshotResponse, ServerInfo, WindowFocusRequest, WindowInfo,
-    WindowListRequest, WindowListResponse,
+    ScreenshotMeta, ScreenshotResponse, ServerInfo,
 };
 use deskhand_protocol::{Envelope, ErrorCode, ErrorPayload, MessageType, PROTOCOL_VERSION};
 use serde::Serialize;
@@ -268,6 +266,8 @@ impl Handler {
             MessageType::DisplayInfoRequest => self.display_info().await,
             MessageType::WindowListRequest => self.window_list(envelope.payload).await,
             MessageType::WindowFocus => self.window_focus(envelope.payload).await,
+            MessageType::AppListRequest => self.app_list(envelope.payload).await,
+            MessageType::AppLaunch => self.app_launch(envelope.payload).await,
             _ => self.protocol_error(
                 &op,
                 ErrorCode::UnknownMessageType,
@@ -353,78 +353,6 @@ impl Handler {
         }
     }
 
-    async fn window_list(&self, payload: Value) -> Reply {
-        let req: WindowListRequest = match self.payload("window.list", payload) {
-            Ok(r) => r,
-            Err(reply) => return reply,
-        };
-        let engine = &self.state.engine;
-        if !engine.features().has(Feature::WindowList) {
-            let e = EngineError::NotSupported {
-                feature: Feature::WindowList.name(),
-            };
-            engine.record_refused(&self.session, "window.list", &e);
-            return self.engine_error(&e);
-        }
-        let filter = WindowFilter {
-            app: req.app_bundle_id,
-            include_minimized: req.include_minimized.unwrap_or(false),
-            include_offscreen: req.include_offscreen.unwrap_or(false),
-        };
-        match engine.list_windows(&self.session, filter).await {
-            Ok(list) => {
-                let windows = list
-                    .into_iter()
-                    .map(|l| WindowInfo {
-                        window_id: l.handle,
-                        pid: l.window.pid,
-                        app_name: l.window.class,
-                        app_bundle_id: Some(l.window.instance).filter(|i| !i.is_empty()),
-                        title: l.window.title,
-                        bounds: l.window.rect.corners(),
-                        monitor: l.monitor,
-                        is_focused: l.window.focused,
-                        is_minimized: l.window.minimized,
-                        is_fullscreen: l.window.fullscreen,
-                    })
-                    .collect();
-                let resp = WindowListResponse {
-                    windows,
-                    truncated: false,
-                };
-                Reply::Message(MessageType::WindowListResponse, to_value(&resp))
-            }
-            Err(e) => self.engine_error(&e),
-        }
-    }
-
-    async fn window_focus(&self, payload: Value) -> Reply {
-        let req: WindowFocusRequest = match self.payload("window.focus", payload) {
-            Ok(r) => r,
-            Err(reply) => return reply,
-        };
-        let engine = &self.state.engine;
-        let refused = |e: EngineError| {
-            engine.record_refused(&self.session, "window.focus", &e);
-            self.engine_error(&e)
-        };
-        if !engine.features().has(Feature::WindowFocus) {
-            return refused(EngineError::NotSupported {
-                feature: Feature::WindowFocus.name(),
-            });
-        }
-        let Some(handle) = req.window_id else {
-            return refused(EngineError::invalid("window_id", "required"));
-        };
-        match engine
-            .focus_window(&self.session, handle, req.raise.unwrap_or(true))
-            .await
-        {
-            Ok(()) => Reply::Message(MessageType::Ack, to_value(&AckPayload { ok: true })),
-            Err(e) => self.engine_error(&e),
-        }
-    }
-
     async fn cursor(&self) -> Reply {
         match self.state.engine.cursor(&self.session).await {
             Ok((p, monitor)) => Reply::Message(
@@ -474,6 +402,8 @@ fn is_request(kind: MessageType) -> bool {
             | MessageType::DisplayInfoRequest
             | MessageType::WindowListRequest
             | MessageType::WindowFocus
+            | MessageType::AppListRequest
+            | MessageType::AppLaunch
     )
 }
 

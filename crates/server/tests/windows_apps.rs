@@ -1,11 +1,12 @@
-//! Contract tests of WINDOW_LIST_REQUEST, WINDOW_FOCUS and
-//! SCREENSHOT_REQUEST.window_id over the mock desktop.
+//! Contract tests of WINDOW_LIST_REQUEST, WINDOW_FOCUS,
+//! SCREENSHOT_REQUEST.window_id, APP_LIST_REQUEST and APP_LAUNCH over the
+//! mock desktop.
 
 mod common;
 
 use common::{Server, decode_png, error_code};
 use deskhand_backend_mock::{MockDesktop, window};
-use deskhand_engine::{Consent, Rect};
+use deskhand_engine::{Consent, LaunchTarget, ProcessInfo, Rect};
 use serde_json::{Value, json};
 
 async fn two_windows() -> Server {
@@ -162,4 +163,101 @@ async fn screenshot_of_a_window_is_its_content_unless_covered() {
         .request("SCREENSHOT_REQUEST", json!({"window_id": left}))
         .await;
     assert_eq!(r["payload"]["details"]["reason"], "minimized");
+}
+
+fn process(pid: u32, name: &str) -> ProcessInfo {
+    ProcessInfo {
+        pid,
+        name: name.into(),
+        exe: Some(format!("/usr/bin/{name}")),
+    }
+}
+
+#[tokio::test]
+async fn apps_are_processes_joined_with_their_windows() {
+    let server = two_windows().await;
+    {
+        let mut s = server.desktop.state();
+        s.processes = vec![
+            process(41, "xterm"),
+            process(42, "gedit"),
+            process(43, "daemon"),
+        ];
+        s.windows[0].focused = true;
+    }
+    let mut c = server.ready_client().await;
+    let r = c.request("APP_LIST_REQUEST", json!({})).await;
+    assert_eq!(r["type"], "APP_LIST_RESPONSE", "{r}");
+    let apps = r["payload"]["apps"].as_array().expect("apps").clone();
+    assert_eq!(apps.len(), 2, "only apps with windows: {apps:?}");
+    assert_eq!(apps[0]["pid"], 41, "frontmost first");
+    assert_eq!(apps[0]["is_frontmost"], true);
+    assert_eq!(apps[0]["window_count"], 1);
+    assert_eq!(apps[0]["bundle_id"], "xterm");
+    assert_eq!(apps[0]["executable_path"], "/usr/bin/xterm");
+    let r = c
+        .request("APP_LIST_REQUEST", json!({"include_background": true}))
+        .await;
+    let apps = r["payload"]["apps"].as_array().expect("apps").clone();
+    assert_eq!(apps.len(), 3);
+    assert!(
+        apps.iter()
+            .any(|a| a["name"] == "daemon" && a["window_count"] == 0)
+    );
+}
+
+#[tokio::test]
+async fn launch_by_id_or_path_returns_a_pid_the_list_shows() {
+    let server = two_windows().await;
+    let mut c = server.ready_client().await;
+    let r = c
+        .request(
+            "APP_LAUNCH",
+            json!({"bundle_id": "org.example.Calc", "args": ["--x"], "activate": false}),
+        )
+        .await;
+    assert_eq!(r["type"], "ACK", "{r}");
+    let pid = r["payload"]["pid"].as_u64().expect("pid");
+    let r = c
+        .request("APP_LIST_REQUEST", json!({"include_background": true}))
+        .await;
+    let apps = r["payload"]["apps"].as_array().expect("apps").clone();
+    assert!(apps.iter().any(|a| a["pid"] == pid), "{apps:?}");
+    let r = c
+        .request("APP_LAUNCH", json!({"executable_path": "/usr/bin/true"}))
+        .await;
+    assert_eq!(r["type"], "ACK", "{r}");
+    assert_eq!(
+        server.desktop.state().launches,
+        vec![
+            (
+                LaunchTarget::AppId("org.example.Calc".into()),
+                vec!["--x".to_owned()]
+            ),
+            (LaunchTarget::Executable("/usr/bin/true".into()), vec![]),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn bad_launches_are_refused_and_launch_needs_the_grant() {
+    let server = two_windows().await;
+    let mut c = server.ready_client().await;
+    for payload in [
+        json!({}),
+        json!({"bundle_id": "a", "executable_path": "/bin/b"}),
+        json!({"bundle_id": "missing-app"}),
+    ] {
+        let r = c.request("APP_LAUNCH", payload.clone()).await;
+        assert_eq!(error_code(&r), "INVALID_ARGUMENTS", "{payload}: {r}");
+    }
+    assert!(server.desktop.state().launches.is_empty());
+
+    let desktop = MockDesktop::new();
+    let backend = desktop.backend();
+    let server = Server::start(desktop, backend, Consent::none()).await;
+    let mut c = server.ready_client().await;
+    let r = c.request("APP_LAUNCH", json!({"bundle_id": "calc"})).await;
+    assert_eq!(error_code(&r), "CAPABILITY_NOT_GRANTED");
+    assert!(server.desktop.state().launches.is_empty());
 }

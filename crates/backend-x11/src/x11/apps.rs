@@ -1,0 +1,247 @@
+//! Apps on Linux: the person's processes from /proc, and launching without
+//! a shell: an absolute executable path, or a `.desktop` id resolved from
+//! the XDG data directories (its `Exec` line split as the Desktop Entry
+//! spec says, field codes dropped). Launched apps run in a session of their
+//! own on deskhand's display, and are reaped when they exit.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use deskhand_engine::{Apps, BackendError, LaunchTarget, ProcessInfo};
+
+pub struct LinuxApps {
+    display: String,
+    uid: u32,
+}
+
+impl LinuxApps {
+    pub fn new(display: &str) -> Self {
+        // SAFETY: getuid has no preconditions.
+        let uid = unsafe { libc::getuid() };
+        Self {
+            display: display.to_owned(),
+            uid,
+        }
+    }
+}
+
+fn invalid(msg: impl Into<String>) -> BackendError {
+    BackendError::InvalidTarget(msg.into())
+}
+
+fn is_executable(p: &Path) -> bool {
+    p.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// `name` resolved through `$PATH` when it has no slash.
+fn find_program(name: &str) -> Option<PathBuf> {
+    if name.contains('/') {
+        let p = PathBuf::from(name);
+        return is_executable(&p).then_some(p);
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(name))
+        .find(|p| is_executable(p))
+}
+
+/// The directories `.desktop` files are looked up in, most important first.
+fn application_dirs() -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let data_home = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| home.join(".local/share"));
+    let data_dirs = std::env::var("XDG_DATA_DIRS")
+        .ok()
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| "/usr/local/share:/usr/share".into());
+    std::iter::once(data_home)
+        .chain(
+            data_dirs
+                .split(':')
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute()),
+        )
+        .map(|d| d.join("applications"))
+        .collect()
+}
+
+/// The `Exec` line of the `.desktop` file for `id`, split into words.
+fn desktop_exec(id: &str) -> Result<Vec<String>, BackendError> {
+    let id = id.strip_suffix(".desktop").unwrap_or(id);
+    if id.is_empty() || id.contains('/') || id.contains("..") || id.contains('\0') {
+        return Err(invalid(format!("{id:?} is not a desktop entry id")));
+    }
+    let file = application_dirs()
+        .into_iter()
+        .map(|d| d.join(format!("{id}.desktop")))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            invalid(format!(
+                "no desktop entry {id}.desktop in the XDG data dirs"
+            ))
+        })?;
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| invalid(format!("cannot read {}: {e}", file.display())))?;
+    let mut in_entry = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_entry = line == "[Desktop Entry]";
+        } else if in_entry {
+            if let Some(exec) = line.strip_prefix("Exec=") {
+                let words = split_exec(exec);
+                if words.is_empty() {
+                    break;
+                }
+                return Ok(words);
+            }
+        }
+    }
+    Err(invalid(format!("{} has no Exec line", file.display())))
+}
+
+/// Splits an `Exec` value: whitespace-separated words, double quotes with
+/// backslash escapes; field codes (`%f`, `%U`, …) dropped, `%%` kept as `%`.
+fn split_exec(exec: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    let mut started = false;
+    let mut chars = exec.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                started = true;
+            }
+            '\\' if quoted => {
+                if let Some(n) = chars.next() {
+                    word.push(n);
+                }
+            }
+            c if c.is_whitespace() && !quoted => {
+                if started {
+                    words.push(std::mem::take(&mut word));
+                    started = false;
+                }
+            }
+            c => {
+                word.push(c);
+                started = true;
+            }
+        }
+    }
+    if started {
+        words.push(word);
+    }
+    words
+        .into_iter()
+        .filter(|w| !(w.len() == 2 && w.starts_with('%') && w != "%%"))
+        .map(|w| w.replace("%%", "%"))
+        .collect()
+}
+
+impl Apps for LinuxApps {
+    fn processes(&mut self) -> Result<Vec<ProcessInfo>, BackendError> {
+        let dir = std::fs::read_dir("/proc").map_err(|e| BackendError::Failed(e.to_string()))?;
+        let mut out = Vec::new();
+        for entry in dir.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let path = entry.path();
+            if path.metadata().map(|m| m.uid()).ok() != Some(self.uid) {
+                continue;
+            }
+            let Ok(exe) = std::fs::read_link(path.join("exe")) else {
+                continue; // kernel threads and processes gone meanwhile
+            };
+            let name = std::fs::read_to_string(path.join("comm"))
+                .map(|c| c.trim_end().to_owned())
+                .unwrap_or_default();
+            out.push(ProcessInfo {
+                pid,
+                name,
+                exe: Some(exe.to_string_lossy().into_owned()),
+            });
+        }
+        out.sort_by_key(|p| p.pid);
+        Ok(out)
+    }
+
+    fn launch(&mut self, target: &LaunchTarget, args: &[String]) -> Result<u32, BackendError> {
+        let (program, mut argv) = match target {
+            LaunchTarget::Executable(path) => {
+                let p = PathBuf::from(path);
+                if !p.is_absolute() || !is_executable(&p) {
+                    return Err(invalid(format!(
+                        "{path} is not an absolute path to an executable"
+                    )));
+                }
+                (p, Vec::new())
+            }
+            LaunchTarget::AppId(id) => {
+                let mut words = desktop_exec(id)?.into_iter();
+                let first = words.next().unwrap_or_default();
+                let program = find_program(&first).ok_or_else(|| {
+                    invalid(format!("{first} (from {id}.desktop) is not installed"))
+                })?;
+                (program, words.collect())
+            }
+        };
+        argv.extend(args.iter().cloned());
+        let mut cmd = Command::new(&program);
+        cmd.args(&argv)
+            .env("DISPLAY", &self.display)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: setsid is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().map_err(|e| {
+            BackendError::Failed(format!("cannot start {}: {e}", program.display()))
+        })?;
+        let pid = child.id();
+        tracing::info!(pid, program = %program.display(), "launched an app");
+        // Reap it when it exits, so that no zombie is left behind.
+        let _ = std::thread::Builder::new()
+            .name("deskhand-reaper".into())
+            .spawn(move || {
+                let _ = child.wait();
+            });
+        Ok(pid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_exec;
+
+    #[test]
+    fn exec_lines_split_like_the_spec_says() {
+        assert_eq!(split_exec("xterm"), ["xterm"]);
+        assert_eq!(split_exec("gedit %U"), ["gedit"]);
+        assert_eq!(
+            split_exec(r#""/opt/my app/run" --name "a \"b\"" 100%% %f"#),
+            ["/opt/my app/run", "--name", r#"a "b""#, "100%"]
+        );
+        assert!(split_exec("   ").is_empty());
+    }
+}

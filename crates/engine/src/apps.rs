@@ -1,0 +1,172 @@
+//! Running apps (processes joined with their windows) and launching apps
+//! without a shell, each launch audited as its own kind of record.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::backend::LaunchTarget;
+use crate::error::EngineError;
+use crate::{Engine, Session};
+
+/// How long APP_LAUNCH's `activate` waits for the app's first window.
+const ACTIVATE_WITHIN: Duration = Duration::from_secs(10);
+
+/// A running app.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunningApp {
+    /// Process id.
+    pub pid: u32,
+    /// Process name.
+    pub name: String,
+    /// Executable, when readable.
+    pub exe: Option<String>,
+    /// WM_CLASS instance (or equivalent) of its first window.
+    pub app_id: Option<String>,
+    /// Owns the focused window.
+    pub frontmost: bool,
+    /// Its top-level windows.
+    pub window_count: u32,
+}
+
+impl Engine {
+    /// The person's running apps: processes with windows, and with
+    /// `include_background` those without too. Frontmost first.
+    pub async fn list_apps(
+        &self,
+        session: &Session,
+        include_background: bool,
+    ) -> Result<Vec<RunningApp>, EngineError> {
+        let started = Instant::now();
+        let result = self
+            .exec
+            .run(move |desk| {
+                let processes = desk
+                    .backend
+                    .apps
+                    .as_mut()
+                    .ok_or(EngineError::NotSupported {
+                        feature: "app.list",
+                    })?
+                    .processes()?;
+                let windows = match desk.backend.windows.as_mut() {
+                    Some(w) => w.list()?,
+                    None => Vec::new(),
+                };
+                let mut apps: Vec<RunningApp> = processes
+                    .into_iter()
+                    .map(|p| {
+                        let own: Vec<_> = windows.iter().filter(|w| w.pid == Some(p.pid)).collect();
+                        RunningApp {
+                            pid: p.pid,
+                            name: p.name,
+                            exe: p.exe,
+                            app_id: own
+                                .first()
+                                .map(|w| w.instance.clone())
+                                .filter(|i| !i.is_empty()),
+                            frontmost: own.iter().any(|w| w.focused),
+                            window_count: own.len() as u32,
+                        }
+                    })
+                    .filter(|a| include_background || a.window_count > 0)
+                    .collect();
+                apps.sort_by_key(|a| (!a.frontmost, a.pid));
+                Ok(apps)
+            })
+            .await
+            .and_then(|r| r);
+        let target = match &result {
+            Ok(apps) => json!({"apps": apps.len(), "include_background": include_background}),
+            Err(_) => serde_json::Value::Null,
+        };
+        self.record(
+            session,
+            "app.list",
+            target,
+            result.as_ref().map(|_| ()),
+            started,
+        );
+        result
+    }
+
+    /// Launches an app (no shell) and, with `activate`, brings its first
+    /// window to the front when it appears. Needs the input grant.
+    pub async fn launch_app(
+        self: &Arc<Self>,
+        session: &Session,
+        target: LaunchTarget,
+        args: Vec<String>,
+        activate: bool,
+    ) -> Result<u32, EngineError> {
+        let started = Instant::now();
+        let what = match &target {
+            LaunchTarget::Executable(p) => json!({"executable_path": p, "args": args.len()}),
+            LaunchTarget::AppId(id) => json!({"bundle_id": id, "args": args.len()}),
+        };
+        let result = if self.consent.input {
+            self.exec
+                .run(move |desk| {
+                    let apps = desk
+                        .backend
+                        .apps
+                        .as_mut()
+                        .ok_or(EngineError::NotSupported {
+                            feature: "app.launch",
+                        })?;
+                    Ok(apps.launch(&target, &args)?)
+                })
+                .await
+                .and_then(|r| r)
+        } else {
+            Err(EngineError::NotGranted {
+                capability: "input",
+                needed: "consent",
+            })
+        };
+        let mut audit_target = what;
+        if let Ok(pid) = &result {
+            audit_target["pid"] = json!(pid);
+        }
+        self.record(
+            session,
+            "app.launch",
+            audit_target,
+            result.as_ref().map(|_| ()),
+            started,
+        );
+        if let (Ok(pid), true) = (&result, activate) {
+            let engine = Arc::clone(self);
+            let pid = *pid;
+            tokio::spawn(async move { engine.activate_when_shown(pid).await });
+        }
+        result
+    }
+
+    /// Focuses and raises the first window of `pid` once it appears.
+    async fn activate_when_shown(&self, pid: u32) {
+        let deadline = Instant::now() + ACTIVATE_WITHIN;
+        while Instant::now() < deadline {
+            let focused = self
+                .exec
+                .run(move |desk| {
+                    let windows = desk.backend.windows.as_mut()?;
+                    let w = windows
+                        .list()
+                        .ok()?
+                        .into_iter()
+                        .rev()
+                        .find(|w| w.pid == Some(pid))?;
+                    windows.focus(w.id, true).ok()
+                })
+                .await;
+            if matches!(focused, Ok(Some(()))) {
+                tracing::debug!(pid, "activated the launched app's window");
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        tracing::info!(pid, "the launched app showed no window to activate");
+    }
+}
