@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use deskhand_engine::backend::{CursorImage, Frame, PixelFormat};
 use deskhand_engine::{
     Apps, Backend, BackendError, Button, Capture, Displays, Input, Key, LaunchTarget, Monitor,
-    NativeWindow, Point, ProcessInfo, Rect, ScrollDirection, Windows,
+    NativeWindow, Permissions, Point, ProcessInfo, Rect, ScrollDirection, Windows,
 };
+use deskhand_protocol::messages::PermissionStatus;
 
 /// One input event the mock received.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +53,8 @@ pub struct MockState {
     pub processes: Vec<ProcessInfo>,
     /// Every launch: target and arguments.
     pub launches: Vec<(LaunchTarget, Vec<String>)>,
+    /// Permission states; names not here are unknown.
+    pub permissions: Vec<(&'static str, PermissionStatus)>,
 }
 
 impl MockState {
@@ -113,6 +116,10 @@ impl MockDesktop {
             windows: Vec::new(),
             processes: Vec::new(),
             launches: Vec::new(),
+            permissions: vec![
+                ("screen_recording", PermissionStatus::Granted),
+                ("accessibility", PermissionStatus::Denied),
+            ],
         };
         Self {
             state: Arc::new(Mutex::new(state)),
@@ -133,6 +140,7 @@ impl MockDesktop {
             input: Some(Box::new(self.clone())),
             windows: Some(Box::new(self.clone())),
             apps: Some(Box::new(self.clone())),
+            permissions: Some(Box::new(self.clone())),
         }
     }
 
@@ -225,6 +233,20 @@ impl Apps for MockDesktop {
             exe: None,
         });
         Ok(pid)
+    }
+}
+
+impl Permissions for MockDesktop {
+    fn known(&self) -> Vec<&'static str> {
+        self.state().permissions.iter().map(|(n, _)| *n).collect()
+    }
+
+    fn check(&mut self, name: &str) -> PermissionStatus {
+        self.state()
+            .permissions
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(PermissionStatus::Unknown, |(_, s)| *s)
     }
 }
 

@@ -1,9 +1,11 @@
-//! Running apps (processes joined with their windows) and launching apps
-//! without a shell, each launch audited as its own kind of record.
+//! Running apps (processes joined with their windows), launching apps
+//! without a shell (each launch audited as its own kind of record), and the
+//! OS permissions those need.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use deskhand_protocol::messages::PermissionStatus;
 use serde_json::json;
 
 use crate::backend::LaunchTarget;
@@ -141,6 +143,49 @@ impl Engine {
             let pid = *pid;
             tokio::spawn(async move { engine.activate_when_shown(pid).await });
         }
+        result
+    }
+
+    /// The state of each named permission (every known one when `names`
+    /// is empty). A read: no grant needed, nothing prompted.
+    pub async fn check_permissions(
+        &self,
+        session: &Session,
+        names: Vec<String>,
+    ) -> Result<std::collections::BTreeMap<String, PermissionStatus>, EngineError> {
+        let started = Instant::now();
+        let result = self
+            .exec
+            .run(move |desk| {
+                let perms = desk
+                    .backend
+                    .permissions
+                    .as_mut()
+                    .ok_or(EngineError::NotSupported {
+                        feature: "permissions.check",
+                    })?;
+                let names = if names.is_empty() {
+                    perms.known().into_iter().map(str::to_owned).collect()
+                } else {
+                    names
+                };
+                Ok(names
+                    .into_iter()
+                    .map(|n| {
+                        let status = perms.check(&n);
+                        (n, status)
+                    })
+                    .collect())
+            })
+            .await
+            .and_then(|r| r);
+        self.record(
+            session,
+            "permissions.check",
+            serde_json::Value::Null,
+            result.as_ref().map(|_| ()),
+            started,
+        );
         result
     }
 

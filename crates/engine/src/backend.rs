@@ -1,6 +1,7 @@
 //! The narrow traits a desktop backend implements, one per capability, and
 //! the plain types they exchange. Signatures are the same on every OS.
 
+use deskhand_protocol::messages::PermissionStatus;
 use thiserror::Error;
 
 use crate::geometry::{Monitor, Point, Rect};
@@ -192,6 +193,15 @@ pub trait Apps: Send {
     fn launch(&mut self, target: &LaunchTarget, args: &[String]) -> Result<u32, BackendError>;
 }
 
+/// Reads the state of OS permissions without prompting the person.
+pub trait Permissions: Send {
+    /// Every permission name this platform reports on.
+    fn known(&self) -> Vec<&'static str>;
+    /// The state of `name`; [`PermissionStatus::Unknown`] rather than a
+    /// guess.
+    fn check(&mut self, name: &str) -> PermissionStatus;
+}
+
 /// A backend: what the factory of an OS hands to the engine.
 pub struct Backend {
     /// Short name for logs, e.g. `x11` or `mock`.
@@ -206,6 +216,8 @@ pub struct Backend {
     pub windows: Option<Box<dyn Windows>>,
     /// App listing and launching, when available.
     pub apps: Option<Box<dyn Apps>>,
+    /// Permission probes, when available.
+    pub permissions: Option<Box<dyn Permissions>>,
 }
 
 impl std::fmt::Debug for Backend {
@@ -216,6 +228,7 @@ impl std::fmt::Debug for Backend {
             .field("input", &self.input.is_some())
             .field("windows", &self.windows.is_some())
             .field("apps", &self.apps.is_some())
+            .field("permissions", &self.permissions.is_some())
             .finish()
     }
 }

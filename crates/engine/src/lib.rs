@@ -27,7 +27,7 @@ pub use apps::RunningApp;
 pub use audit::{AuditLog, AuditRecord};
 pub use backend::{
     Apps, Backend, BackendError, Button, Capture, Displays, Input, LaunchTarget, NativeWindow,
-    ProcessInfo, ScrollDirection, Windows,
+    Permissions, ProcessInfo, ScrollDirection, Windows,
 };
 pub use consent::{Consent, ConsentSource};
 pub use error::EngineError;
@@ -81,6 +81,10 @@ impl Features {
         if backend.apps.is_some() {
             f.coarse.push(CoarseFeature::Apps);
             f.fine.extend([Feature::AppList, Feature::AppLaunch]);
+        }
+        if backend.permissions.is_some() {
+            f.coarse.push(CoarseFeature::Permissions);
+            f.fine.push(Feature::PermissionsCheck);
         }
         if backend.input.is_some() {
             f.coarse.push(CoarseFeature::Input);

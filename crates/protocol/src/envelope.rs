@@ -25,6 +25,8 @@ pub enum MessageType {
     AppListRequest,
     AppListResponse,
     AppLaunch,
+    PermissionsCheckRequest,
+    PermissionsCheckResponse,
 }
 
 impl MessageType {
@@ -47,6 +49,8 @@ impl MessageType {
         Self::AppListRequest,
         Self::AppListResponse,
         Self::AppLaunch,
+        Self::PermissionsCheckRequest,
+        Self::PermissionsCheckResponse,
     ];
 
     /// The name on the wire, e.g. `SCREENSHOT_REQUEST`.
@@ -69,6 +73,8 @@ impl MessageType {
             Self::AppListRequest => "APP_LIST_REQUEST",
             Self::AppListResponse => "APP_LIST_RESPONSE",
             Self::AppLaunch => "APP_LAUNCH",
+            Self::PermissionsCheckRequest => "PERMISSIONS_CHECK_REQUEST",
+            Self::PermissionsCheckResponse => "PERMISSIONS_CHECK_RESPONSE",
         }
     }
 

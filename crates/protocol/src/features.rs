@@ -39,6 +39,8 @@ pub enum Feature {
     AppList,
     #[serde(rename = "app.launch")]
     AppLaunch,
+    #[serde(rename = "permissions.check")]
+    PermissionsCheck,
 }
 
 impl Feature {
@@ -60,6 +62,7 @@ impl Feature {
         Self::WindowFocus,
         Self::AppList,
         Self::AppLaunch,
+        Self::PermissionsCheck,
     ];
 
     /// The feature's name as advertised in HELLO.
@@ -81,6 +84,7 @@ impl Feature {
             Self::WindowFocus => "window.focus",
             Self::AppList => "app.list",
             Self::AppLaunch => "app.launch",
+            Self::PermissionsCheck => "permissions.check",
         }
     }
 }

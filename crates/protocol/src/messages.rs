@@ -333,6 +333,35 @@ pub struct LaunchAck {
     pub pid: u32,
 }
 
+/// The state of one OS permission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionStatus {
+    /// Granted (probed).
+    Granted,
+    /// Denied (probed).
+    Denied,
+    /// Cannot be told without trying; treat as "try and see".
+    Unknown,
+    /// This OS has no such permission.
+    NotApplicable,
+}
+
+/// `PERMISSIONS_CHECK_REQUEST`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PermissionsCheckRequest {
+    /// Names to check; every known one when absent or empty.
+    #[serde(default)]
+    pub permissions: Option<Vec<String>>,
+}
+
+/// `PERMISSIONS_CHECK_RESPONSE`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PermissionsCheckResponse {
+    /// Name → status.
+    pub permissions: std::collections::BTreeMap<String, PermissionStatus>,
+}
+
 /// A display rectangle in INPUT_OUT_OF_BOUNDS details.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DisplayRect {

@@ -36,12 +36,13 @@ async fn hello_advertises_probed_features() {
         "screenshot.window",
         "app.list",
         "app.launch",
+        "permissions.check",
     ] {
         assert!(fine.contains(&f), "missing {f}");
     }
     assert_eq!(
         p["computer_use_features_coarse"],
-        json!(["screenshot", "input", "windows", "apps"])
+        json!(["screenshot", "input", "windows", "apps", "permissions"])
     );
 }
 
@@ -342,7 +343,7 @@ async fn input_without_consent_or_backend_input_is_refused() {
     let mut c = server.ready_client().await;
     assert_eq!(
         c.hello["payload"]["computer_use_features_coarse"],
-        json!(["screenshot", "windows", "apps"])
+        json!(["screenshot", "windows", "apps", "permissions"])
     );
     let r = c
         .act(json!({"action": "left_click", "coordinate": [1, 1]}))

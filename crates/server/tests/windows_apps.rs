@@ -261,3 +261,30 @@ async fn bad_launches_are_refused_and_launch_needs_the_grant() {
     assert_eq!(error_code(&r), "CAPABILITY_NOT_GRANTED");
     assert!(server.desktop.state().launches.is_empty());
 }
+
+#[tokio::test]
+async fn permissions_are_reported_without_guessing() {
+    let server = Server::sandbox().await;
+    let mut c = server.ready_client().await;
+    let r = c
+        .request(
+            "PERMISSIONS_CHECK_REQUEST",
+            json!({"permissions": ["screen_recording", "accessibility", "telepathy"]}),
+        )
+        .await;
+    assert_eq!(r["type"], "PERMISSIONS_CHECK_RESPONSE", "{r}");
+    assert_eq!(
+        r["payload"]["permissions"],
+        json!({"screen_recording": "granted", "accessibility": "denied", "telepathy": "unknown"})
+    );
+    let r = c.request("PERMISSIONS_CHECK_REQUEST", json!({})).await;
+    assert_eq!(
+        r["payload"]["permissions"],
+        json!({"screen_recording": "granted", "accessibility": "denied"}),
+        "every known one when none is named"
+    );
+    let r = c
+        .request("PERMISSIONS_CHECK_REQUEST", json!({"permissions": [""]}))
+        .await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENTS");
+}

@@ -4,6 +4,7 @@ mod apps;
 mod capture;
 mod displays;
 mod input;
+mod permissions;
 pub mod virtual_desktop;
 mod windows;
 
@@ -110,6 +111,7 @@ pub fn open(display: Option<&str>) -> Result<Backend, X11Error> {
             None
         }
     };
+    let has_input = input.is_some();
     tracing::info!(
         backend = "x11",
         display = %name,
@@ -125,5 +127,9 @@ pub fn open(display: Option<&str>) -> Result<Backend, X11Error> {
         input,
         windows,
         apps: Some(Box::new(apps::LinuxApps::new(&name))),
+        permissions: Some(Box::new(permissions::X11Permissions {
+            capture: true,
+            input_injection: has_input,
+        })),
     })
 }

@@ -268,6 +268,7 @@ impl Handler {
             MessageType::WindowFocus => self.window_focus(envelope.payload).await,
             MessageType::AppListRequest => self.app_list(envelope.payload).await,
             MessageType::AppLaunch => self.app_launch(envelope.payload).await,
+            MessageType::PermissionsCheckRequest => self.permissions_check(envelope.payload).await,
             _ => self.protocol_error(
                 &op,
                 ErrorCode::UnknownMessageType,
@@ -404,6 +405,7 @@ fn is_request(kind: MessageType) -> bool {
             | MessageType::WindowFocus
             | MessageType::AppListRequest
             | MessageType::AppLaunch
+            | MessageType::PermissionsCheckRequest
     )
 }
 

@@ -1,10 +1,11 @@
-//! Windows and apps on the wire: WINDOW_LIST_REQUEST, WINDOW_FOCUS,
-//! APP_LIST_REQUEST and APP_LAUNCH.
+//! Windows, apps and permissions on the wire: WINDOW_LIST_REQUEST,
+//! WINDOW_FOCUS, APP_LIST_REQUEST, APP_LAUNCH and PERMISSIONS_CHECK_REQUEST.
 
 use deskhand_engine::{EngineError, LaunchTarget, WindowFilter};
 use deskhand_protocol::messages::{
     AckPayload, AppInfo, AppLaunchRequest, AppListRequest, AppListResponse, LaunchAck,
-    WindowFocusRequest, WindowInfo, WindowListRequest, WindowListResponse,
+    PermissionsCheckRequest, PermissionsCheckResponse, WindowFocusRequest, WindowInfo,
+    WindowListRequest, WindowListResponse,
 };
 use deskhand_protocol::{Feature, MessageType};
 use serde_json::Value;
@@ -169,6 +170,33 @@ impl Handler {
             .await
         {
             Ok(pid) => Reply::Message(MessageType::Ack, to_value(&LaunchAck { ok: true, pid })),
+            Err(e) => self.engine_error(&e),
+        }
+    }
+
+    pub(super) async fn permissions_check(&self, payload: Value) -> Reply {
+        let req: PermissionsCheckRequest = match self.payload("permissions.check", payload) {
+            Ok(r) => r,
+            Err(reply) => return reply,
+        };
+        if let Err(reply) = self.offered("permissions.check", Feature::PermissionsCheck) {
+            return reply;
+        }
+        let names = req.permissions.unwrap_or_default();
+        if let Some(bad) = names.iter().find(|n| n.is_empty() || n.len() > 64) {
+            let e = EngineError::invalid("permissions", format!("bad permission name {bad:?}"));
+            return self.refuse("permissions.check", e);
+        }
+        match self
+            .state
+            .engine
+            .check_permissions(&self.session, names)
+            .await
+        {
+            Ok(permissions) => Reply::Message(
+                MessageType::PermissionsCheckResponse,
+                to_value(&PermissionsCheckResponse { permissions }),
+            ),
             Err(e) => self.engine_error(&e),
         }
     }
