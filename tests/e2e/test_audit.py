@@ -70,3 +70,35 @@ def test_token_and_text_not_in_stderr(own_daemon):
     text = own_daemon.stderr_path.read_text("utf-8", "replace")
     assert own_daemon.token not in text, "the token was logged to stderr"
     assert SECRET not in text, "typed text was logged to stderr"
+
+
+def test_audit_tail_reads_the_log_without_the_text(own_daemon):
+    """`deskhand audit tail` prints the newest records, as columns or as the
+    JSON lines, and the typed text is in neither."""
+    import subprocess
+
+    from daemon import binary
+
+    d = own_daemon
+    c = d.client()
+    try:
+        c.act("type", text=SECRET)
+        c.call("CURSOR_POSITION_REQUEST", {}, expect="CURSOR_POSITION_RESPONSE")
+    finally:
+        c.close()
+    from xhelpers import poll
+    poll(lambda: records(d)[-1]["op"] == "session.close", timeout=5,
+         what="the session.close record")
+
+    def tail(*extra):
+        return subprocess.run([binary(), "audit", "tail", "--file", str(d.audit_log), *extra],
+                              capture_output=True, text=True, timeout=20, check=True).stdout
+
+    human = tail("-n", "3")
+    assert len(human.splitlines()) == 3, human
+    for op in ("input.type", "cursor_position", "session.close"):
+        assert op in human, human
+    raw = tail("-n", "1000", "--json").splitlines()
+    assert [json.loads(line) for line in raw] == records(d)[-len(raw):]
+    assert len(raw) == len(records(d))
+    assert SECRET not in human and SECRET not in "\n".join(raw)

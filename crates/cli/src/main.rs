@@ -1,6 +1,7 @@
 //! `deskhand`: the headless host. It only wires the engine, a backend and
 //! the server together.
 
+mod audit_cmd;
 mod bench;
 mod files;
 mod serve;
@@ -23,6 +24,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Measure screenshot and input latency against reference tools.
     Bench(bench::BenchArgs),
+    /// Read the audit log.
+    Audit(audit_cmd::AuditArgs),
 }
 
 fn init_tracing() {
@@ -50,16 +53,20 @@ fn keep_large_buffers() {
     }
 }
 
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+}
+
 fn main() -> anyhow::Result<()> {
     keep_large_buffers();
     let cli = Cli::parse();
     init_tracing();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
     match cli.command {
-        Command::Serve(args) => runtime.block_on(serve::run(args)),
-        Command::Bench(args) => runtime.block_on(bench::run(args)),
+        Command::Serve(args) => runtime()?.block_on(serve::run(args)),
+        Command::Bench(args) => runtime()?.block_on(bench::run(args)),
+        Command::Audit(args) => audit_cmd::run(args),
     }
 }

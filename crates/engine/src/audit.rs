@@ -1,5 +1,6 @@
 //! The audit log: JSON lines, one record per op, appended and flushed
-//! before the reply goes out. Typed text is never written: only its length
+//! before the reply goes out, rotated by size (`audit.jsonl` →
+//! `audit.jsonl.1` … `.N`). Typed text is never written: only its length
 //! and a SHA-256 prefix.
 
 use std::fs::{File, OpenOptions};
@@ -31,11 +32,49 @@ pub struct AuditRecord<'a> {
     pub duration_ms: f64,
 }
 
+/// Default size at which the audit file is rotated.
+pub const DEFAULT_ROTATE_BYTES: u64 = 10 * 1024 * 1024;
+/// Default number of rotated files kept besides the current one.
+pub const DEFAULT_KEEP: u32 = 3;
+
 /// An append-only JSON-lines audit file (or nowhere).
 #[derive(Debug)]
 pub struct AuditLog {
     path: Option<PathBuf>,
-    file: Mutex<Option<File>>,
+    file: Mutex<Option<Current>>,
+    rotate_bytes: u64,
+    keep: u32,
+}
+
+/// The file being written and its size.
+#[derive(Debug)]
+struct Current {
+    file: File,
+    size: u64,
+}
+
+fn open_append(path: &Path) -> io::Result<File> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("audit log {} is a symlink; refusing it", path.display()),
+        ));
+    }
+    let mut opts = OpenOptions::new();
+    opts.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    opts.open(path)
+}
+
+/// The `n`-th rotated file of `path` (`audit.jsonl.n`).
+pub fn rotated_path(path: &Path, n: u32) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{n}"));
+    PathBuf::from(name)
 }
 
 impl AuditLog {
@@ -44,31 +83,46 @@ impl AuditLog {
         Self {
             path: None,
             file: Mutex::new(None),
+            rotate_bytes: DEFAULT_ROTATE_BYTES,
+            keep: DEFAULT_KEEP,
         }
     }
 
-    /// Opens (creating, 0600) the audit file at `path` for appending.
+    /// Opens (creating, 0600) the audit file at `path` for appending, rotated
+    /// at [`DEFAULT_ROTATE_BYTES`] keeping [`DEFAULT_KEEP`] old files.
     pub fn open(path: &Path) -> io::Result<Self> {
+        Self::open_rotating(path, DEFAULT_ROTATE_BYTES, DEFAULT_KEEP)
+    }
+
+    /// Opens the audit file, rotating it once it would pass `rotate_bytes`
+    /// and keeping `keep` rotated files.
+    pub fn open_rotating(path: &Path, rotate_bytes: u64, keep: u32) -> io::Result<Self> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("audit log {} is a symlink; refusing it", path.display()),
-            ));
-        }
-        let mut opts = OpenOptions::new();
-        opts.create(true).append(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            opts.mode(0o600);
-        }
-        let file = opts.open(path)?;
+        let file = open_append(path)?;
+        let size = file.metadata()?.len();
         Ok(Self {
             path: Some(path.to_owned()),
-            file: Mutex::new(Some(file)),
+            file: Mutex::new(Some(Current { file, size })),
+            rotate_bytes: rotate_bytes.max(1),
+            keep: keep.max(1),
+        })
+    }
+
+    /// Moves `path` to `path.1` (and each `.n` to `.n+1`, dropping the
+    /// oldest), then starts a new file.
+    fn rotate(&self, path: &Path) -> io::Result<Current> {
+        for n in (1..self.keep).rev() {
+            let from = rotated_path(path, n);
+            if from.exists() {
+                std::fs::rename(&from, rotated_path(path, n + 1))?;
+            }
+        }
+        std::fs::rename(path, rotated_path(path, 1))?;
+        Ok(Current {
+            file: open_append(path)?,
+            size: 0,
         })
     }
 
@@ -83,7 +137,7 @@ impl AuditLog {
         let Ok(mut guard) = self.file.lock() else {
             return;
         };
-        let Some(file) = guard.as_mut() else {
+        let Some(current) = guard.as_mut() else {
             return;
         };
         let mut line = match serde_json::to_vec(record) {
@@ -94,8 +148,21 @@ impl AuditLog {
             }
         };
         line.push(b'\n');
-        if let Err(e) = file.write_all(&line).and_then(|()| file.flush()) {
-            tracing::error!(error = %e, "audit log write failed");
+        if current.size > 0 && current.size + line.len() as u64 > self.rotate_bytes {
+            if let Some(path) = &self.path {
+                match self.rotate(path) {
+                    Ok(fresh) => *current = fresh,
+                    Err(e) => tracing::error!(error = %e, "audit log rotation failed"),
+                }
+            }
+        }
+        match current
+            .file
+            .write_all(&line)
+            .and_then(|()| current.file.flush())
+        {
+            Ok(()) => current.size += line.len() as u64,
+            Err(e) => tracing::error!(error = %e, "audit log write failed"),
         }
     }
 }
@@ -144,6 +211,51 @@ mod tests {
             rec["target"]["text_sha256_prefix"].as_str().map(str::len),
             Some(12)
         );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn rotates_by_size_and_keeps_the_newest_files() {
+        let dir = std::env::temp_dir().join(format!("dh-audit-rot-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("audit.jsonl");
+        let log = AuditLog::open_rotating(&path, 400, 2).expect("open");
+        for i in 0..20 {
+            let op = format!("op-{i:02}");
+            log.record(&AuditRecord {
+                ts: 0.0,
+                session: "s",
+                protocol: "wire",
+                op: &op,
+                target: Value::Null,
+                outcome: "ok",
+                duration_ms: 0.0,
+            });
+        }
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        let current = read(&path);
+        assert!(
+            current.len() <= 400,
+            "current file is {} bytes",
+            current.len()
+        );
+        assert!(
+            current.contains("op-19"),
+            "the newest record is in the current file"
+        );
+        assert!(rotated_path(&path, 1).exists() && rotated_path(&path, 2).exists());
+        assert!(
+            !rotated_path(&path, 3).exists(),
+            "only two rotated files are kept"
+        );
+        let all = read(&rotated_path(&path, 2)) + &read(&rotated_path(&path, 1)) + &current;
+        let ops: Vec<String> = all
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("JSON line")["op"].to_string())
+            .collect();
+        let mut sorted = ops.clone();
+        sorted.sort();
+        assert_eq!(ops, sorted, "records stay in order across files");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

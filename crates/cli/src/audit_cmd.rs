@@ -1,0 +1,169 @@
+//! `deskhand audit tail`: the last records of the audit log, as columns for
+//! people or as the JSON lines themselves, optionally following new ones.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use deskhand_engine::audit::rotated_path;
+use serde_json::Value;
+
+use crate::files;
+
+/// `deskhand audit …`.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    #[command(subcommand)]
+    command: AuditCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum AuditCommand {
+    /// Print the last records (and, with --follow, new ones as they come).
+    Tail(TailArgs),
+}
+
+#[derive(Debug, Args)]
+struct TailArgs {
+    /// The audit log (default: the one `deskhand serve` writes).
+    #[arg(long)]
+    file: Option<PathBuf>,
+    /// How many records.
+    #[arg(short = 'n', long, default_value_t = 20)]
+    lines: usize,
+    /// Keep printing records as they are written.
+    #[arg(short, long)]
+    follow: bool,
+    /// Print the JSON lines as they are.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: AuditArgs) -> anyhow::Result<()> {
+    match args.command {
+        AuditCommand::Tail(t) => tail(t),
+    }
+}
+
+fn tail(args: TailArgs) -> anyhow::Result<()> {
+    let path = args
+        .file
+        .unwrap_or_else(|| files::state_dir().join("audit.jsonl"));
+    let mut lines = read_lines(&rotated_path(&path, 1))?;
+    lines.extend(read_lines(&path)?);
+    let start = lines.len().saturating_sub(args.lines);
+    let mut out = std::io::stdout().lock();
+    for line in &lines[start..] {
+        print_record(&mut out, line, args.json)?;
+    }
+    out.flush()?;
+    if args.follow {
+        follow(&path, args.json)?;
+    }
+    Ok(())
+}
+
+fn read_lines(path: &Path) -> anyhow::Result<Vec<String>> {
+    match File::open(path) {
+        Ok(f) => Ok(BufReader::new(f).lines().collect::<Result<_, _>>()?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(anyhow::anyhow!("reading {}: {e}", path.display())),
+    }
+}
+
+/// Prints what is appended to `path`, reopening it after a rotation.
+fn follow(path: &Path, json: bool) -> anyhow::Result<()> {
+    let mut file = File::open(path)?;
+    let mut inode = file.metadata()?.ino();
+    file.seek(SeekFrom::End(0))?;
+    let mut reader = BufReader::new(file);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? > 0 && line.ends_with('\n') {
+            let mut out = std::io::stdout().lock();
+            print_record(&mut out, line.trim_end(), json)?;
+            out.flush()?;
+            continue;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+        if let Ok(meta) = std::fs::metadata(path) {
+            if meta.ino() != inode {
+                inode = meta.ino();
+                reader = BufReader::new(File::open(path)?);
+            }
+        }
+    }
+}
+
+fn print_record(out: &mut impl Write, line: &str, json: bool) -> std::io::Result<()> {
+    if json {
+        return writeln!(out, "{line}");
+    }
+    let Ok(r) = serde_json::from_str::<Value>(line) else {
+        return writeln!(out, "(unreadable record) {line}");
+    };
+    let text = |k: &str| r[k].as_str().unwrap_or("-").to_owned();
+    let target = match &r["target"] {
+        Value::Null => String::new(),
+        t => t.to_string(),
+    };
+    writeln!(
+        out,
+        "{}  {:<44}  {:<22}  {:<22}  {:>8.1} ms  {}",
+        utc(r["ts"].as_f64().unwrap_or(0.0)),
+        text("session"),
+        text("op"),
+        text("outcome"),
+        r["duration_ms"].as_f64().unwrap_or(0.0),
+        target
+    )
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` of a Unix time (civil-from-days).
+fn utc(ts: f64) -> String {
+    let secs = ts.max(0.0) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0.0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc(1_795_989_054.6), "2026-11-29T21:50:54Z");
+        assert_eq!(utc(951_782_400.0), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn records_print_as_columns() {
+        let mut out = Vec::new();
+        let line = r#"{"ts":0.0,"session":"wire-1","protocol":"wire","op":"input.type","target":{"text_chars":3},"outcome":"ok","duration_ms":1.25}"#;
+        print_record(&mut out, line, false).expect("print");
+        let text = String::from_utf8(out).expect("utf8");
+        assert!(text.starts_with("1970-01-01T00:00:00Z  wire-1"), "{text}");
+        assert!(
+            text.contains("input.type") && text.contains("1.2 ms") && text.contains("text_chars")
+        );
+    }
+}
