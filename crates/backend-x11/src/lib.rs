@@ -48,4 +48,6 @@ pub fn open(display: Option<&str>) -> Result<Backend, X11Error> {
 }
 
 #[cfg(target_os = "linux")]
+pub use x11::probe::{DisplayProbe, Extensions, probe};
+#[cfg(target_os = "linux")]
 pub use x11::virtual_desktop::VirtualDesktop;

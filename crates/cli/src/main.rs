@@ -3,6 +3,7 @@
 
 mod audit_cmd;
 mod bench;
+mod doctor;
 mod files;
 mod serve;
 
@@ -26,6 +27,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Read the audit log.
     Audit(audit_cmd::AuditArgs),
+    /// Check what works here and what to fix.
+    Doctor(doctor::DoctorArgs),
 }
 
 fn init_tracing() {
@@ -68,5 +71,9 @@ fn main() -> anyhow::Result<()> {
         Command::Serve(args) => runtime()?.block_on(serve::run(args)),
         Command::Bench(args) => runtime()?.block_on(bench::run(args)),
         Command::Audit(args) => audit_cmd::run(args),
+        Command::Doctor(args) => {
+            let code = doctor::run(args)?;
+            std::process::exit(code);
+        }
     }
 }

@@ -4,6 +4,7 @@
 //! No OS code lives here. The engine depends on this crate; the server
 //! adapters serialize these types.
 
+pub mod doctor;
 pub mod envelope;
 pub mod errors;
 pub mod features;

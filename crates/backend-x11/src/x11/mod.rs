@@ -5,6 +5,7 @@ mod capture;
 mod displays;
 mod input;
 mod permissions;
+pub mod probe;
 pub mod virtual_desktop;
 mod windows;
 

@@ -1,0 +1,71 @@
+"""`deskhand doctor`: the human report exits 0 ready / 78 not ready, and
+the --json report validates against its schema and exits 0 / 1, with and
+without a display."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from daemon import binary
+from xhelpers import missing
+
+try:
+    import jsonschema
+except ImportError:  # pragma: no cover - CI installs it
+    jsonschema = None
+
+
+def doctor(*args, env_extra=None, drop=("DISPLAY", "WAYLAND_DISPLAY", "XDG_SESSION_TYPE")):
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(env_extra or {})
+    return subprocess.run([binary(), "doctor", *args], env=env, capture_output=True,
+                          text=True, timeout=30)
+
+
+@pytest.fixture(scope="module")
+def schema():
+    if jsonschema is None:
+        missing("python jsonschema")
+    out = doctor("--schema")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def report(schema, *args, **kw):
+    out = doctor("--json", *args, **kw)
+    data = json.loads(out.stdout)
+    jsonschema.validate(data, schema)
+    return out.returncode, data
+
+
+def test_without_a_display(schema):
+    human = doctor()
+    assert human.returncode == 78, human.stdout
+    assert "display_unreachable" in human.stdout
+    rc, r = report(schema)
+    assert rc == 1 and r["ready"] is False and r["ok"] is False
+    assert r["session_type"] == "none"
+    x11 = next(b for b in r["backends"] if b["id"] == "x11")
+    assert (x11["status"], x11["reason_code"]) == ("unavailable", "display_unreachable")
+    assert any(s["reason_code"] == "display_unreachable" and s["required"] for s in r["next_steps"])
+    assert r["network"] == {"code_paths": "none", "telemetry": False, "update_check": False}
+
+
+def test_with_a_display(schema, display):
+    human = doctor(env_extra={"DISPLAY": display})
+    assert human.returncode == 0, human.stdout
+    assert "extension XTEST: present" in human.stdout
+    rc, r = report(schema, env_extra={"DISPLAY": display})
+    assert rc == 0 and r["ready"] is True and r["session_type"] == "x11"
+    caps = {c["name"]: c for c in r["capabilities"]}
+    assert caps["capture_window"]["status"] == "available"
+    assert caps["list_notifications"]["status"] == "unsupported"
+
+
+def test_a_wayland_session_is_reported_honestly(schema, display):
+    rc, r = report(schema, env_extra={"DISPLAY": display, "WAYLAND_DISPLAY": "wayland-0"})
+    assert rc == 1 and r["session_type"] == "wayland"
+    x11 = next(b for b in r["backends"] if b["id"] == "x11")
+    assert x11["reason_code"] == "wayland_session_unsupported"
