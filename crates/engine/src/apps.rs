@@ -40,57 +40,44 @@ impl Engine {
         session: &Session,
         include_background: bool,
     ) -> Result<Vec<RunningApp>, EngineError> {
-        let started = Instant::now();
-        let result = self
-            .exec
-            .run(move |desk| {
-                let processes = desk
-                    .backend
-                    .apps
-                    .as_mut()
-                    .ok_or(EngineError::NotSupported {
-                        feature: "app.list",
-                    })?
-                    .processes()?;
-                let windows = match desk.backend.windows.as_mut() {
-                    Some(w) => w.list()?,
-                    None => Vec::new(),
-                };
-                let mut apps: Vec<RunningApp> = processes
-                    .into_iter()
-                    .map(|p| {
-                        let own: Vec<_> = windows.iter().filter(|w| w.pid == Some(p.pid)).collect();
-                        RunningApp {
-                            pid: p.pid,
-                            name: p.name,
-                            exe: p.exe,
-                            app_id: own
-                                .first()
-                                .map(|w| w.instance.clone())
-                                .filter(|i| !i.is_empty()),
-                            frontmost: own.iter().any(|w| w.focused),
-                            window_count: own.len() as u32,
-                        }
-                    })
-                    .filter(|a| include_background || a.window_count > 0)
-                    .collect();
-                apps.sort_by_key(|a| (!a.frontmost, a.pid));
-                Ok(apps)
-            })
-            .await
-            .and_then(|r| r);
-        let target = match &result {
-            Ok(apps) => json!({"apps": apps.len(), "include_background": include_background}),
-            Err(_) => serde_json::Value::Null,
+        let job = move |desk: &mut crate::desk::Desk| {
+            let processes = desk
+                .backend
+                .apps
+                .as_mut()
+                .ok_or(EngineError::NotSupported {
+                    feature: "app.list",
+                })?
+                .processes()?;
+            let windows = match desk.backend.windows.as_mut() {
+                Some(w) => w.list()?,
+                None => Vec::new(),
+            };
+            let mut apps: Vec<RunningApp> = processes
+                .into_iter()
+                .map(|p| {
+                    let own: Vec<_> = windows.iter().filter(|w| w.pid == Some(p.pid)).collect();
+                    RunningApp {
+                        pid: p.pid,
+                        name: p.name,
+                        exe: p.exe,
+                        app_id: own
+                            .first()
+                            .map(|w| w.instance.clone())
+                            .filter(|i| !i.is_empty()),
+                        frontmost: own.iter().any(|w| w.focused),
+                        window_count: own.len() as u32,
+                    }
+                })
+                .filter(|a| include_background || a.window_count > 0)
+                .collect();
+            apps.sort_by_key(|a| (!a.frontmost, a.pid));
+            Ok(apps)
         };
-        self.record(
-            session,
-            "app.list",
-            target,
-            result.as_ref().map(|_| ()),
-            started,
-        );
-        result
+        self.audited(session, "app.list", job, |apps: &Vec<RunningApp>| {
+            json!({"apps": apps.len(), "include_background": include_background})
+        })
+        .await
     }
 
     /// Launches an app (no shell) and, with `activate`, brings its first
@@ -153,40 +140,31 @@ impl Engine {
         session: &Session,
         names: Vec<String>,
     ) -> Result<std::collections::BTreeMap<String, PermissionStatus>, EngineError> {
-        let started = Instant::now();
-        let result = self
-            .exec
-            .run(move |desk| {
-                let perms = desk
-                    .backend
-                    .permissions
-                    .as_mut()
-                    .ok_or(EngineError::NotSupported {
-                        feature: "permissions.check",
-                    })?;
-                let names = if names.is_empty() {
-                    perms.known().into_iter().map(str::to_owned).collect()
-                } else {
-                    names
-                };
-                Ok(names
-                    .into_iter()
-                    .map(|n| {
-                        let status = perms.check(&n);
-                        (n, status)
-                    })
-                    .collect())
-            })
-            .await
-            .and_then(|r| r);
-        self.record(
-            session,
-            "permissions.check",
-            serde_json::Value::Null,
-            result.as_ref().map(|_| ()),
-            started,
-        );
-        result
+        let job = move |desk: &mut crate::desk::Desk| {
+            let perms = desk
+                .backend
+                .permissions
+                .as_mut()
+                .ok_or(EngineError::NotSupported {
+                    feature: "permissions.check",
+                })?;
+            let names = if names.is_empty() {
+                perms.known().into_iter().map(str::to_owned).collect()
+            } else {
+                names
+            };
+            Ok(names
+                .into_iter()
+                .map(|n| {
+                    let status = perms.check(&n);
+                    (n, status)
+                })
+                .collect())
+        };
+        self.audited(session, "permissions.check", job, |_| {
+            serde_json::Value::Null
+        })
+        .await
     }
 
     /// Focuses and raises the first window of `pid` once it appears.

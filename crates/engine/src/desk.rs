@@ -51,16 +51,21 @@ impl Desk {
         Ok(Layout::new(self.backend.displays.monitors()?))
     }
 
-    /// Every top-level window, topmost first, with its handle.
-    pub fn list_windows(&mut self) -> Result<Vec<(String, NativeWindow)>, EngineError> {
+    /// Every top-level window as the backend reports it, bottom first.
+    fn native_windows(&mut self) -> Result<Vec<NativeWindow>, EngineError> {
         let windows = self
             .backend
             .windows
             .as_mut()
             .ok_or(EngineError::NotSupported {
                 feature: "window.list",
-            })?
-            .list()?;
+            })?;
+        Ok(windows.list()?)
+    }
+
+    /// Every top-level window, topmost first, with its handle.
+    pub fn list_windows(&mut self) -> Result<Vec<(String, NativeWindow)>, EngineError> {
+        let windows = self.native_windows()?;
         Ok(windows
             .into_iter()
             .rev()
@@ -73,14 +78,7 @@ impl Desk {
         &mut self,
         handle: &str,
     ) -> Result<(NativeWindow, Vec<NativeWindow>), EngineError> {
-        let all = self
-            .backend
-            .windows
-            .as_mut()
-            .ok_or(EngineError::NotSupported {
-                feature: "window.list",
-            })?
-            .list()?;
+        let all = self.native_windows()?;
         let stale = || EngineError::WindowStale {
             window_id: handle.to_owned(),
         };

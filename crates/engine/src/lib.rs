@@ -208,38 +208,24 @@ impl Engine {
 
     /// The current monitor layout.
     pub async fn layout(&self, session: &Session) -> Result<Layout, EngineError> {
-        let started = Instant::now();
-        let result = self.exec.run(|desk| desk.layout()).await.and_then(|r| r);
-        self.record(
+        self.audited(
             session,
             "display_info",
-            Value::Null,
-            result.as_ref().map(|_| ()),
-            started,
-        );
-        result
+            |desk| desk.layout(),
+            |_| Value::Null,
+        )
+        .await
     }
 
     /// Where the pointer is, and the display under it.
     pub async fn cursor(&self, session: &Session) -> Result<(Point, Option<u32>), EngineError> {
-        let started = Instant::now();
-        let result = self
-            .exec
-            .run(|desk| {
-                let p = desk.backend.displays.cursor_position()?;
-                let layout = desk.layout()?;
-                Ok((p, layout.monitor_at(p).map(|m| m.index)))
-            })
+        let job = |desk: &mut Desk| {
+            let p = desk.backend.displays.cursor_position()?;
+            let layout = desk.layout()?;
+            Ok((p, layout.monitor_at(p).map(|m| m.index)))
+        };
+        self.audited(session, "cursor_position", job, |_| Value::Null)
             .await
-            .and_then(|r| r);
-        self.record(
-            session,
-            "cursor_position",
-            Value::Null,
-            result.as_ref().map(|_| ()),
-            started,
-        );
-        result
     }
 
     /// Takes a screenshot.
@@ -248,24 +234,13 @@ impl Engine {
         session: &Session,
         spec: ShotSpec,
     ) -> Result<Screenshot, EngineError> {
-        let started = Instant::now();
-        let result = self
-            .exec
-            .run(move |desk| screenshot::take(desk, spec))
-            .await
-            .and_then(|r| r);
-        let target = match &result {
-            Ok(s) => serde_json::json!({"rect": s.rect.corners(), "format": s.format}),
-            Err(_) => Value::Null,
-        };
-        self.record(
+        self.audited(
             session,
             "screenshot",
-            target,
-            result.as_ref().map(|_| ()),
-            started,
-        );
-        result
+            move |desk| screenshot::take(desk, spec),
+            |s| serde_json::json!({"rect": s.rect.corners(), "format": s.format}),
+        )
+        .await
     }
 
     /// Every top-level window, topmost first, with its handle and the
@@ -275,42 +250,31 @@ impl Engine {
         session: &Session,
         filter: WindowFilter,
     ) -> Result<Vec<ListedWindow>, EngineError> {
-        let started = Instant::now();
-        let result = self
-            .exec
-            .run(move |desk| {
-                let layout = desk.layout()?;
-                let bounds = layout.bounds();
-                Ok(desk
-                    .list_windows()?
-                    .into_iter()
-                    .filter(|(_, w)| filter.include_minimized || !w.minimized)
-                    .filter(|(_, w)| {
-                        filter.include_offscreen
-                            || bounds.is_some_and(|b| b.overlap_area(&w.rect) > 0)
-                    })
-                    .filter(|(_, w)| filter.app.as_deref().is_none_or(|app| w.belongs_to(app)))
-                    .map(|(handle, window)| ListedWindow {
-                        monitor: layout.best_for(&window.rect).map(|m| m.index),
-                        handle,
-                        window,
-                    })
-                    .collect::<Vec<_>>())
-            })
-            .await
-            .and_then(|r| r);
-        let target = match &result {
-            Ok(list) => serde_json::json!({"windows": list.len()}),
-            Err(_) => Value::Null,
+        let job = move |desk: &mut Desk| {
+            let layout = desk.layout()?;
+            let bounds = layout.bounds();
+            Ok(desk
+                .list_windows()?
+                .into_iter()
+                .filter(|(_, w)| filter.include_minimized || !w.minimized)
+                .filter(|(_, w)| {
+                    filter.include_offscreen || bounds.is_some_and(|b| b.overlap_area(&w.rect) > 0)
+                })
+                .filter(|(_, w)| filter.app.as_deref().is_none_or(|app| w.belongs_to(app)))
+                .map(|(handle, window)| ListedWindow {
+                    monitor: layout.best_for(&window.rect).map(|m| m.index),
+                    handle,
+                    window,
+                })
+                .collect::<Vec<_>>())
         };
-        self.record(
+        self.audited(
             session,
             "window.list",
-            target,
-            result.as_ref().map(|_| ()),
-            started,
-        );
-        result
+            job,
+            |list| serde_json::json!({"windows": list.len()}),
+        )
+        .await
     }
 
     /// Focuses the window `handle` names (raising it when `raise`). It
@@ -400,6 +364,26 @@ impl Engine {
             outcome,
             duration_ms: 0.0,
         });
+    }
+
+    /// Runs `job` on the desktop thread as op `op` of `session` and audits
+    /// it, with the target `describe` gives on success.
+    async fn audited<R, F>(
+        &self,
+        session: &Session,
+        op: &str,
+        job: F,
+        describe: impl FnOnce(&R) -> Value,
+    ) -> Result<R, EngineError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Desk) -> Result<R, EngineError> + Send + 'static,
+    {
+        let started = Instant::now();
+        let result = self.exec.run(job).await.and_then(|r| r);
+        let target = result.as_ref().map_or(Value::Null, describe);
+        self.record(session, op, target, result.as_ref().map(|_| ()), started);
+        result
     }
 
     fn record(
