@@ -84,6 +84,10 @@ pub fn open_display(
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    // Handlers first: a SIGTERM at any point from here on shuts down
+    // cleanly (connection file removed, virtual desktop stopped).
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
     if !args.listen.ip().is_loopback() {
         if !args.allow_non_loopback {
             bail!(
@@ -146,10 +150,6 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         },
     ));
 
-    // Handlers first: a SIGTERM right after the ready line must still shut
-    // down cleanly.
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{ready}")?;

@@ -156,10 +156,6 @@ impl Desk {
     /// Performs `action` for `session`. On a backend failure everything the
     /// session holds is released before the error is returned.
     pub fn perform(&mut self, session: &str, action: &Action) -> Result<(), EngineError> {
-        if let Action::Wait { duration } = action {
-            thread::sleep(*duration);
-            return Ok(());
-        }
         let result = self.perform_input(session, action);
         if result.is_err() {
             self.release_session(session);
@@ -231,7 +227,11 @@ impl Desk {
                 // Character by character, so that a later hand-back check can
                 // stop between characters.
                 let mut buf = [0u8; 4];
-                for c in text.chars() {
+                let mut chars = text.chars().peekable();
+                while let Some(c) = chars.next() {
+                    if c == '\r' && chars.peek() == Some(&'\n') {
+                        continue; // CRLF is one line break
+                    }
                     self.input()?.text(c.encode_utf8(&mut buf))?;
                 }
                 Ok(())

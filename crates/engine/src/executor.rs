@@ -1,8 +1,9 @@
 //! The serial executor: ONE thread owns the desktop, and every action from
 //! every protocol runs on it, in order.
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use tokio::sync::oneshot;
@@ -15,6 +16,8 @@ type Job = Box<dyn FnOnce(&mut Desk) + Send>;
 /// Handle to the executor thread.
 pub struct Executor {
     tx: Mutex<Option<mpsc::Sender<Job>>>,
+    /// Set at shutdown: jobs still queued are dropped, not run.
+    stopping: Arc<AtomicBool>,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -23,10 +26,17 @@ impl Executor {
     /// releases everything still held before it exits.
     pub fn spawn(mut desk: Desk) -> Self {
         let (tx, rx) = mpsc::channel::<Job>();
+        let stopping = Arc::new(AtomicBool::new(false));
+        let stop = stopping.clone();
         let thread = std::thread::Builder::new()
             .name("deskhand-desktop".into())
             .spawn(move || {
                 while let Ok(job) = rx.recv() {
+                    if stop.load(Ordering::SeqCst) {
+                        // Dropping the job drops its reply: the caller hears
+                        // that deskhand is shutting down.
+                        continue;
+                    }
                     let run = std::panic::AssertUnwindSafe(|| job(&mut desk));
                     if std::panic::catch_unwind(run).is_err() {
                         tracing::error!("a desktop job panicked; releasing all held input");
@@ -39,6 +49,7 @@ impl Executor {
             .ok();
         Self {
             tx: Mutex::new(Some(tx)),
+            stopping,
             thread: Mutex::new(thread),
         }
     }
@@ -61,9 +72,10 @@ impl Executor {
         reply_rx.await.map_err(|_| EngineError::ShuttingDown)
     }
 
-    /// Closes the queue, lets queued jobs finish, releases everything held
-    /// and joins the thread. Idempotent.
+    /// Closes the queue, drops the jobs still queued (the running one
+    /// finishes), releases everything held and joins the thread. Idempotent.
     pub fn shutdown(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
         if let Ok(mut tx) = self.tx.lock() {
             tx.take();
         }

@@ -324,6 +324,11 @@ impl Engine {
     }
 
     async fn act_inner(&self, session: &Session, action: Action) -> Result<(), EngineError> {
+        if let Action::Wait { duration } = action {
+            // Waiting needs no desktop: it never holds up the queue.
+            tokio::time::sleep(duration).await;
+            return Ok(());
+        }
         if action.sends_input() {
             if !self.features.coarse.contains(&CoarseFeature::Input) {
                 return Err(EngineError::NotSupported { feature: "input" });

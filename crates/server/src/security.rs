@@ -48,7 +48,13 @@ fn host_ok(host: &str, port: u16) -> bool {
     let Some((name, p)) = host.rsplit_once(':') else {
         return false;
     };
-    p.parse::<u16>().is_ok_and(|p| p == port) && matches!(name, "127.0.0.1" | "localhost" | "[::1]")
+    let loopback = name == "localhost"
+        || name
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    p.parse::<u16>().is_ok_and(|p| p == port) && loopback
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
@@ -107,6 +113,9 @@ mod tests {
         assert!(host_ok("127.0.0.1:4000", 4000));
         assert!(host_ok("localhost:4000", 4000));
         assert!(host_ok("[::1]:4000", 4000));
+        assert!(host_ok("127.0.0.2:4000", 4000), "all of 127/8 is loopback");
+        assert!(!host_ok("10.0.0.1:4000", 4000));
+        assert!(!host_ok("localhost.evil.example:4000", 4000));
         assert!(!host_ok("127.0.0.1:4001", 4000));
         assert!(!host_ok("evil.example:4000", 4000));
         assert!(!host_ok("127.0.0.1", 4000));

@@ -567,3 +567,34 @@ async fn audit_has_one_record_per_op_and_no_typed_text() {
     assert_eq!(records[3]["outcome"], "input_out_of_bounds");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn a_wait_does_not_hold_up_other_sessions() {
+    let server = Server::sandbox().await;
+    let mut waiting = server.ready_client().await;
+    let mut other = server.ready_client().await;
+    waiting
+        .send_raw(
+            json!({"type": "INPUT_ACTION", "id": "w", "ts": 0,
+                   "payload": {"action": "wait", "duration_ms": 3000}})
+            .to_string(),
+        )
+        .await;
+    // Another session acts while the wait is still running.
+    let r = other
+        .act(json!({"action": "mouse_move", "coordinate": [7, 7]}))
+        .await;
+    assert_eq!(r["type"], "ACK");
+    assert_eq!(server.desktop.state().pointer, Point::new(7, 7));
+    let pending = tokio::time::timeout(
+        std::time::Duration::from_millis(50),
+        futures_util::StreamExt::next(&mut waiting.ws),
+    )
+    .await;
+    assert!(pending.is_err(), "the wait answered before it was over");
+    let r = waiting.recv().await;
+    assert_eq!(
+        (r["type"].clone(), r["id"].clone()),
+        (json!("ACK"), json!("w"))
+    );
+}

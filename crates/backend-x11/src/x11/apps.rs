@@ -39,30 +39,35 @@ fn is_executable(p: &Path) -> bool {
 /// `name` resolved through `$PATH` when it has no slash.
 fn find_program(name: &str) -> Option<PathBuf> {
     if name.contains('/') {
+        // Absolute only: a relative path would depend on deskhand's cwd.
         let p = PathBuf::from(name);
-        return is_executable(&p).then_some(p);
+        return (p.is_absolute() && is_executable(&p)).then_some(p);
     }
     std::env::var_os("PATH")
         .iter()
         .flat_map(std::env::split_paths)
+        .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(name))
         .find(|p| is_executable(p))
 }
 
 /// The directories `.desktop` files are looked up in, most important first.
 fn application_dirs() -> Vec<PathBuf> {
+    // Only absolute directories: with HOME unset, `.local/share` would
+    // resolve against deskhand's working directory.
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
-        .unwrap_or_default();
+        .filter(|p| p.is_absolute());
     let data_home = std::env::var_os("XDG_DATA_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| home.join(".local/share"));
+        .or_else(|| home.map(|h| h.join(".local/share")));
     let data_dirs = std::env::var("XDG_DATA_DIRS")
         .ok()
         .filter(|d| !d.is_empty())
         .unwrap_or_else(|| "/usr/local/share:/usr/share".into());
-    std::iter::once(data_home)
+    data_home
+        .into_iter()
         .chain(
             data_dirs
                 .split(':')

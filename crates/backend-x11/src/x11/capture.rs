@@ -76,7 +76,13 @@ impl X11Capture {
             self.drop_segment();
         }
         if self.segment.is_none() {
-            self.segment = Some(self.create_segment(size)?);
+            match self.create_segment(size) {
+                Ok(segment) => self.segment = Some(segment),
+                Err(e) => {
+                    self.shm_ok = false;
+                    return Err(e);
+                }
+            }
         }
         self.segment
             .as_ref()
@@ -228,9 +234,10 @@ impl Capture for X11Capture {
                 Ok(()) => return Ok(()),
                 Err(e @ BackendError::DisplayUnavailable(_)) => return Err(e),
                 Err(e) => {
-                    tracing::warn!(error = %e, "MIT-SHM capture failed; falling back to GetImage");
+                    // This capture falls back; the next one tries SHM again
+                    // with a fresh segment (a failed attach turns SHM off).
+                    tracing::warn!(error = %e, "MIT-SHM capture failed; using GetImage this time");
                     self.drop_segment();
-                    self.shm_ok = false;
                 }
             }
         }

@@ -205,8 +205,14 @@ impl Windows for X11Windows {
         let active = self.focused_window()?;
         let mut out = Vec::new();
         for w in self.stacking()? {
-            if let Some(native) = self.describe(w, active)? {
-                out.push(native);
+            match self.describe(w, active) {
+                Ok(Some(native)) => out.push(native),
+                Ok(None) => {}
+                // An X error here means the window went away meanwhile.
+                Err(BackendError::Failed(e)) => {
+                    tracing::debug!(window = w, error = %e, "window vanished while listing")
+                }
+                Err(e) => return Err(e),
             }
         }
         Ok(out)

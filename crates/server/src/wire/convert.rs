@@ -15,6 +15,10 @@ use deskhand_protocol::messages::{ImageFormat, InputActionPayload, ScreenshotReq
 pub const MAX_TYPE_CHARS: usize = 65_536;
 /// Most wheel steps one `scroll` may turn.
 pub const MAX_SCROLL_STEPS: i64 = 100;
+/// Most modifiers held during one click, scroll or drag.
+pub const MAX_MODIFIERS: usize = 4;
+/// Most keys of one chord.
+pub const MAX_CHORD_KEYS: usize = 8;
 /// Most points of a drag path.
 pub const MAX_PATH_POINTS: usize = 1_000;
 
@@ -119,7 +123,12 @@ fn region_or_monitor(
                 ));
             }
             let (x, y) = (int32("region", x1)?, int32("region", y1)?);
-            let (w, h) = (int32("region", x2 - x1)?, int32("region", y2 - y1)?);
+            let span = |a: i64, b: i64| {
+                b.checked_sub(a)
+                    .ok_or_else(|| EngineError::invalid("region", "out of range"))
+                    .and_then(|d| int32("region", d))
+            };
+            let (w, h) = (span(x1, x2)?, span(y1, y2)?);
             ShotTarget::Region(Rect::new(x, y, w as u32, h as u32))
         }
         (None, Some(m)) => ShotTarget::Monitor(Some(
@@ -149,6 +158,14 @@ pub fn input(p: &InputActionPayload, features: &Features) -> R<Action> {
                 .ok_or_else(|| EngineError::invalid("modifiers", format!("unknown modifier {m:?}")))
         })
         .collect::<R<Vec<_>>>()?;
+    if modifiers.len() > MAX_MODIFIERS {
+        return Err(EngineError::invalid(
+            "modifiers",
+            format!("at most {MAX_MODIFIERS}"),
+        ));
+    }
+    let mut modifiers = modifiers;
+    modifiers.dedup();
     if !modifiers.is_empty() {
         require(features, Feature::InputClickModifiers)?;
     }
@@ -247,7 +264,14 @@ fn chord(p: &InputActionPayload) -> R<Vec<deskhand_engine::Key>> {
         .as_deref()
         .or(p.text.as_deref())
         .ok_or_else(|| EngineError::invalid("key", "required"))?;
-    parse_chord(chord).map_err(|m| EngineError::invalid("key", m))
+    let keys = parse_chord(chord).map_err(|m| EngineError::invalid("key", m))?;
+    if keys.len() > MAX_CHORD_KEYS {
+        return Err(EngineError::invalid(
+            "key",
+            format!("at most {MAX_CHORD_KEYS} keys"),
+        ));
+    }
+    Ok(keys)
 }
 
 fn scroll(
@@ -367,6 +391,11 @@ mod tests {
             (r#"{"action":"hold_key","key":"a"}"#, "duration_ms"),
             (r#"{"action":"wait","duration_ms":-1}"#, "duration_ms"),
             (r#"{"action":"type"}"#, "text"),
+            (r#"{"action":"key","key":"a+b+c+d+e+f+g+h+i"}"#, "key"),
+            (
+                r#"{"action":"left_click","modifiers":["shift","ctrl","alt","super","meta"]}"#,
+                "modifiers",
+            ),
         ];
         for (json, field) in cases {
             match input(&payload(json), &f) {
@@ -411,6 +440,7 @@ mod tests {
             r#"{"region":[10,20,5,70]}"#,
             r#"{"quality":0}"#,
             r#"{"monitor":-1}"#,
+            r#"{"region":[-1,0,9223372036854775807,1]}"#,
         ] {
             let req: ScreenshotRequest = serde_json::from_str(bad).expect("req");
             assert!(

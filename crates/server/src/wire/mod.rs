@@ -99,7 +99,20 @@ impl Connection {
     ) -> Result<(), axum::Error> {
         let envelope = Envelope::new(kind, id, ts(), payload);
         let text = serde_json::to_string(&envelope).unwrap_or_default();
-        self.socket.send(Message::Text(text.into())).await
+        self.send_text(text).await
+    }
+
+    /// Sends one text frame; a client that stops reading for the idle
+    /// timeout is dropped (and its held input released), never waited on.
+    async fn send_text(&mut self, text: String) -> Result<(), axum::Error> {
+        let idle = self.handler.state.config.idle_timeout;
+        match tokio::time::timeout(idle, self.socket.send(Message::Text(text.into()))).await {
+            Ok(sent) => sent,
+            Err(_) => Err(axum::Error::new(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client stopped reading",
+            ))),
+        }
     }
 }
 
@@ -173,7 +186,7 @@ impl Connection {
                         image_reply::screenshot_envelope(id.as_deref(), ts(), &image, &fields);
                     drop(image);
                     let built = started.elapsed();
-                    let sent = self.socket.send(Message::Text(text.into())).await;
+                    let sent = self.send_text(text).await;
                     tracing::debug!(
                         build_ms = built.as_secs_f64() * 1000.0,
                         send_ms = (started.elapsed() - built).as_secs_f64() * 1000.0,
