@@ -94,8 +94,9 @@ impl Engine {
             LaunchTarget::Executable(p) => json!({"executable_path": p, "args": args.len()}),
             LaunchTarget::AppId(id) => json!({"bundle_id": id, "args": args.len()}),
         };
-        let result = if self.consent.input {
-            self.exec
+        let result = match self.input_granted() {
+            Ok(()) => self
+                .exec
                 .run(move |desk| {
                     let apps = desk
                         .backend
@@ -107,12 +108,8 @@ impl Engine {
                     Ok(apps.launch(&target, &args)?)
                 })
                 .await
-                .and_then(|r| r)
-        } else {
-            Err(EngineError::NotGranted {
-                capability: "input",
-                needed: "consent",
-            })
+                .and_then(|r| r),
+            Err(e) => Err(e),
         };
         let mut audit_target = what;
         if let Ok(pid) = &result {

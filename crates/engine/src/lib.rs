@@ -287,16 +287,13 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let started = Instant::now();
         let target = serde_json::json!({"window_id": handle, "raise": raise});
-        let result = if self.consent.input {
-            self.exec
+        let result = match self.input_granted() {
+            Ok(()) => self
+                .exec
                 .run(move |desk| desk.focus_window(&handle, raise))
                 .await
-                .and_then(|r| r)
-        } else {
-            Err(EngineError::NotGranted {
-                capability: "input",
-                needed: "consent",
-            })
+                .and_then(|r| r),
+            Err(e) => Err(e),
         };
         self.record(
             session,
@@ -333,12 +330,7 @@ impl Engine {
             if !self.features.coarse.contains(&CoarseFeature::Input) {
                 return Err(EngineError::NotSupported { feature: "input" });
             }
-            if !self.consent.input {
-                return Err(EngineError::NotGranted {
-                    capability: "input",
-                    needed: "consent",
-                });
-            }
+            self.input_granted()?;
         }
         let id = session.id.clone();
         self.exec
@@ -369,6 +361,19 @@ impl Engine {
             outcome,
             duration_ms: 0.0,
         });
+    }
+
+    /// Whether the person granted input (needed by everything that changes
+    /// what they see: input, focus, launching apps).
+    fn input_granted(&self) -> Result<(), EngineError> {
+        if self.consent.input {
+            Ok(())
+        } else {
+            Err(EngineError::NotGranted {
+                capability: "input",
+                needed: "consent",
+            })
+        }
     }
 
     /// Runs `job` on the desktop thread as op `op` of `session` and audits
