@@ -2,6 +2,8 @@
 //! pointer, pressed buttons and keys, a log of every input event and
 //! configurable monitors. Deterministic; needs no display.
 
+mod clipboard;
+
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use deskhand_engine::backend::{CursorImage, Frame, PixelFormat};
@@ -10,6 +12,8 @@ use deskhand_engine::{
     NativeWindow, Permissions, Point, ProcessInfo, Rect, ScrollDirection, Windows,
 };
 use deskhand_protocol::messages::PermissionStatus;
+
+pub use clipboard::MockClipboard;
 
 /// One input event the mock received.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +28,8 @@ pub enum Event {
     Text(String),
     /// Wheel turned.
     Scroll(ScrollDirection, u32),
+    /// Ctrl+V pasted the clipboard's text.
+    Paste(String),
 }
 
 /// The mock desktop's state, shared between the backend and the test.
@@ -55,6 +61,8 @@ pub struct MockState {
     pub launches: Vec<(LaunchTarget, Vec<String>)>,
     /// Permission states; names not here are unknown.
     pub permissions: Vec<(&'static str, PermissionStatus)>,
+    /// The clipboard.
+    pub clipboard: MockClipboard,
 }
 
 impl MockState {
@@ -120,6 +128,7 @@ impl MockDesktop {
                 ("screen_recording", PermissionStatus::Granted),
                 ("accessibility", PermissionStatus::Denied),
             ],
+            clipboard: MockClipboard::default(),
         };
         Self {
             state: Arc::new(Mutex::new(state)),
@@ -141,6 +150,7 @@ impl MockDesktop {
             windows: Some(Box::new(self.clone())),
             apps: Some(Box::new(self.clone())),
             permissions: Some(Box::new(self.clone())),
+            clipboard: Some(Arc::new(self.clone())),
         }
     }
 
@@ -323,7 +333,13 @@ impl MockDesktop {
             Event::Key(k, false) => s.keys.retain(|x| x != k),
             _ => {}
         }
-        s.events.push(event);
+        s.events.push(event.clone());
+        if event == Event::Key(Key::Char('v'), true) && s.keys.contains(&Key::Control) {
+            if let Some(text) = s.clipboard.text.clone() {
+                s.clipboard.fetches += 1;
+                s.events.push(Event::Paste(text));
+            }
+        }
         Ok(())
     }
 }

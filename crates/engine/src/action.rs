@@ -80,6 +80,15 @@ pub enum Action {
         /// The text; never logged.
         text: String,
     },
+    /// Type text by pasting it through the clipboard (`type` with
+    /// `paste: true`); shorter than [`crate::clipboard::PASTE_MIN_CHARS`]
+    /// it is typed like [`Action::Type`].
+    Paste {
+        /// The text; never logged.
+        text: String,
+        /// Put the previous clipboard back afterwards, unless it changed.
+        preserve_clipboard: bool,
+    },
     /// Do nothing for a while (≤ [`MAX_WAIT`]).
     Wait {
         /// How long.
@@ -100,6 +109,7 @@ impl Action {
             Action::Key { .. }
             | Action::HoldKey { .. }
             | Action::Type { .. }
+            | Action::Paste { .. }
             | Action::Wait { .. } => Vec::new(),
         }
     }
@@ -128,6 +138,15 @@ impl Action {
             } => json!({"direction": format!("{direction:?}"), "amount": amount}),
             Action::Key { keys } | Action::HoldKey { keys, .. } => json!({"keys": keys.len()}),
             Action::Type { text } => crate::audit::redacted_text(text),
+            Action::Paste {
+                text,
+                preserve_clipboard,
+            } => {
+                let mut target = crate::audit::redacted_text(text);
+                target["paste"] = json!(true);
+                target["preserve_clipboard"] = json!(preserve_clipboard);
+                target
+            }
             Action::Wait { duration } => json!({"duration_ms": duration.as_millis() as u64}),
         }
     }

@@ -202,6 +202,52 @@ pub trait Permissions: Send {
     fn check(&mut self, name: &str) -> PermissionStatus;
 }
 
+/// What the clipboard held when it was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClipboardContent {
+    /// Text (possibly empty).
+    Text(String),
+    /// Nothing, or nothing that converts to text.
+    NoText,
+    /// The owner marked the contents secret (a password manager's copy);
+    /// the text was not transferred.
+    Concealed {
+        /// The marker found, e.g. `x-kde-passwordManagerHint`.
+        marker: &'static str,
+    },
+    /// More than the limit asked for; the text was not kept.
+    TooLarge {
+        /// The size, when the owner said it.
+        bytes: Option<u64>,
+    },
+}
+
+/// One read of the clipboard and the change count it was read at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClipboardRead {
+    /// What it held.
+    pub content: ClipboardContent,
+    /// The clipboard's change count when it was read.
+    pub change_count: u64,
+}
+
+/// The system clipboard (text). Implementations keep what deskhand wrote
+/// pasteable for as long as the daemon runs, and may block the caller for a
+/// few seconds when another app is slow to answer, so the engine never
+/// calls them on the desktop thread.
+pub trait Clipboard: Send + Sync {
+    /// Reads the clipboard as text, refusing more than `max_bytes`; a
+    /// concealed marker is checked before any text is transferred.
+    fn read_text(&self, max_bytes: u64) -> Result<ClipboardRead, BackendError>;
+    /// Puts `text` on the clipboard; returns the change count after it.
+    fn write_text(&self, text: &str) -> Result<u64, BackendError>;
+    /// A number that grows every time the clipboard's contents change.
+    fn change_count(&self) -> Result<u64, BackendError>;
+    /// How many times another app has fetched what deskhand wrote (to know
+    /// when a paste has been taken).
+    fn fetches(&self) -> u64;
+}
+
 /// A backend: what the factory of an OS hands to the engine.
 pub struct Backend {
     /// Short name for logs, e.g. `x11` or `mock`.
@@ -218,6 +264,8 @@ pub struct Backend {
     pub apps: Option<Box<dyn Apps>>,
     /// Permission probes, when available.
     pub permissions: Option<Box<dyn Permissions>>,
+    /// The clipboard, when available (used only when the person enabled it).
+    pub clipboard: Option<std::sync::Arc<dyn Clipboard>>,
 }
 
 impl std::fmt::Debug for Backend {
@@ -229,6 +277,7 @@ impl std::fmt::Debug for Backend {
             .field("windows", &self.windows.is_some())
             .field("apps", &self.apps.is_some())
             .field("permissions", &self.permissions.is_some())
+            .field("clipboard", &self.clipboard.is_some())
             .finish()
     }
 }

@@ -23,6 +23,9 @@ pub enum ConsentSource {
 pub struct Consent {
     /// Synthetic pointer and keyboard input.
     pub input: bool,
+    /// What the clipboard may be used for (off unless the person enables
+    /// it; never part of the sandbox default).
+    pub clipboard: crate::clipboard::ClipboardPolicy,
     /// Where this came from.
     pub source: ConsentSource,
 }
@@ -56,10 +59,17 @@ struct PolicyFile {
 }
 
 impl Consent {
+    /// The same grants plus the clipboard `policy` (from the command line).
+    pub fn with_clipboard(mut self, policy: crate::clipboard::ClipboardPolicy) -> Self {
+        self.clipboard = policy;
+        self
+    }
+
     /// Nothing granted: reads only.
     pub fn none() -> Self {
         Self {
             input: false,
+            clipboard: Default::default(),
             source: ConsentSource::None,
         }
     }
@@ -68,6 +78,7 @@ impl Consent {
     pub fn sandbox() -> Self {
         Self {
             input: true,
+            clipboard: Default::default(),
             source: ConsentSource::Sandbox,
         }
     }
@@ -87,6 +98,7 @@ impl Consent {
             })?;
         Ok(Self {
             input: policy.input,
+            clipboard: Default::default(),
             source: ConsentSource::PolicyFile,
         })
     }

@@ -223,7 +223,7 @@ impl Desk {
                 thread::sleep(*duration);
                 self.release_keys(keys)
             }
-            Action::Type { text } => {
+            Action::Type { text } | Action::Paste { text, .. } => {
                 // Character by character, so that a later hand-back check can
                 // stop between characters.
                 let mut buf = [0u8; 4];

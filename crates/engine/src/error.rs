@@ -54,6 +54,25 @@ pub enum EngineError {
         /// `minimized`, `offscreen` or `covered`.
         reason: &'static str,
     },
+    /// The clipboard holds something this session may not read; nothing
+    /// was returned.
+    #[error("{}", reason.message())]
+    ClipboardConcealed {
+        /// Why.
+        reason: crate::clipboard::ConcealReason,
+        /// Seconds since deskhand last wrote the clipboard, if it did.
+        writeback_age_seconds: Option<f64>,
+    },
+    /// More data than the client accepts; nothing was done.
+    #[error("{what} is larger than max_file_size_bytes ({max_bytes})")]
+    TooLarge {
+        /// What was too large.
+        what: &'static str,
+        /// Its size, when known.
+        bytes: Option<u64>,
+        /// The limit.
+        max_bytes: u64,
+    },
     /// The backend failed; something may have happened.
     #[error(transparent)]
     Backend(#[from] BackendError),
@@ -83,6 +102,8 @@ impl EngineError {
             Self::NotSupported { .. } => ErrorCode::FeatureNotSupported,
             Self::WindowStale { .. } => ErrorCode::WindowStale,
             Self::WindowNotVisible { .. } => ErrorCode::WindowNotVisible,
+            Self::ClipboardConcealed { .. } => ErrorCode::ClipboardConcealed,
+            Self::TooLarge { .. } => ErrorCode::FileTooLarge,
             Self::Backend(BackendError::DisplayUnavailable(_)) => ErrorCode::DisplayUnavailable,
             Self::Backend(BackendError::Unsupported(_)) => ErrorCode::FeatureNotSupported,
             Self::Backend(BackendError::InvalidTarget(_)) => ErrorCode::InvalidArguments,
@@ -114,6 +135,21 @@ impl EngineError {
             Self::WindowNotVisible { window_id, reason } => {
                 json!({ "window_id": window_id, "reason": reason })
             }
+            Self::ClipboardConcealed {
+                reason,
+                writeback_age_seconds,
+            } => match reason {
+                crate::clipboard::ConcealReason::ConcealedType { marker } => {
+                    json!({ "reason": reason.as_str(), "marker": marker })
+                }
+                _ => json!({
+                    "reason": reason.as_str(),
+                    "writeback_age_seconds": writeback_age_seconds,
+                }),
+            },
+            Self::TooLarge {
+                bytes, max_bytes, ..
+            } => json!({ "size_bytes": bytes, "max_file_size_bytes": max_bytes }),
             _ => Value::Null,
         }
     }

@@ -6,7 +6,9 @@ pub mod action;
 pub mod apps;
 pub mod audit;
 pub mod backend;
+pub mod clipboard;
 pub mod consent;
+mod credentials;
 mod desk;
 pub mod encode;
 pub mod error;
@@ -26,9 +28,11 @@ pub use action::Action;
 pub use apps::RunningApp;
 pub use audit::{AuditLog, AuditRecord};
 pub use backend::{
-    Apps, Backend, BackendError, Button, Capture, Displays, Input, LaunchTarget, NativeWindow,
-    Permissions, ProcessInfo, ScrollDirection, Windows,
+    Apps, Backend, BackendError, Button, Capture, Clipboard, ClipboardContent, ClipboardRead,
+    Displays, Input, LaunchTarget, NativeWindow, Permissions, ProcessInfo, ScrollDirection,
+    Windows,
 };
+pub use clipboard::ClipboardPolicy;
 pub use consent::{Consent, ConsentSource};
 pub use error::EngineError;
 pub use geometry::{Layout, Monitor, Point, Rect};
@@ -57,7 +61,7 @@ pub struct Features {
 }
 
 impl Features {
-    fn probe(backend: &Backend) -> Self {
+    fn probe(backend: &Backend, clipboard: ClipboardPolicy) -> Self {
         let mut f = Features::default();
         f.fine.extend([
             Feature::CursorPosition,
@@ -81,6 +85,11 @@ impl Features {
         if backend.apps.is_some() {
             f.coarse.push(CoarseFeature::Apps);
             f.fine.extend([Feature::AppList, Feature::AppLaunch]);
+        }
+        if backend.clipboard.is_some() && clipboard.enabled {
+            f.coarse.push(CoarseFeature::Clipboard);
+            f.fine
+                .extend([Feature::ClipboardRead, Feature::ClipboardWrite]);
         }
         if backend.permissions.is_some() {
             f.coarse.push(CoarseFeature::Permissions);
@@ -133,6 +142,7 @@ pub struct ListedWindow {
 /// The engine: every protocol adapter talks to the desktop through it.
 pub struct Engine {
     exec: Executor,
+    clipboard: clipboard::ClipboardGate,
     consent: Consent,
     audit: AuditLog,
     features: Features,
@@ -141,12 +151,14 @@ pub struct Engine {
 
 impl Engine {
     /// Starts the engine over `backend`.
-    pub fn new(backend: Backend, consent: Consent, audit: AuditLog) -> Self {
-        let features = Features::probe(&backend);
+    pub fn new(mut backend: Backend, consent: Consent, audit: AuditLog) -> Self {
+        let features = Features::probe(&backend, consent.clipboard);
         let backend_name = backend.name;
+        let clipboard = clipboard::ClipboardGate::new(backend.clipboard.take(), consent.clipboard);
         tracing::info!(backend = backend_name, ?consent, features = ?features.fine, "engine started");
         Self {
             exec: Executor::spawn(Desk::new(backend)),
+            clipboard,
             consent,
             audit,
             features,
@@ -332,6 +344,18 @@ impl Engine {
             }
             self.input_granted()?;
         }
+        let action = match action {
+            Action::Paste {
+                text,
+                preserve_clipboard,
+            } if text.chars().count() >= clipboard::PASTE_MIN_CHARS => {
+                return self
+                    .paste(session, text, preserve_clipboard)
+                    .await
+                    .map(|_| ());
+            }
+            other => other,
+        };
         let id = session.id.clone();
         self.exec
             .run(move |desk| {

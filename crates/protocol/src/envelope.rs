@@ -27,6 +27,9 @@ pub enum MessageType {
     AppLaunch,
     PermissionsCheckRequest,
     PermissionsCheckResponse,
+    ClipboardRead,
+    ClipboardReadResponse,
+    ClipboardWrite,
 }
 
 impl MessageType {
@@ -51,6 +54,9 @@ impl MessageType {
         Self::AppLaunch,
         Self::PermissionsCheckRequest,
         Self::PermissionsCheckResponse,
+        Self::ClipboardRead,
+        Self::ClipboardReadResponse,
+        Self::ClipboardWrite,
     ];
 
     /// The name on the wire, e.g. `SCREENSHOT_REQUEST`.
@@ -75,6 +81,9 @@ impl MessageType {
             Self::AppLaunch => "APP_LAUNCH",
             Self::PermissionsCheckRequest => "PERMISSIONS_CHECK_REQUEST",
             Self::PermissionsCheckResponse => "PERMISSIONS_CHECK_RESPONSE",
+            Self::ClipboardRead => "CLIPBOARD_READ",
+            Self::ClipboardReadResponse => "CLIPBOARD_READ_RESPONSE",
+            Self::ClipboardWrite => "CLIPBOARD_WRITE",
         }
     }
 

@@ -39,6 +39,10 @@ pub enum Feature {
     AppList,
     #[serde(rename = "app.launch")]
     AppLaunch,
+    #[serde(rename = "clipboard.read")]
+    ClipboardRead,
+    #[serde(rename = "clipboard.write")]
+    ClipboardWrite,
     #[serde(rename = "permissions.check")]
     PermissionsCheck,
 }
@@ -62,6 +66,8 @@ impl Feature {
         Self::WindowFocus,
         Self::AppList,
         Self::AppLaunch,
+        Self::ClipboardRead,
+        Self::ClipboardWrite,
         Self::PermissionsCheck,
     ];
 
@@ -84,6 +90,8 @@ impl Feature {
             Self::WindowFocus => "window.focus",
             Self::AppList => "app.list",
             Self::AppLaunch => "app.launch",
+            Self::ClipboardRead => "clipboard.read",
+            Self::ClipboardWrite => "clipboard.write",
             Self::PermissionsCheck => "permissions.check",
         }
     }

@@ -170,7 +170,8 @@ pub struct InputActionPayload {
     /// Polyline for `drag`.
     #[serde(default)]
     pub path: Option<Vec<Vec<i64>>>,
-    /// Type by pasting (clipboard issue; not yet honoured).
+    /// Type by pasting through the clipboard (honoured for 200 characters
+    /// or more, and only with the clipboard enabled).
     #[serde(default)]
     pub paste: Option<bool>,
     /// Restore the clipboard after pasting.
@@ -360,6 +361,47 @@ pub struct PermissionsCheckRequest {
 pub struct PermissionsCheckResponse {
     /// Name → status.
     pub permissions: std::collections::BTreeMap<String, PermissionStatus>,
+}
+
+/// Clipboard content formats. Only text is implemented; `image` is refused
+/// with `FEATURE_NOT_SUPPORTED`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClipboardFormat {
+    /// UTF-8 text.
+    #[default]
+    Text,
+    /// An image (not implemented).
+    Image,
+}
+
+/// `CLIPBOARD_READ`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClipboardReadRequest {
+    /// What to read; text when absent.
+    #[serde(default)]
+    pub format: ClipboardFormat,
+}
+
+/// `CLIPBOARD_READ_RESPONSE`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClipboardReadResponse {
+    /// Always `text` today.
+    pub format: ClipboardFormat,
+    /// The clipboard's text.
+    pub content: String,
+    /// UTF-8 length of `content`.
+    pub size_bytes: u64,
+}
+
+/// `CLIPBOARD_WRITE` (answered with ACK).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClipboardWriteRequest {
+    /// What `content` is; text when absent.
+    #[serde(default)]
+    pub format: ClipboardFormat,
+    /// The text to put on the clipboard.
+    pub content: String,
 }
 
 /// A display rectangle in INPUT_OUT_OF_BOUNDS details.

@@ -242,7 +242,14 @@ pub fn input(p: &InputActionPayload, features: &Features) -> R<Action> {
                     format!("longer than {MAX_TYPE_CHARS} characters"),
                 ));
             }
-            Ok(Action::Type { text })
+            if p.paste == Some(true) {
+                Ok(Action::Paste {
+                    text,
+                    preserve_clipboard: p.preserve_clipboard == Some(true),
+                })
+            } else {
+                Ok(Action::Type { text })
+            }
         }
         "wait" => {
             require(features, Feature::InputWait)?;

@@ -1,6 +1,7 @@
 //! The WebSocket wire-ops adapter (`/v1/ws`): one session per connection,
 //! HELLO on connect, then requests answered in order, each with its id.
 
+mod clipboard;
 mod convert;
 mod image_reply;
 mod windows_apps;
@@ -13,8 +14,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use deskhand_engine::{EngineError, Session};
 use deskhand_protocol::messages::{
-    AckPayload, CursorPositionResponse, DisplayInfoResponse, HelloPayload, MonitorInfo,
-    ScreenshotMeta, ScreenshotResponse, ServerInfo,
+    AckPayload, CursorPositionResponse, DisplayInfoResponse, HelloAckPayload, HelloPayload,
+    MonitorInfo, ScreenshotMeta, ScreenshotResponse, ServerInfo,
 };
 use deskhand_protocol::{Envelope, ErrorCode, ErrorPayload, MessageType, PROTOCOL_VERSION};
 use serde::Serialize;
@@ -56,6 +57,8 @@ struct Handler {
     state: Arc<AppState>,
     session: Session,
     acked: bool,
+    /// The client's `HELLO_ACK.max_file_size_bytes` (bounds the clipboard).
+    max_file_bytes: u64,
 }
 
 fn ts() -> f64 {
@@ -75,6 +78,7 @@ impl Connection {
                 state,
                 session,
                 acked: false,
+                max_file_bytes: deskhand_engine::clipboard::DEFAULT_MAX_BYTES,
             },
         }
     }
@@ -255,6 +259,13 @@ impl Handler {
             );
         };
         if kind == MessageType::HelloAck {
+            let ack: HelloAckPayload = match self.payload("hello_ack", envelope.payload) {
+                Ok(a) => a,
+                Err(reply) => return (id, reply),
+            };
+            if let Some(max) = ack.max_file_size_bytes {
+                self.max_file_bytes = max;
+            }
             self.acked = true;
             self.state
                 .engine
@@ -282,6 +293,8 @@ impl Handler {
             MessageType::AppListRequest => self.app_list(envelope.payload).await,
             MessageType::AppLaunch => self.app_launch(envelope.payload).await,
             MessageType::PermissionsCheckRequest => self.permissions_check(envelope.payload).await,
+            MessageType::ClipboardRead => self.clipboard_read(envelope.payload).await,
+            MessageType::ClipboardWrite => self.clipboard_write(envelope.payload).await,
             _ => self.protocol_error(
                 &op,
                 ErrorCode::UnknownMessageType,
@@ -419,6 +432,8 @@ fn is_request(kind: MessageType) -> bool {
             | MessageType::AppListRequest
             | MessageType::AppLaunch
             | MessageType::PermissionsCheckRequest
+            | MessageType::ClipboardRead
+            | MessageType::ClipboardWrite
     )
 }
 

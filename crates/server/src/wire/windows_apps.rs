@@ -14,7 +14,7 @@ use super::{Handler, Reply, to_value};
 
 impl Handler {
     /// The error reply of a request refused before the engine saw it.
-    fn refuse(&self, op: &str, e: EngineError) -> Reply {
+    pub(super) fn refuse(&self, op: &str, e: EngineError) -> Reply {
         self.state.engine.record_refused(&self.session, op, &e);
         self.engine_error(&e)
     }
