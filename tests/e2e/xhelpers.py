@@ -193,13 +193,16 @@ class XTerm(App):
     BORDER = 2
 
     def __init__(self, display: str, cols: int = 80, rows: int = 24, pos: str = "+0+0",
-                 bg: str | None = None, command: list[str] | None = None, cwd: str | None = None):
+                 bg: str | None = None, command: list[str] | None = None, cwd: str | None = None,
+                 xrm: str | None = None):
         require("xterm")
         title = unique_title("deskhand-xterm")
         argv = ["xterm", "-T", title, "-geometry", f"{cols}x{rows}{pos}", "-b", str(self.BORDER),
                 "+sb", "-xrm", "XTerm*allowTitleOps: false"]
         if bg:
             argv += ["-bg", bg]
+        if xrm:
+            argv += ["-xrm", xrm]
         argv += ["-e"] + (command or ["sleep", "600"])
         self.cols, self.rows = cols, rows
         super().__init__(display, argv, title, cwd)

@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Args;
 use deskhand_backend_x11::VirtualDesktop;
-use deskhand_engine::{AuditLog, Consent, Engine};
+use deskhand_engine::{AuditLog, ClipboardPolicy, Consent, Engine};
 use deskhand_server::{ServerConfig, Token};
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -49,6 +49,18 @@ pub struct ServeArgs {
     /// Origin allowed to connect (repeatable); none by default.
     #[arg(long = "allow-origin")]
     allow_origins: Vec<String>,
+    /// Let agents write the clipboard, paste, and read back what deskhand
+    /// itself wrote in the last 30 s.
+    #[arg(long)]
+    enable_clipboard: bool,
+    /// Also let agents read what others copied (never concealed or
+    /// credential-looking text).
+    #[arg(long, requires = "enable_clipboard")]
+    enable_clipboard_read_foreign: bool,
+    /// Approve every foreign clipboard read in advance (headless: there is
+    /// no one to ask per read).
+    #[arg(long, requires = "enable_clipboard_read_foreign")]
+    approve_clipboard_reads: bool,
 }
 
 fn parse_size(s: &str) -> anyhow::Result<(u32, u32)> {
@@ -103,7 +115,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         (Some(path), _) => Consent::from_file(path)?,
         (None, Some(_)) => Consent::sandbox(),
         (None, None) => Consent::none(),
-    };
+    }
+    .with_clipboard(ClipboardPolicy {
+        enabled: args.enable_clipboard,
+        read_foreign: args.enable_clipboard_read_foreign,
+        foreign_reads_approved: args.approve_clipboard_reads,
+    });
     let audit_path = args
         .audit_log
         .unwrap_or_else(|| files::state_dir().join("audit.jsonl"));

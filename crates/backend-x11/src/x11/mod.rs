@@ -2,6 +2,7 @@
 
 mod apps;
 mod capture;
+mod clipboard;
 mod displays;
 mod input;
 mod permissions;
@@ -113,12 +114,20 @@ pub fn open(display: Option<&str>) -> Result<Backend, X11Error> {
         }
     };
     let has_input = input.is_some();
+    let clipboard = match clipboard::X11Clipboard::start(&name) {
+        Ok(c) => Some(Arc::new(c) as Arc<dyn deskhand_engine::Clipboard>),
+        Err(e) => {
+            tracing::warn!(error = %e, "clipboard unavailable");
+            None
+        }
+    };
     tracing::info!(
         backend = "x11",
         display = %name,
         shm = capture.uses_shm(),
         cursor = capture.has_xfixes(),
         input = input.is_some(),
+        clipboard = clipboard.is_some(),
         "picked the X11 backend"
     );
     Ok(Backend {
@@ -132,5 +141,6 @@ pub fn open(display: Option<&str>) -> Result<Backend, X11Error> {
             capture: true,
             input_injection: has_input,
         })),
+        clipboard,
     })
 }
