@@ -198,3 +198,22 @@ def test_paste_4kb_arrives_in_xterm_intact(writeback_daemon, tmp_path):
     finally:
         term.close()
         c.close()
+
+
+def test_audit_log_records_clipboard_ops_without_their_text(writeback_daemon):
+    import json
+    d, c = writeback_daemon, writeback_daemon.client()
+    marker = "audit marker " + os.urandom(6).hex()  # spaces: not credential-like
+    write(c, marker)
+    assert read(c) == marker
+    c.act("type", text=marker * 20, paste=True)
+    c.close()
+    text = d.audit_log.read_text()
+    assert marker not in text, "clipboard or pasted text leaked into the audit log"
+    records = [json.loads(line) for line in text.splitlines()]
+    sized = [r for r in records if (r.get("target") or {}).get("text_bytes") == len(marker)]
+    mine = [r for r in sized if r["session"] == sized[-1]["session"]]
+    assert [r["op"] for r in mine] == ["clipboard.write", "clipboard.read"], mine
+    assert all(len(r["target"]["text_hmac_sha256_prefix"]) == 12 for r in mine)
+    pasted = [r for r in records if (r.get("target") or {}).get("paste") is True]
+    assert pasted and pasted[-1]["target"]["text_bytes"] == 20 * len(marker)

@@ -237,6 +237,15 @@ pub fn report(display: Option<&str>) -> DoctorReport {
         not_built()
     };
     let no_api = || entry(Availability::Unsupported, Some("no_platform_api"), None);
+    // The CLIPBOARD selection exists on every X server; whether agents may
+    // use it is the person's opt-in (`serve --enable-clipboard`).
+    let clipboard = || {
+        if x11_ok {
+            entry(Availability::Available, None, None)
+        } else {
+            unavailable_like_x11()
+        }
+    };
     let capabilities = vec![
         cap("read_tree", not_built(), "session"),
         cap("act_semantic", not_built(), "session"),
@@ -263,8 +272,8 @@ pub fn report(display: Option<&str>) -> DoctorReport {
         cap("list_notifications", no_api(), "session"),
         cap("dismiss_notification", no_api(), "session"),
         cap("invoke_notification_action", no_api(), "session"),
-        cap("clipboard_read", not_built(), "separate"),
-        cap("clipboard_write", not_built(), "session"),
+        cap("clipboard_read", clipboard(), "separate"),
+        cap("clipboard_write", clipboard(), "session"),
     ];
     let atspi = x.is_some_and(|p| p.atspi_bus);
     let permissions = vec![
@@ -378,7 +387,13 @@ fn file_probes() -> Vec<Probe> {
             ),
         ),
         probe_line("token store", token_msg.0, token_msg.1),
-        probe_line("clipboard", true, "off (default deny)".into()),
+        probe_line(
+            "clipboard",
+            true,
+            "X11 CLIPBOARD selection; off unless `deskhand serve --enable-clipboard` \
+             (foreign reads also need --enable-clipboard-read-foreign)"
+                .into(),
+        ),
     ]
 }
 

@@ -85,9 +85,25 @@ pub fn write_private_atomic(path: &Path, content: &[u8]) -> anyhow::Result<()> {
 /// Loads the token, creating a 256-bit one on first run. The file must be
 /// ours and private; a token readable by others is replaced.
 pub fn load_or_create_token(path: &Path) -> anyhow::Result<String> {
+    load_or_create_secret(path, "token")
+}
+
+/// Loads the per-install key the audit log hashes typed and clipboard text
+/// with, creating it on first run (same rules as the token).
+pub fn load_or_create_audit_key(path: &Path) -> anyhow::Result<[u8; 32]> {
+    let hex = load_or_create_secret(path, "audit key")?;
+    let mut key = [0u8; 32];
+    for (i, byte) in key.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16)?;
+    }
+    Ok(key)
+}
+
+/// 256 random bits as 64 hex digits, kept in a private file.
+fn load_or_create_secret(path: &Path, what: &str) -> anyhow::Result<String> {
     if let Ok(meta) = fs::symlink_metadata(path) {
         if meta.file_type().is_symlink() {
-            bail!("token file {} is a symlink; refusing it", path.display());
+            bail!("{what} file {} is a symlink; refusing it", path.display());
         }
         let text = fs::read_to_string(path)?;
         let token = text.trim();
@@ -95,13 +111,13 @@ pub fn load_or_create_token(path: &Path) -> anyhow::Result<String> {
         if private && token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Ok(token.to_owned());
         }
-        tracing::warn!(path = %path.display(), "token file was not private or not valid; making a new token");
+        tracing::warn!(path = %path.display(), "{what} file was not private or not valid; making a new one");
     }
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     write_private_atomic(path, format!("{token}\n").as_bytes())?;
-    tracing::info!(path = %path.display(), "created a new token");
+    tracing::info!(path = %path.display(), "created a new {what}");
     Ok(token)
 }
 
@@ -113,6 +129,18 @@ mod tests {
         let d = std::env::temp_dir().join(format!("dh-files-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
         d
+    }
+
+    #[test]
+    fn audit_key_is_created_private_and_survives_a_restart() {
+        let d = tmpdir("audit-key");
+        let path = d.join("audit-key");
+        let first = load_or_create_audit_key(&path).expect("create");
+        let mode = fs::metadata(&path).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(load_or_create_audit_key(&path).expect("reload"), first);
+        assert_ne!(first, [0u8; 32]);
+        let _ = fs::remove_dir_all(&d);
     }
 
     #[test]

@@ -121,6 +121,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         read_foreign: args.enable_clipboard_read_foreign,
         foreign_reads_approved: args.approve_clipboard_reads,
     });
+    let audit_key = files::load_or_create_audit_key(&files::config_dir().join("audit-key"))?;
+    deskhand_engine::audit::set_text_key(audit_key);
     let audit_path = args
         .audit_log
         .unwrap_or_else(|| files::state_dir().join("audit.jsonl"));

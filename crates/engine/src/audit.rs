@@ -6,12 +6,13 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use hmac::{Hmac, Mac};
 use serde::Serialize;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 /// One audit record.
 #[derive(Debug, Clone, Serialize)]
@@ -65,7 +66,9 @@ fn open_append(path: &Path) -> io::Result<File> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
+        // The check above gives the clear message; O_NOFOLLOW closes the
+        // race between it and the open.
+        opts.mode(0o600).custom_flags(libc::O_NOFOLLOW);
     }
     opts.open(path)
 }
@@ -175,17 +178,59 @@ pub fn now_ts() -> f64 {
         .as_secs_f64()
 }
 
+/// The key of [`redacted_text`]'s HMAC: the install's key when the host set
+/// one, else a random key for this process.
+static TEXT_KEY: OnceLock<[u8; 32]> = OnceLock::new();
+
+/// Sets the per-install key that typed and clipboard text is hashed with
+/// in the audit log, so that its owner (and no one else) can check whether
+/// a given text was typed. Call once, before the first record; returns
+/// false when a key was already in use.
+pub fn set_text_key(key: [u8; 32]) -> bool {
+    TEXT_KEY.set(key).is_ok()
+}
+
+fn text_key() -> &'static [u8; 32] {
+    TEXT_KEY.get_or_init(|| {
+        let mut key = [0u8; 32];
+        key[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+        key[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+        key
+    })
+}
+
 /// The redacted form of text: its length in characters and bytes and the
-/// first 12 hex digits of its SHA-256.
+/// first 12 hex digits of its HMAC-SHA-256 under the install's key (an
+/// unkeyed hash of a short text, a PIN say, could be reversed by trying
+/// every candidate).
 pub fn redacted_text(text: &str) -> Value {
-    let digest = Sha256::digest(text.as_bytes());
+    let mut mac = Hmac::<Sha256>::new_from_slice(text_key()).expect("HMAC takes any key length");
+    mac.update(text.as_bytes());
+    let digest = mac.finalize().into_bytes();
     let prefix: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
-    json!({"text_chars": text.chars().count(), "text_bytes": text.len(), "text_sha256_prefix": prefix})
+    json!({"text_chars": text.chars().count(), "text_bytes": text.len(), "text_hmac_sha256_prefix": prefix})
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_hash_is_keyed() {
+        use sha2::Digest;
+        let plain: String = Sha256::digest(b"1234")[..6]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let redacted = redacted_text("1234");
+        let keyed = redacted["text_hmac_sha256_prefix"]
+            .as_str()
+            .expect("prefix");
+        assert_eq!(keyed.len(), 12);
+        assert_ne!(keyed, plain, "a PIN's plain SHA-256 would be reversible");
+        assert_eq!(redacted_text("1234"), redacted, "stable under one key");
+        assert_ne!(redacted_text("1235")["text_hmac_sha256_prefix"], keyed);
+    }
 
     #[test]
     fn typed_text_never_reaches_the_file() {
@@ -208,7 +253,9 @@ mod tests {
         let rec: Value = serde_json::from_str(content.trim()).expect("json line");
         assert_eq!(rec["target"]["text_chars"], 19);
         assert_eq!(
-            rec["target"]["text_sha256_prefix"].as_str().map(str::len),
+            rec["target"]["text_hmac_sha256_prefix"]
+                .as_str()
+                .map(str::len),
             Some(12)
         );
         let _ = std::fs::remove_dir_all(&dir);

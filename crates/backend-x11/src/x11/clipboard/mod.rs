@@ -115,7 +115,8 @@ impl X11Clipboard {
             .backend()?;
         }
         conn.flush().backend()?;
-        let (wake, wake_rx) = UnixStream::pair().map_err(|e| BackendError::Failed(e.to_string()))?;
+        let (wake, wake_rx) =
+            UnixStream::pair().map_err(|e| BackendError::Failed(e.to_string()))?;
         wake_rx
             .set_nonblocking(true)
             .map_err(|e| BackendError::Failed(e.to_string()))?;
@@ -294,9 +295,9 @@ impl Owner {
         self.conn
             .change_property8(PropMode::APPEND, window, atom, AtomEnum::STRING, &[])
             .backend()?;
-        let event = self.wait_for(|e| {
-            matches!(e, Event::PropertyNotify(p) if p.window == window && p.atom == atom)
-        })?;
+        let event = self.wait_for(
+            |e| matches!(e, Event::PropertyNotify(p) if p.window == window && p.atom == atom),
+        )?;
         match event {
             Some(Event::PropertyNotify(p)) => Ok(p.time),
             _ => Ok(CURRENT_TIME),

@@ -52,7 +52,11 @@ impl Owner {
 
     /// Asks the owner for `target` and reads the answer, refusing more than
     /// `max_bytes`.
-    pub(super) fn convert(&mut self, target: u32, max_bytes: u64) -> Result<Converted, BackendError> {
+    pub(super) fn convert(
+        &mut self,
+        target: u32,
+        max_bytes: u64,
+    ) -> Result<Converted, BackendError> {
         let (window, a) = (self.window, self.atoms);
         let prop = a.DESKHAND_SELECTION;
         self.conn.delete_property(window, prop).backend()?;
@@ -158,7 +162,8 @@ impl Owner {
                     .backend()?;
                     true
                 } else {
-                    let bytes = if [a.UTF8_STRING, a.TEXT_PLAIN_UTF8, a.TEXT].contains(&req.target) {
+                    let bytes = if [a.UTF8_STRING, a.TEXT_PLAIN_UTF8, a.TEXT].contains(&req.target)
+                    {
                         Some(text.as_bytes().to_vec())
                     } else if req.target == string {
                         latin1(text)
@@ -203,7 +208,9 @@ impl Owner {
 
 /// `text` as ISO Latin-1 (the STRING target), when every character fits.
 fn latin1(text: &str) -> Option<Vec<u8>> {
-    text.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect()
+    text.chars()
+        .map(|c| u8::try_from(u32::from(c)).ok())
+        .collect()
 }
 
 #[cfg(test)]
