@@ -105,6 +105,10 @@ def test_writeback_only_reads_back_just_what_deskhand_wrote(writeback_daemon):
     assert paste_with_xclip(d.display, "STRING") == "written by deskhand · ü"
     assert read(c) == "written by deskhand · ü"
 
+    # Credential-looking text is refused even when deskhand wrote it itself.
+    write(c, "AIzaSyD3m0K3yF0rT3st1ngOnlyAbCdEfGhIjKl")
+    assert concealed_reason(c) == "credential_like"
+
     copy_with_xclip(d.display, "copied by the person again")
     assert concealed_reason(c) == "writeback_overwritten"
     # An app that only reads did not change anything: still concealed.
