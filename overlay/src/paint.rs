@@ -1,0 +1,281 @@
+//! Where the indicator's parts go and how they look: the frame round each
+//! monitor, the label on the first, the Continue button under it while
+//! paused. Text is an 8×8 bitmap font drawn at twice its size.
+
+use font8x8::UnicodeFonts;
+use serde::{Deserialize, Serialize};
+
+/// A rectangle in pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rect {
+    /// Left.
+    pub x: i32,
+    /// Top.
+    pub y: i32,
+    /// Width.
+    pub width: u32,
+    /// Height.
+    pub height: u32,
+}
+
+impl Rect {
+    /// A rectangle.
+    pub const fn new(x: i32, y: i32, width: u32, height: u32) -> Self {
+        Self {
+            x,
+            y,
+            width,
+            height,
+        }
+    }
+
+    /// Whether the point lies inside.
+    pub fn contains(&self, px: i32, py: i32) -> bool {
+        px >= self.x
+            && py >= self.y
+            && i64::from(px) < i64::from(self.x) + i64::from(self.width)
+            && i64::from(py) < i64::from(self.y) + i64::from(self.height)
+    }
+
+    /// Moved by (-dx, -dy): from global to a window's own coordinates.
+    pub fn relative_to(&self, dx: i32, dy: i32) -> Rect {
+        Rect::new(self.x - dx, self.y - dy, self.width, self.height)
+    }
+}
+
+/// Frame thickness.
+pub const FRAME: u32 = 6;
+/// Glyph scale (8×8 font drawn at 16×16).
+const SCALE: u32 = 2;
+const GLYPH: u32 = 8 * SCALE;
+const PAD: u32 = 8;
+
+/// The label while deskhand drives.
+pub const ACTIVE_LABEL: &str = "deskhand: AI takeover active";
+/// The label once the person took over.
+pub const PAUSED_LABEL: &str = "You took over \u{b7} Continue when ready";
+const BUTTON_LABEL: &str = "Continue";
+
+const RED: u32 = 0x00e0_1b24;
+const DIM_RED: u32 = 0x0078_2828;
+const WHITE: u32 = 0x00ff_ffff;
+const DARK: u32 = 0x0020_2020;
+const GREEN: u32 = 0x0026_7a34;
+
+/// The indicator's geometry for a set of monitors.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layout {
+    /// Monitor rectangles (global); the label goes on the first.
+    pub monitors: Vec<Rect>,
+    /// Paused look.
+    pub paused: bool,
+}
+
+fn text_width(text: &str) -> u32 {
+    text.chars().count() as u32 * GLYPH
+}
+
+impl Layout {
+    /// The four frame strips of monitor `m`.
+    pub fn frame(m: &Rect) -> [Rect; 4] {
+        let t = FRAME.min(m.width / 2).min(m.height / 2);
+        let inner_h = m.height.saturating_sub(2 * t);
+        [
+            Rect::new(m.x, m.y, m.width, t),
+            Rect::new(m.x, m.y + (m.height - t) as i32, m.width, t),
+            Rect::new(m.x, m.y + t as i32, t, inner_h),
+            Rect::new(m.x + (m.width - t) as i32, m.y + t as i32, t, inner_h),
+        ]
+    }
+
+    fn label_text(&self) -> &'static str {
+        if self.paused {
+            PAUSED_LABEL
+        } else {
+            ACTIVE_LABEL
+        }
+    }
+
+    /// The label box (global), centred under the top frame of the first
+    /// monitor.
+    pub fn label(&self) -> Option<Rect> {
+        let m = self.monitors.first()?;
+        let w = (text_width(self.label_text()) + 2 * PAD).min(m.width);
+        let h = GLYPH + 2 * PAD;
+        Some(Rect::new(
+            m.x + ((m.width - w) / 2) as i32,
+            m.y + FRAME as i32,
+            w,
+            h,
+        ))
+    }
+
+    /// The Continue button (global), under the label, while paused.
+    pub fn button(&self) -> Option<Rect> {
+        if !self.paused {
+            return None;
+        }
+        let label = self.label()?;
+        let w = text_width(BUTTON_LABEL) + 3 * PAD;
+        let h = GLYPH + 2 * PAD;
+        Some(Rect::new(
+            label.x + ((label.width.saturating_sub(w)) / 2) as i32,
+            label.y + label.height as i32 + PAD as i32,
+            w,
+            h,
+        ))
+    }
+
+    /// Everything the indicator covers on monitor `i` (global).
+    pub fn covered_on(&self, i: usize) -> Vec<Rect> {
+        let Some(m) = self.monitors.get(i) else {
+            return Vec::new();
+        };
+        let mut rects = Layout::frame(m).to_vec();
+        if i == 0 {
+            rects.extend(self.label());
+            rects.extend(self.button());
+        }
+        rects.retain(|r| r.width > 0 && r.height > 0);
+        rects
+    }
+
+    /// Everything the indicator covers (global).
+    pub fn covered(&self) -> Vec<Rect> {
+        (0..self.monitors.len())
+            .flat_map(|i| self.covered_on(i))
+            .collect()
+    }
+
+    /// Paints monitor `i`'s window: `buf` is `width × height` 0RGB pixels
+    /// of that monitor.
+    pub fn paint(&self, i: usize, buf: &mut [u32]) {
+        let Some(m) = self.monitors.get(i) else {
+            return;
+        };
+        let canvas = Canvas {
+            buf,
+            width: m.width,
+            height: m.height,
+        };
+        let mut canvas = canvas;
+        let frame_colour = if self.paused { DIM_RED } else { RED };
+        for r in Layout::frame(m) {
+            canvas.fill(r.relative_to(m.x, m.y), frame_colour);
+        }
+        if i != 0 {
+            return;
+        }
+        if let Some(label) = self.label() {
+            let local = label.relative_to(m.x, m.y);
+            canvas.fill(local, if self.paused { DARK } else { RED });
+            canvas.text(local, self.label_text(), WHITE);
+        }
+        if let Some(button) = self.button() {
+            let local = button.relative_to(m.x, m.y);
+            canvas.fill(local, GREEN);
+            canvas.text(local, BUTTON_LABEL, WHITE);
+        }
+    }
+}
+
+struct Canvas<'a> {
+    buf: &'a mut [u32],
+    width: u32,
+    height: u32,
+}
+
+impl Canvas<'_> {
+    fn put(&mut self, x: i32, y: i32, colour: u32) {
+        if x >= 0 && y >= 0 && (x as u32) < self.width && (y as u32) < self.height {
+            let i = y as usize * self.width as usize + x as usize;
+            if let Some(p) = self.buf.get_mut(i) {
+                *p = colour;
+            }
+        }
+    }
+
+    fn fill(&mut self, r: Rect, colour: u32) {
+        for y in r.y..r.y + r.height as i32 {
+            for x in r.x..r.x + r.width as i32 {
+                self.put(x, y, colour);
+            }
+        }
+    }
+
+    /// Draws `text` centred in `r`.
+    fn text(&mut self, r: Rect, text: &str, colour: u32) {
+        let w = text_width(text) as i32;
+        let x0 = r.x + (r.width as i32 - w) / 2;
+        let y0 = r.y + (r.height as i32 - GLYPH as i32) / 2;
+        for (n, c) in text.chars().enumerate() {
+            let glyph = font8x8::BASIC_FONTS
+                .get(c)
+                .or_else(|| font8x8::LATIN_FONTS.get(c))
+                .unwrap_or([0; 8]);
+            for (row, bits) in glyph.iter().enumerate() {
+                for col in 0..8 {
+                    if bits & (1 << col) == 0 {
+                        continue;
+                    }
+                    for dy in 0..SCALE as i32 {
+                        for dx in 0..SCALE as i32 {
+                            self.put(
+                                x0 + n as i32 * GLYPH as i32 + col * SCALE as i32 + dx,
+                                y0 + row as i32 * SCALE as i32 + dy,
+                                colour,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(paused: bool) -> Layout {
+        Layout {
+            monitors: vec![Rect::new(0, 0, 1280, 800)],
+            paused,
+        }
+    }
+
+    #[test]
+    fn frame_hugs_the_edges() {
+        let [top, bottom, left, right] = Layout::frame(&Rect::new(100, 50, 800, 600));
+        assert_eq!(top, Rect::new(100, 50, 800, FRAME));
+        assert_eq!(bottom, Rect::new(100, 644, 800, FRAME));
+        assert_eq!(left, Rect::new(100, 56, FRAME, 588));
+        assert_eq!(right, Rect::new(894, 56, FRAME, 588));
+    }
+
+    #[test]
+    fn button_only_while_paused_and_under_the_label() {
+        assert!(one(false).button().is_none());
+        let l = one(true);
+        let (label, button) = (l.label().expect("label"), l.button().expect("button"));
+        assert!(button.y > label.y + label.height as i32);
+        assert_eq!(l.covered().len(), 6);
+        assert_eq!(one(false).covered().len(), 5);
+    }
+
+    #[test]
+    fn paint_draws_frame_and_text_and_nothing_inside() {
+        let l = one(false);
+        let mut buf = vec![0u32; 1280 * 800];
+        l.paint(0, &mut buf);
+        assert_eq!(buf[0], RED, "corner is frame");
+        assert_eq!(buf[400 * 1280 + 640], 0, "the middle is left alone");
+        let label = l.label().expect("label");
+        let inside: Vec<u32> = (label.y..label.y + label.height as i32)
+            .flat_map(|y| (label.x..label.x + label.width as i32).map(move |x| (x, y)))
+            .map(|(x, y)| buf[y as usize * 1280 + x as usize])
+            .collect();
+        assert!(inside.contains(&WHITE), "label text drawn");
+        assert!(inside.contains(&RED), "label background drawn");
+    }
+}

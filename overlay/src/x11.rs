@@ -1,0 +1,119 @@
+//! What winit does not do: SHAPE regions (the frame and label are the only
+//! visible parts, the Continue button the only one that takes input),
+//! keeping the overlay on top, and noticing when another client unmaps or
+//! destroys it.
+
+use std::sync::Arc;
+
+use x11rb::connection::{Connection, RequestConnection};
+use x11rb::protocol::Event;
+use x11rb::protocol::shape::{self, ConnectionExt as _};
+use x11rb::protocol::xproto::{
+    ChangeWindowAttributesAux, ClipOrdering, ConfigureWindowAux, ConnectionExt as _, EventMask,
+    Rectangle, StackMode, Visibility,
+};
+use x11rb::rust_connection::RustConnection;
+
+use crate::paint::Rect;
+
+/// What the watcher saw happen to an overlay window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowNews {
+    /// Mapped (visible).
+    Mapped(u32),
+    /// Unmapped, by us or by someone else.
+    Unmapped(u32),
+    /// Destroyed.
+    Destroyed(u32),
+    /// Partly or fully covered by another window.
+    Covered(u32),
+    /// The display connection failed.
+    Closed,
+}
+
+/// A second connection to the display, for SHAPE and stacking.
+#[derive(Clone)]
+pub struct X11Side {
+    conn: Arc<RustConnection>,
+}
+
+fn rectangles(rects: &[Rect]) -> Vec<Rectangle> {
+    rects
+        .iter()
+        .map(|r| Rectangle {
+            x: r.x.clamp(i16::MIN.into(), i16::MAX.into()) as i16,
+            y: r.y.clamp(i16::MIN.into(), i16::MAX.into()) as i16,
+            width: r.width.min(u16::MAX.into()) as u16,
+            height: r.height.min(u16::MAX.into()) as u16,
+        })
+        .collect()
+}
+
+impl X11Side {
+    /// Connects to `$DISPLAY` and checks for the SHAPE extension.
+    pub fn connect() -> anyhow::Result<Self> {
+        let (conn, _) = RustConnection::connect(None)?;
+        if conn
+            .extension_information(shape::X11_EXTENSION_NAME)?
+            .is_none()
+        {
+            anyhow::bail!("the X server has no SHAPE extension");
+        }
+        Ok(Self {
+            conn: Arc::new(conn),
+        })
+    }
+
+    /// Starts watching `window` for map, unmap, destroy and visibility.
+    pub fn watch(&self, window: u32) -> anyhow::Result<()> {
+        let mask = EventMask::STRUCTURE_NOTIFY | EventMask::VISIBILITY_CHANGE | EventMask::EXPOSURE;
+        self.conn
+            .change_window_attributes(window, &ChangeWindowAttributesAux::new().event_mask(mask))?;
+        self.conn.flush()?;
+        Ok(())
+    }
+
+    /// Sets what of `window` is drawn (`visible`) and what takes input
+    /// (`input`), in the window's own coordinates.
+    pub fn shape(&self, window: u32, visible: &[Rect], input: &[Rect]) -> anyhow::Result<()> {
+        for (kind, rects) in [(shape::SK::BOUNDING, visible), (shape::SK::INPUT, input)] {
+            self.conn.shape_rectangles(
+                shape::SO::SET,
+                kind,
+                ClipOrdering::UNSORTED,
+                window,
+                0,
+                0,
+                &rectangles(rects),
+            )?;
+        }
+        self.conn.flush()?;
+        Ok(())
+    }
+
+    /// Puts `window` above every other.
+    pub fn raise(&self, window: u32) -> anyhow::Result<()> {
+        self.conn.configure_window(
+            window,
+            &ConfigureWindowAux::new().stack_mode(StackMode::ABOVE),
+        )?;
+        self.conn.flush()?;
+        Ok(())
+    }
+
+    /// Blocks for the next piece of news about the watched windows.
+    pub fn next(&self) -> WindowNews {
+        loop {
+            match self.conn.wait_for_event() {
+                Ok(Event::MapNotify(e)) => return WindowNews::Mapped(e.window),
+                Ok(Event::UnmapNotify(e)) => return WindowNews::Unmapped(e.window),
+                Ok(Event::DestroyNotify(e)) => return WindowNews::Destroyed(e.window),
+                Ok(Event::VisibilityNotify(e)) if e.state != Visibility::UNOBSCURED => {
+                    return WindowNews::Covered(e.window);
+                }
+                Ok(_) => {}
+                Err(_) => return WindowNews::Closed,
+            }
+        }
+    }
+}
