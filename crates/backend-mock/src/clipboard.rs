@@ -16,6 +16,19 @@ pub struct MockClipboard {
     pub change_count: u64,
     /// How often an app fetched the text (each Ctrl+V).
     pub fetches: u64,
+    /// deskhand wrote what is there now.
+    pub owned: bool,
+}
+
+impl MockClipboard {
+    /// deskhand writes `text`; returns the new change count.
+    fn write(&mut self, text: &str) -> u64 {
+        self.text = Some(text.to_owned());
+        self.concealed = false;
+        self.change_count += 1;
+        self.owned = true;
+        self.change_count
+    }
 }
 
 impl MockDesktop {
@@ -25,14 +38,16 @@ impl MockDesktop {
         s.clipboard.text = Some(text.to_owned());
         s.clipboard.concealed = concealed;
         s.clipboard.change_count += 1;
+        s.clipboard.owned = false;
     }
 }
 
 impl Clipboard for MockDesktop {
-    fn read_text(&self, max_bytes: u64) -> Result<ClipboardRead, BackendError> {
+    fn read_text(&self, max_bytes: u64, foreign: bool) -> Result<ClipboardRead, BackendError> {
         let s = self.state();
         let cb = &s.clipboard;
         let content = match &cb.text {
+            Some(_) if !cb.owned && !foreign => ClipboardContent::Foreign,
             _ if cb.concealed => ClipboardContent::Concealed {
                 marker: "x-kde-passwordManagerHint",
             },
@@ -49,15 +64,16 @@ impl Clipboard for MockDesktop {
     }
 
     fn write_text(&self, text: &str) -> Result<u64, BackendError> {
-        let mut s = self.state();
-        s.clipboard.text = Some(text.to_owned());
-        s.clipboard.concealed = false;
-        s.clipboard.change_count += 1;
-        Ok(s.clipboard.change_count)
+        Ok(self.state().clipboard.write(text))
     }
 
-    fn change_count(&self) -> Result<u64, BackendError> {
-        Ok(self.state().clipboard.change_count)
+    fn write_if_unchanged(&self, change_count: u64, text: &str) -> Result<bool, BackendError> {
+        let mut s = self.state();
+        if s.clipboard.change_count != change_count {
+            return Ok(false);
+        }
+        s.clipboard.write(text);
+        Ok(true)
     }
 
     fn fetches(&self) -> u64 {

@@ -220,6 +220,12 @@ pub enum ClipboardContent {
         /// The size, when the owner said it.
         bytes: Option<u64>,
     },
+    /// Another app owns the clipboard and foreign content was not asked
+    /// for: nothing was transferred.
+    Foreign,
+    /// The owner would not list its formats, so a concealed marker cannot
+    /// be ruled out: nothing was transferred.
+    Unverifiable,
 }
 
 /// One read of the clipboard and the change count it was read at.
@@ -236,13 +242,17 @@ pub struct ClipboardRead {
 /// few seconds when another app is slow to answer, so the engine never
 /// calls them on the desktop thread.
 pub trait Clipboard: Send + Sync {
-    /// Reads the clipboard as text, refusing more than `max_bytes`; a
-    /// concealed marker is checked before any text is transferred.
-    fn read_text(&self, max_bytes: u64) -> Result<ClipboardRead, BackendError>;
-    /// Puts `text` on the clipboard; returns the change count after it.
+    /// Reads the clipboard as text, refusing more than `max_bytes`. What
+    /// another app owns is transferred only when `foreign`, and then only
+    /// after its formats showed no concealed marker.
+    fn read_text(&self, max_bytes: u64, foreign: bool) -> Result<ClipboardRead, BackendError>;
+    /// Puts `text` on the clipboard; returns the change count after it (a
+    /// number that grows with every change of the clipboard's contents).
     fn write_text(&self, text: &str) -> Result<u64, BackendError>;
-    /// A number that grows every time the clipboard's contents change.
-    fn change_count(&self) -> Result<u64, BackendError>;
+    /// Puts `text` on the clipboard only if the change count is still
+    /// `change_count` (checked and written in one step); returns whether it
+    /// wrote.
+    fn write_if_unchanged(&self, change_count: u64, text: &str) -> Result<bool, BackendError>;
     /// How many times another app has fetched what deskhand wrote (to know
     /// when a paste has been taken).
     fn fetches(&self) -> u64;

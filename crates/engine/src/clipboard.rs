@@ -56,6 +56,9 @@ pub enum ConcealReason {
     WritebackOverwritten,
     /// The text looks like a credential.
     CredentialLike,
+    /// The owner would not list its formats, so a concealed marker cannot
+    /// be ruled out.
+    Unverifiable,
 }
 
 impl ConcealReason {
@@ -66,6 +69,7 @@ impl ConcealReason {
             Self::WritebackOnly => "writeback_only",
             Self::WritebackOverwritten => "writeback_overwritten",
             Self::CredentialLike => "credential_like",
+            Self::Unverifiable => "unverifiable",
         }
     }
 
@@ -78,6 +82,9 @@ impl ConcealReason {
             Self::WritebackOnly => "clipboard contents not written by deskhand within the last 30s",
             Self::WritebackOverwritten => "clipboard contents changed since deskhand wrote them",
             Self::CredentialLike => "clipboard contents look like a credential",
+            Self::Unverifiable => {
+                "the clipboard's owner did not list its formats, so it may hold a secret"
+            }
         }
     }
 }
@@ -118,9 +125,29 @@ impl ClipboardGate {
         }
     }
 
+    /// The refusal for content deskhand did not write, in writeback-only
+    /// mode.
+    fn not_ours(&self) -> EngineError {
+        let age = self
+            .last_write
+            .lock()
+            .ok()
+            .and_then(|w| w.as_ref().map(|w| w.at.elapsed()));
+        let reason = if age.is_some_and(|a| a < WRITEBACK_WINDOW) {
+            ConcealReason::WritebackOverwritten
+        } else {
+            ConcealReason::WritebackOnly
+        };
+        concealed(reason, age)
+    }
+
     /// Decides what a read may return (pure policy, no I/O).
     fn judge(&self, read: ClipboardRead, max_bytes: u64) -> Result<String, EngineError> {
         let text = match read.content {
+            ClipboardContent::Foreign => return Err(self.not_ours()),
+            ClipboardContent::Unverifiable => {
+                return Err(concealed(ConcealReason::Unverifiable, None));
+            }
             ClipboardContent::Concealed { marker } => {
                 return Err(concealed(ConcealReason::ConcealedType { marker }, None));
             }
@@ -142,7 +169,6 @@ impl ClipboardGate {
             });
         }
         let last = self.last_write.lock().ok().and_then(|w| w.clone());
-        let age = last.as_ref().map(|w| w.at.elapsed());
         let ours = last.as_ref().is_some_and(|w| {
             w.at.elapsed() < WRITEBACK_WINDOW
                 && w.change_count == read.change_count
@@ -150,13 +176,7 @@ impl ClipboardGate {
         });
         if !ours {
             if !self.policy.read_foreign {
-                let recent = age.is_some_and(|a| a < WRITEBACK_WINDOW);
-                let reason = if recent {
-                    ConcealReason::WritebackOverwritten
-                } else {
-                    ConcealReason::WritebackOnly
-                };
-                return Err(concealed(reason, age));
+                return Err(self.not_ours());
             }
             if !self.policy.foreign_reads_approved {
                 return Err(EngineError::NotGranted {
@@ -221,8 +241,9 @@ impl Engine {
     ) -> Result<String, EngineError> {
         let started = Instant::now();
         let max_bytes = max_bytes.min(MAX_BYTES);
+        let foreign = self.clipboard.policy.read_foreign;
         let result = match self.clipboard.backend("clipboard.read") {
-            Ok(cb) => blocking(move || cb.read_text(max_bytes))
+            Ok(cb) => blocking(move || cb.read_text(max_bytes, foreign))
                 .await
                 .and_then(|read| self.clipboard.judge(read, max_bytes)),
             Err(e) => Err(e),
@@ -285,7 +306,11 @@ impl Engine {
         bounded("pasted text", &text, MAX_BYTES)?;
         let before = if preserve {
             let cb = cb.clone();
-            match blocking(move || cb.read_text(MAX_BYTES)).await?.content {
+            // Read only to put it back; it never leaves the engine.
+            match blocking(move || cb.read_text(MAX_BYTES, true))
+                .await?
+                .content
+            {
                 ClipboardContent::Text(t) => Some(t),
                 // Nothing restorable (empty, concealed, too large, not text).
                 _ => None,
@@ -293,7 +318,6 @@ impl Engine {
         } else {
             None
         };
-        let fetched_before = cb.fetches();
         let (text, written) = {
             let cb = cb.clone();
             blocking(move || cb.write_text(&text).map(|n| (text, n))).await?
@@ -303,25 +327,27 @@ impl Engine {
         let chord = Action::Key {
             keys: vec![Key::Control, Key::Char('v')],
         };
+        // Fetches from here on are the paste (a clipboard manager copies
+        // as soon as the owner changes, before the keys are sent).
+        let fetched_before = cb.fetches();
         self.exec
             .run(move |desk| desk.perform(&id, &chord))
             .await??;
         let Some(before) = before else {
             return Ok(false);
         };
-        // Restore only after the app took the text, and only if nobody
-        // copied anything since deskhand wrote.
+        // Restore only after the app took the text (never before: it would
+        // paste the old content), and only if nobody copied anything since
+        // deskhand wrote.
         let deadline = Instant::now() + PASTE_FETCH_TIMEOUT;
-        while cb.fetches() == fetched_before && Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        let restored = blocking(move || {
-            if cb.change_count()? != written {
+        while cb.fetches() == fetched_before {
+            if Instant::now() >= deadline {
+                tracing::info!("the paste was not fetched in time: not restoring");
                 return Ok(false);
             }
-            cb.write_text(&before).map(|_| true)
-        })
-        .await?;
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let restored = blocking(move || cb.write_if_unchanged(written, &before)).await?;
         if !restored {
             tracing::info!("clipboard changed during the paste: not restoring the old content");
         }
@@ -335,6 +361,13 @@ mod tests {
 
     fn gate(policy: ClipboardPolicy) -> ClipboardGate {
         ClipboardGate::new(None, policy)
+    }
+
+    fn foreign(change_count: u64) -> ClipboardRead {
+        ClipboardRead {
+            content: ClipboardContent::Foreign,
+            change_count,
+        }
     }
 
     fn text(t: &str, change_count: u64) -> ClipboardRead {
@@ -365,6 +398,7 @@ mod tests {
     #[test]
     fn writeback_only_reads_back_only_our_own_write() {
         let g = gate(WRITEBACK);
+        assert_eq!(reason(g.judge(foreign(3), 100)), "writeback_only");
         assert_eq!(reason(g.judge(text("foreign", 3), 100)), "writeback_only");
         g.remember_write("mine", 7);
         assert_eq!(g.judge(text("mine", 7), 100).expect("ours"), "mine");
@@ -377,6 +411,7 @@ mod tests {
             reason(g.judge(text("other", 7), 100)),
             "writeback_overwritten"
         );
+        assert_eq!(reason(g.judge(foreign(9), 100)), "writeback_overwritten");
     }
 
     #[test]
@@ -403,6 +438,11 @@ mod tests {
             change_count: 1,
         };
         assert_eq!(reason(g.judge(marked, 100)), "concealed_type");
+        let unlisted = ClipboardRead {
+            content: ClipboardContent::Unverifiable,
+            change_count: 1,
+        };
+        assert_eq!(reason(g.judge(unlisted, 100)), "unverifiable");
         assert_eq!(
             reason(g.judge(text("ghp_0123456789abcdefghijABCD", 1), 100)),
             "credential_like"

@@ -8,10 +8,24 @@
 pub fn looks_like_credential(text: &str) -> bool {
     has_private_key_block(text)
         || has_secret_pair(text)
+        || has_url_password(text)
         || text
-            .split(|c: char| c.is_whitespace() || "\"'`,;()<>[]{}".contains(c))
+            .split(|c: char| c.is_whitespace() || "\"'`,;()<>[]{}=:/@?&#".contains(c))
             .any(|word| has_token_prefix(word) || is_jwt(word))
         || is_mixed_single_word(text)
+}
+
+/// `scheme://user:password@host`.
+fn has_url_password(text: &str) -> bool {
+    text.match_indices("://").any(|(at, _)| {
+        let authority = text[at + 3..]
+            .split(|c: char| c == '/' || c.is_whitespace())
+            .next()
+            .unwrap_or("");
+        authority.rsplit_once('@').is_some_and(|(userinfo, _)| {
+            userinfo.split_once(':').is_some_and(|(_, p)| !p.is_empty())
+        })
+    })
 }
 
 fn has_private_key_block(text: &str) -> bool {
@@ -39,18 +53,36 @@ fn has_secret_pair(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
     SECRET_NAMES.iter().any(|name| {
         lower.match_indices(name).any(|(at, _)| {
+            // A name starts a word (`db_password` counts, `mypassword`
+            // does not) ...
+            if lower[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric())
+            {
+                return false;
+            }
             let rest = &lower[at + name.len()..];
-            // The name may go on as an identifier (`secret_key`,
-            // `access_token`, `auth_token`): skip to its end.
-            let rest = rest.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');
-            let rest = rest.trim_start_matches(['"', '\'', ' ', '\t']);
-            let value = if *name == "bearer" {
-                Some(rest)
-            } else {
-                rest.strip_prefix(['=', ':'])
+            // ... and ends one, or goes on as an identifier after `_` or
+            // `-` (`secret_key`, `token-id`), not as a longer word
+            // (`secretary`, `tokens`).
+            let rest = match rest.strip_prefix(['_', '-']) {
+                Some(tail) => {
+                    tail.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                }
+                None if rest.starts_with(|c: char| c.is_ascii_alphanumeric()) => return false,
+                None => rest,
             };
-            value.is_some_and(|v| {
-                v.trim_start_matches(['"', '\'', ' ', '\t'])
+            let rest = rest.trim_start_matches(['"', '\'', ' ', '\t']);
+            if *name == "bearer" {
+                // `Bearer <token>`: the next word must look like a token.
+                let token: String = rest.chars().take_while(|c| !c.is_whitespace()).collect();
+                return token.len() >= 16
+                    && token.chars().all(|c| base64ish(c) || ".~+/=".contains(c));
+            }
+            rest.strip_prefix(['=', ':']).is_some_and(|v| {
+                v.trim_start()
+                    .trim_start_matches(['"', '\''])
                     .chars()
                     .next()
                     .is_some_and(|c| !c.is_whitespace())
@@ -119,10 +151,28 @@ fn is_jwt(word: &str) -> bool {
         && parts[2].chars().all(base64ish)
 }
 
+/// A URL without credentials in it (`user:pass@`) or an absolute path:
+/// copied all the time, and never a secret by itself (a token inside one
+/// is found by the other rules).
+fn is_plain_url_or_path(word: &str) -> bool {
+    let url = ["http://", "https://", "ftp://", "file://"]
+        .iter()
+        .any(|scheme| word.starts_with(scheme))
+        && !word.contains('@');
+    let path = (word.starts_with('/') || word.starts_with("~/"))
+        && word
+            .chars()
+            .all(|c| c.is_alphanumeric() || "._-/~+".contains(c));
+    url || path
+}
+
 fn is_mixed_single_word(text: &str) -> bool {
     let word = text.trim();
     let len = word.chars().count();
-    if !(16..=512).contains(&len) || word.chars().any(char::is_whitespace) {
+    if !(16..=512).contains(&len)
+        || word.chars().any(char::is_whitespace)
+        || is_plain_url_or_path(word)
+    {
         return false;
     }
     let classes = [
@@ -147,7 +197,7 @@ mod tests {
         assert!(cred("export API_KEY='abc'"));
         assert!(cred("{\"client_secret\": \"x1\"}"));
         assert!(cred("token: abc"));
-        assert!(cred("Authorization: Bearer abcdef"));
+        assert!(cred("Authorization: Bearer abcdef0123456789xyz"));
         assert!(cred("use ghp_0123456789abcdefghijABCDEFGHIJ for CI"));
         assert!(cred("glpat-abcdefghij0123456789"));
         assert!(cred("xoxb-1234567890-abcdef"));
@@ -160,6 +210,18 @@ mod tests {
         ));
         assert!(cred("Tr0ub4dor&3xyzQQ!"));
         assert!(cred("  hQ7#kz9Lm2pX4vB8  "));
+        // Tokens after `=`, inside URLs, values on the next line.
+        assert!(cred(
+            "Set OPENAI_KEY=sk-proj-abcdefghijklmnopqrstuvwx in .env"
+        ));
+        assert!(cred("export STRIPE=sk_live_51Habcdefghijk now"));
+        assert!(cred("aws key=AKIAIOSFODNN7EXAMPLE here"));
+        assert!(cred(
+            "clone https://oauth2:glpat-abcdefghij0123456789@gitlab.com/x.git"
+        ));
+        assert!(cred("Username: alice\nPassword:\nhunter2"));
+        assert!(cred("https://user:pass@example.com/repo"));
+        assert!(cred("https://api.example.com/v1?access_token=abc123"));
     }
 
     #[test]
@@ -174,5 +236,10 @@ mod tests {
         assert!(!cred("the password is something you choose"));
         assert!(!cred(&"line of ordinary words\n".repeat(200)));
         assert!(!cred("ask-me-anything and sk-short"));
+        assert!(!cred("The bearer of this letter is a friend."));
+        assert!(!cred("Secretary: Jane Doe"));
+        assert!(!cred("Tokens: 512 per request"));
+        assert!(!cred("https://example.com/docs/Page2?lang=en"));
+        assert!(!cred("/home/alice/Reports/2026-Q3.pdf"));
     }
 }

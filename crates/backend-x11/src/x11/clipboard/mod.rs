@@ -26,8 +26,8 @@ use x11rb::connection::{Connection, RequestConnection};
 use x11rb::protocol::Event;
 use x11rb::protocol::xfixes::{self, ConnectionExt as _, SelectionEventMask};
 use x11rb::protocol::xproto::{
-    Atom, AtomEnum, ConnectionExt as _, CreateWindowAux, EventMask, PropMode, Property,
-    SelectionNotifyEvent, SelectionRequestEvent, Timestamp, Window, WindowClass,
+    Atom, AtomEnum, ConnectionExt as _, CreateWindowAux, EventMask, PropMode, SelectionNotifyEvent,
+    SelectionRequestEvent, Timestamp, Window, WindowClass,
 };
 use x11rb::rust_connection::RustConnection;
 use x11rb::wrapper::ConnectionExt as _;
@@ -62,10 +62,18 @@ x11rb::atom_manager! {
 type Reply<T> = mpsc::SyncSender<Result<T, BackendError>>;
 
 enum Command {
-    Read(u64, Reply<ClipboardRead>),
+    Read {
+        max_bytes: u64,
+        foreign: bool,
+        reply: Reply<ClipboardRead>,
+    },
     Write(String, Reply<u64>),
-    ChangeCount(Reply<u64>),
+    WriteIfUnchanged(u64, String, Reply<bool>),
 }
+
+/// Longest a caller waits for the owner thread (two conversions and a
+/// timestamp at most).
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The handle the engine holds; the owner thread does the work.
 pub(crate) struct X11Clipboard {
@@ -75,6 +83,29 @@ pub(crate) struct X11Clipboard {
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
+fn input_only_window(
+    conn: &RustConnection,
+    root: Window,
+    mask: EventMask,
+) -> Result<Window, BackendError> {
+    let window = conn.generate_id().backend()?;
+    conn.create_window(
+        0,
+        window,
+        root,
+        -1,
+        -1,
+        1,
+        1,
+        0,
+        WindowClass::INPUT_ONLY,
+        0,
+        &CreateWindowAux::new().override_redirect(1).event_mask(mask),
+    )
+    .backend()?;
+    Ok(window)
+}
+
 impl X11Clipboard {
     /// Connects to `display` and starts the owner thread.
     pub(crate) fn start(display: &str) -> Result<Self, BackendError> {
@@ -82,23 +113,8 @@ impl X11Clipboard {
             .map_err(|e| BackendError::DisplayUnavailable(e.to_string()))?;
         let root = conn.setup().roots[screen].root;
         let atoms = Atoms::new(&conn).backend()?.reply().backend()?;
-        let window = conn.generate_id().backend()?;
-        conn.create_window(
-            0,
-            window,
-            root,
-            -1,
-            -1,
-            1,
-            1,
-            0,
-            WindowClass::INPUT_ONLY,
-            0,
-            &CreateWindowAux::new()
-                .override_redirect(1)
-                .event_mask(EventMask::PROPERTY_CHANGE),
-        )
-        .backend()?;
+        let window = input_only_window(&conn, root, EventMask::PROPERTY_CHANGE)?;
+        let requestor = input_only_window(&conn, root, EventMask::NO_EVENT)?;
         let xfixes = conn
             .extension_information(xfixes::X11_EXTENSION_NAME)
             .backend()?
@@ -125,7 +141,9 @@ impl X11Clipboard {
         let max_property = conn.maximum_request_bytes().saturating_sub(64);
         let owner = Owner {
             conn,
+            root,
             window,
+            requestor,
             atoms,
             xfixes,
             text: None,
@@ -156,7 +174,13 @@ impl X11Clipboard {
             .send(make(reply))
             .map_err(|_| gone())?;
         (&self.wake).write_all(&[1]).map_err(|_| gone())?;
-        answer.recv().map_err(|_| gone())?
+        match answer.recv_timeout(CALL_TIMEOUT) {
+            Ok(result) => result,
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(BackendError::Failed(
+                "the clipboard did not answer in time".into(),
+            )),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(gone()),
+        }
     }
 }
 
@@ -174,8 +198,12 @@ impl Drop for X11Clipboard {
 }
 
 impl Clipboard for X11Clipboard {
-    fn read_text(&self, max_bytes: u64) -> Result<ClipboardRead, BackendError> {
-        self.call(|r| Command::Read(max_bytes, r))
+    fn read_text(&self, max_bytes: u64, foreign: bool) -> Result<ClipboardRead, BackendError> {
+        self.call(|reply| Command::Read {
+            max_bytes,
+            foreign,
+            reply,
+        })
     }
 
     fn write_text(&self, text: &str) -> Result<u64, BackendError> {
@@ -183,8 +211,9 @@ impl Clipboard for X11Clipboard {
         self.call(|r| Command::Write(text, r))
     }
 
-    fn change_count(&self) -> Result<u64, BackendError> {
-        self.call(Command::ChangeCount)
+    fn write_if_unchanged(&self, change_count: u64, text: &str) -> Result<bool, BackendError> {
+        let text = text.to_owned();
+        self.call(|r| Command::WriteIfUnchanged(change_count, text, r))
     }
 
     fn fetches(&self) -> u64 {
@@ -195,7 +224,12 @@ impl Clipboard for X11Clipboard {
 /// The owner thread's state.
 struct Owner {
     conn: RustConnection,
+    root: Window,
+    /// Owns the selection and gets server timestamps.
     window: Window,
+    /// Receives conversions; replaced after a refused INCR transfer, so
+    /// that the abandoned owner cannot write into the next answer.
+    requestor: Window,
     atoms: Atoms,
     xfixes: bool,
     /// What deskhand owns the clipboard with, while it does.
@@ -210,6 +244,8 @@ struct Owner {
 impl Owner {
     fn run(mut self, commands: mpsc::Receiver<Command>, mut wake: UnixStream) {
         loop {
+            // Flush first: x11rb may queue events while it flushes.
+            let _ = self.conn.flush();
             if let Err(e) = self.drain_events() {
                 tracing::warn!(error = %e, "clipboard connection lost");
                 return;
@@ -222,7 +258,6 @@ impl Owner {
                 Err(mpsc::TryRecvError::Disconnected) => return,
                 Err(mpsc::TryRecvError::Empty) => {}
             }
-            let _ = self.conn.flush();
             let mut fds = [
                 libc::pollfd {
                     fd: self.conn.stream().as_fd().as_raw_fd(),
@@ -244,14 +279,25 @@ impl Owner {
 
     fn execute(&mut self, cmd: Command) {
         match cmd {
-            Command::Read(max, reply) => {
-                let _ = reply.send(self.read(max));
+            Command::Read {
+                max_bytes,
+                foreign,
+                reply,
+            } => {
+                let _ = reply.send(self.read(max_bytes, foreign));
             }
             Command::Write(text, reply) => {
                 let _ = reply.send(self.write(text));
             }
-            Command::ChangeCount(reply) => {
-                let _ = reply.send(self.settled_change_count());
+            Command::WriteIfUnchanged(expected, text, reply) => {
+                let result = self.settled_change_count().and_then(|now| {
+                    if now == expected {
+                        self.write(text).map(|_| true)
+                    } else {
+                        Ok(false)
+                    }
+                });
+                let _ = reply.send(result);
             }
         }
     }
@@ -289,7 +335,8 @@ impl Owner {
         }
     }
 
-    /// A timestamp from the server (ICCCM: never CurrentTime for owning).
+    /// A timestamp from the server (ICCCM: never CurrentTime for owning
+    /// or converting).
     fn server_time(&mut self) -> Result<Timestamp, BackendError> {
         let (window, atom) = (self.window, self.atoms.DESKHAND_TIMESTAMP);
         self.conn
@@ -300,7 +347,9 @@ impl Owner {
         )?;
         match event {
             Some(Event::PropertyNotify(p)) => Ok(p.time),
-            _ => Ok(CURRENT_TIME),
+            _ => Err(BackendError::Failed(
+                "the X server sent no timestamp".into(),
+            )),
         }
     }
 
@@ -337,16 +386,20 @@ impl Owner {
         Ok(self.change_count)
     }
 
-    fn read(&mut self, max_bytes: u64) -> Result<ClipboardRead, BackendError> {
+    fn read(&mut self, max_bytes: u64, foreign: bool) -> Result<ClipboardRead, BackendError> {
         let change_count = self.settled_change_count()?;
-        let content = self.read_content(max_bytes)?;
+        let content = self.read_content(max_bytes, foreign)?;
         Ok(ClipboardRead {
             content,
             change_count,
         })
     }
 
-    fn read_content(&mut self, max_bytes: u64) -> Result<ClipboardContent, BackendError> {
+    fn read_content(
+        &mut self,
+        max_bytes: u64,
+        foreign: bool,
+    ) -> Result<ClipboardContent, BackendError> {
         let a = self.atoms;
         let owner = self
             .conn
@@ -367,13 +420,20 @@ impl Owner {
                 None => ClipboardContent::NoText,
             });
         }
+        if !foreign {
+            // Nothing of another app's is transferred unless asked for.
+            return Ok(ClipboardContent::Foreign);
+        }
         let targets = match self.convert(a.TARGETS, 64 * 1024)? {
-            Converted::Data(ty, bytes) if ty == u32::from(AtomEnum::ATOM) => bytes
-                .chunks_exact(4)
-                .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
-                .collect::<Vec<Atom>>(),
-            // Owners that do not answer TARGETS: try text anyway.
-            _ => vec![a.UTF8_STRING, a.STRING_ATOM()],
+            Converted::Data(ty, bytes) if ty == u32::from(AtomEnum::ATOM) || ty == a.TARGETS => {
+                bytes
+                    .chunks_exact(4)
+                    .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect::<Vec<Atom>>()
+            }
+            // Without the owner's list a password manager's marker cannot
+            // be ruled out: refuse rather than guess.
+            _ => return Ok(ClipboardContent::Unverifiable),
         };
         if targets.contains(&a.PASSWORD_HINT) {
             return Ok(ClipboardContent::Concealed {
@@ -425,11 +485,6 @@ fn notify_refused(req: &SelectionRequestEvent) -> SelectionNotifyEvent {
         target: req.target,
         property: NONE,
     }
-}
-
-fn is_property(e: &Event, window: Window, atom: Atom) -> bool {
-    matches!(e, Event::PropertyNotify(p)
-        if p.window == window && p.atom == atom && p.state == Property::NEW_VALUE)
 }
 
 fn past(deadline: Instant) -> bool {

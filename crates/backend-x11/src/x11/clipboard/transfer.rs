@@ -15,7 +15,7 @@ use x11rb::protocol::xproto::{
 use x11rb::wrapper::ConnectionExt as _;
 use x11rb::{CURRENT_TIME, NONE};
 
-use super::{ANSWER_TIMEOUT, Converted, Owner, is_property, notify_refused, past};
+use super::{ANSWER_TIMEOUT, Converted, Owner, notify_refused, past};
 use crate::x11::X11ResultExt;
 
 impl Owner {
@@ -28,6 +28,8 @@ impl Owner {
     ) -> Result<Option<Event>, BackendError> {
         let deadline = Instant::now() + ANSWER_TIMEOUT;
         loop {
+            // Flush before draining: x11rb may queue events while flushing.
+            self.conn.flush().backend()?;
             while let Some(event) = self.conn.poll_for_event().backend()? {
                 if wanted(&event) {
                     return Ok(Some(event));
@@ -37,7 +39,6 @@ impl Owner {
             if past(deadline) {
                 return Ok(None);
             }
-            self.conn.flush().backend()?;
             let left = deadline.saturating_duration_since(Instant::now());
             let mut fd = libc::pollfd {
                 fd: self.conn.stream().as_fd().as_raw_fd(),
@@ -51,21 +52,25 @@ impl Owner {
     }
 
     /// Asks the owner for `target` and reads the answer, refusing more than
-    /// `max_bytes`.
+    /// `max_bytes` and incremental (INCR) transfers.
     pub(super) fn convert(
         &mut self,
         target: u32,
         max_bytes: u64,
     ) -> Result<Converted, BackendError> {
-        let (window, a) = (self.window, self.atoms);
-        let prop = a.DESKHAND_SELECTION;
+        let a = self.atoms;
+        let (window, prop) = (self.requestor, a.DESKHAND_SELECTION);
+        // A timestamp of our own tells this answer from a late one to an
+        // earlier request.
+        let time = self.server_time()?;
         self.conn.delete_property(window, prop).backend()?;
         self.conn
-            .convert_selection(window, a.CLIPBOARD, target, prop, CURRENT_TIME)
+            .convert_selection(window, a.CLIPBOARD, target, prop, time)
             .backend()?;
         let answer = self.wait_for(|e| {
             matches!(e, Event::SelectionNotify(n)
-                if n.requestor == window && n.selection == a.CLIPBOARD && n.target == target)
+                if n.requestor == window && n.selection == a.CLIPBOARD
+                    && n.target == target && n.time == time)
         })?;
         let Some(Event::SelectionNotify(n)) = answer else {
             return Ok(Converted::Refused);
@@ -76,47 +81,30 @@ impl Owner {
         let units = u32::try_from(max_bytes / 4 + 1).unwrap_or(u32::MAX);
         let reply = self
             .conn
-            .get_property(true, window, prop, AtomEnum::ANY, 0, units)
+            .get_property(false, window, prop, AtomEnum::ANY, 0, units)
             .backend()?
             .reply()
             .backend()?;
         if reply.type_ == a.INCR {
-            return self.read_incremental(max_bytes);
+            // Refused (driver contract §5.2). Deleting the property would
+            // start the transfer, so the requestor window goes instead: the
+            // owner's next write fails and it gives up.
+            let bytes = reply.value32().and_then(|mut v| v.next()).map(u64::from);
+            self.replace_requestor()?;
+            return Ok(Converted::TooLarge(bytes));
         }
+        self.conn.delete_property(window, prop).backend()?;
         if reply.bytes_after > 0 || reply.value.len() as u64 > max_bytes {
-            self.conn.delete_property(window, prop).backend()?;
             let total = reply.value.len() as u64 + u64::from(reply.bytes_after);
             return Ok(Converted::TooLarge(Some(total)));
         }
         Ok(Converted::Data(reply.type_, reply.value))
     }
 
-    /// Reads an INCR transfer chunk by chunk, stopping past `max_bytes`.
-    fn read_incremental(&mut self, max_bytes: u64) -> Result<Converted, BackendError> {
-        let (window, prop) = (self.window, self.atoms.DESKHAND_SELECTION);
-        let mut data = Vec::new();
-        let mut kind = NONE;
-        loop {
-            if self.wait_for(|e| is_property(e, window, prop))?.is_none() {
-                return Ok(Converted::Refused);
-            }
-            let units = u32::try_from((max_bytes - data.len() as u64) / 4 + 1).unwrap_or(u32::MAX);
-            let chunk = self
-                .conn
-                .get_property(true, window, prop, AtomEnum::ANY, 0, units)
-                .backend()?
-                .reply()
-                .backend()?;
-            if chunk.value.is_empty() {
-                return Ok(Converted::Data(kind, data));
-            }
-            kind = chunk.type_;
-            data.extend_from_slice(&chunk.value);
-            if chunk.bytes_after > 0 || data.len() as u64 > max_bytes {
-                self.conn.delete_property(window, prop).backend()?;
-                return Ok(Converted::TooLarge(None));
-            }
-        }
+    fn replace_requestor(&mut self) -> Result<(), BackendError> {
+        self.conn.destroy_window(self.requestor).backend()?;
+        self.requestor = super::input_only_window(&self.conn, self.root, EventMask::NO_EVENT)?;
+        Ok(())
     }
 
     /// Answers another app's request for what deskhand owns.
