@@ -3,6 +3,7 @@
 //! configurable monitors. Deterministic; needs no display.
 
 mod clipboard;
+mod takeover;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -14,6 +15,7 @@ use deskhand_engine::{
 use deskhand_protocol::messages::PermissionStatus;
 
 pub use clipboard::MockClipboard;
+pub use takeover::{MockIndicator, MockIndicatorState, MockWatcher};
 
 /// One input event the mock received.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,6 +65,10 @@ pub struct MockState {
     pub permissions: Vec<(&'static str, PermissionStatus)>,
     /// The clipboard.
     pub clipboard: MockClipboard,
+    /// The takeover indicator.
+    pub indicator: MockIndicatorState,
+    /// The person acts once this many characters were typed.
+    pub person_after_chars: Option<(usize, deskhand_engine::WatchedInput)>,
 }
 
 impl MockState {
@@ -90,9 +96,18 @@ impl MockState {
 
 /// A handle on the mock desktop: build the backend from it, inspect it
 /// from the test.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct MockDesktop {
     state: Arc<Mutex<MockState>>,
+    hooks: takeover::SharedHooks,
+}
+
+impl std::fmt::Debug for MockDesktop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MockDesktop")
+            .field("state", &self.state)
+            .finish()
+    }
 }
 
 impl MockDesktop {
@@ -129,9 +144,12 @@ impl MockDesktop {
                 ("accessibility", PermissionStatus::Denied),
             ],
             clipboard: MockClipboard::default(),
+            indicator: MockIndicatorState::default(),
+            person_after_chars: None,
         };
         Self {
             state: Arc::new(Mutex::new(state)),
+            hooks: Default::default(),
         }
     }
 
@@ -151,6 +169,8 @@ impl MockDesktop {
             apps: Some(Box::new(self.clone())),
             permissions: Some(Box::new(self.clone())),
             clipboard: Some(Arc::new(self.clone())),
+            indicator: Some(Box::new(MockIndicator(self.clone()))),
+            watcher: Some(Box::new(MockWatcher(self.clone()))),
         }
     }
 
@@ -358,7 +378,26 @@ impl Input for MockDesktop {
     }
 
     fn text(&mut self, text: &str) -> Result<(), BackendError> {
-        self.input_event(Event::Text(text.to_owned()))
+        self.input_event(Event::Text(text.to_owned()))?;
+        let person = {
+            let mut s = self.state();
+            let typed = s
+                .events
+                .iter()
+                .filter(|e| matches!(e, Event::Text(_)))
+                .count();
+            match s.person_after_chars {
+                Some((n, input)) if typed >= n => {
+                    s.person_after_chars = None;
+                    Some(input)
+                }
+                _ => None,
+            }
+        };
+        if let Some(input) = person {
+            self.person(input);
+        }
+        Ok(())
     }
 
     fn scroll(&mut self, direction: ScrollDirection, steps: u32) -> Result<(), BackendError> {

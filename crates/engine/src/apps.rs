@@ -94,7 +94,10 @@ impl Engine {
             LaunchTarget::Executable(p) => json!({"executable_path": p, "args": args.len()}),
             LaunchTarget::AppId(id) => json!({"bundle_id": id, "args": args.len()}),
         };
-        let result = match self.input_granted() {
+        let result = match self
+            .input_granted()
+            .and_then(|()| self.takeovers.refuse_if_paused(&session.id))
+        {
             Ok(()) => self
                 .exec
                 .run(move |desk| {

@@ -108,6 +108,12 @@ pub trait Capture: Send {
     fn cursor_image(&mut self) -> Result<Option<CursorImage>, BackendError>;
     /// Whether [`Capture::cursor_image`] can return an image.
     fn supports_cursor(&self) -> bool;
+    /// Leaves these windows (the takeover indicator) out of every capture
+    /// from now on: what they cover is filled from the windows beneath.
+    /// Empty lists end it.
+    fn exclude(&mut self, windows: &[u64], covered: &[Rect]) {
+        let _ = (windows, covered);
+    }
 }
 
 /// Sends synthetic pointer and keyboard input.
@@ -258,6 +264,79 @@ pub trait Clipboard: Send + Sync {
     fn fetches(&self) -> u64;
 }
 
+/// What the input watcher saw: the raw input of every device, as it
+/// happens, and the pointer position while the engine asked for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchedInput {
+    /// Where the pointer is (polled at least every 20 ms while armed).
+    Pointer(Point),
+    /// A device moved the pointer; `synthetic` when it was XTEST (or the
+    /// platform's equivalent), else real hardware.
+    Motion {
+        /// Sent through the synthetic-input device.
+        synthetic: bool,
+    },
+    /// A key went down.
+    KeyPress {
+        /// Sent through the synthetic-input device.
+        synthetic: bool,
+    },
+    /// A button went down.
+    ButtonPress {
+        /// Sent through the synthetic-input device.
+        synthetic: bool,
+    },
+    /// The person pressed the kill-switch hotkey.
+    KillSwitch,
+}
+
+/// Watches the person's input for hand-back. It runs on a thread of its
+/// own and calls the sink for everything it sees; it polls the pointer
+/// only while `armed` is set.
+pub trait InputWatcher: Send {
+    /// Starts watching.
+    fn start(
+        self: Box<Self>,
+        sink: std::sync::Arc<dyn Fn(WatchedInput) + Send + Sync>,
+        armed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> Result<(), BackendError>;
+}
+
+/// What the takeover indicator reports on its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndicatorEvent {
+    /// A real left click on Continue.
+    ContinueClicked,
+    /// The indicator went away without being told (`unmapped`,
+    /// `destroyed`, `display_closed`, `exited`).
+    Lost(String),
+}
+
+/// The indicator as shown: its windows (left out of captures) and the
+/// rectangles it covers.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IndicatorShown {
+    /// Native window ids.
+    pub windows: Vec<u64>,
+    /// Covered rectangles, global desktop pixels.
+    pub covered: Vec<Rect>,
+}
+
+/// The visible takeover indicator: a frame round the screens and a label,
+/// and while paused a Continue button. Calls return once the change is on
+/// screen.
+pub trait Indicator: Send {
+    /// Where to report clicks on Continue and a lost indicator; set once,
+    /// before the first [`Indicator::show`].
+    fn set_events(&mut self, sink: std::sync::Arc<dyn Fn(IndicatorEvent) + Send + Sync>);
+    /// Shows it round `monitors`, in the paused look when `paused`.
+    fn show(&mut self, monitors: &[Rect], paused: bool) -> Result<IndicatorShown, BackendError>;
+    /// Switches between the active and the paused look.
+    fn set_paused(&mut self, paused: bool) -> Result<IndicatorShown, BackendError>;
+    /// Takes it down.
+    fn hide(&mut self) -> Result<(), BackendError>;
+}
+
 /// A backend: what the factory of an OS hands to the engine.
 pub struct Backend {
     /// Short name for logs, e.g. `x11` or `mock`.
@@ -276,6 +355,10 @@ pub struct Backend {
     pub permissions: Option<Box<dyn Permissions>>,
     /// The clipboard, when available (used only when the person enabled it).
     pub clipboard: Option<std::sync::Arc<dyn Clipboard>>,
+    /// The takeover indicator, when one can be shown.
+    pub indicator: Option<Box<dyn Indicator>>,
+    /// The hand-back input watcher, when the platform has one.
+    pub watcher: Option<Box<dyn InputWatcher>>,
 }
 
 impl std::fmt::Debug for Backend {
@@ -288,6 +371,8 @@ impl std::fmt::Debug for Backend {
             .field("apps", &self.apps.is_some())
             .field("permissions", &self.permissions.is_some())
             .field("clipboard", &self.clipboard.is_some())
+            .field("indicator", &self.indicator.is_some())
+            .field("watcher", &self.watcher.is_some())
             .finish()
     }
 }

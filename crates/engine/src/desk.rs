@@ -2,6 +2,7 @@
 //! layout and the held-input ledger. Every input action runs here, one at
 //! a time.
 
+use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
@@ -11,6 +12,7 @@ use crate::backend::{Backend, Button, Input};
 use crate::encode::StripeCache;
 use crate::error::EngineError;
 use crate::geometry::{Layout, Point, Rect};
+use crate::handback::{HandBack, PausedReason};
 use crate::keys::Key;
 use crate::ledger::{Held, Ledger};
 use crate::windows::WindowRegistry;
@@ -33,16 +35,39 @@ pub struct Desk {
     pub png_cache: StripeCache,
     /// Window handles minted since start.
     pub windows: WindowRegistry,
+    /// Hand-back: what deskhand sends is logged here first, and every step
+    /// checks whether the person took over.
+    pub handback: Arc<HandBack>,
+    /// Characters sent by the `type` under way (for `typed_characters`).
+    typed: usize,
+}
+
+fn stopped(reason: PausedReason, typed_characters: Option<usize>) -> EngineError {
+    EngineError::UserTookOver {
+        effect: "stopped",
+        reason,
+        typed_characters,
+    }
 }
 
 impl Desk {
     /// Wraps a backend.
-    pub fn new(backend: Backend) -> Self {
+    pub fn new(backend: Backend, handback: Arc<HandBack>) -> Self {
         Self {
             backend,
             ledger: Ledger::default(),
             png_cache: StripeCache::default(),
             windows: WindowRegistry::default(),
+            handback,
+            typed: 0,
+        }
+    }
+
+    /// The check before every synthetic call: has the person taken over?
+    fn step(&self) -> Result<(), EngineError> {
+        match self.handback.tripped() {
+            Some(reason) => Err(stopped(reason, None)),
+            None => Ok(()),
         }
     }
 
@@ -156,7 +181,31 @@ impl Desk {
     /// Performs `action` for `session`. On a backend failure everything the
     /// session holds is released before the error is returned.
     pub fn perform(&mut self, session: &str, action: &Action) -> Result<(), EngineError> {
-        let result = self.perform_input(session, action);
+        if self.handback.is_armed() || self.handback.tripped().is_some() {
+            // Before anything is sent: where is the pointer now?
+            let p = self.backend.displays.cursor_position()?;
+            if let Err(reason) = self.handback.check_pointer(p) {
+                return Err(EngineError::UserTookOver {
+                    effect: "refused",
+                    reason,
+                    typed_characters: matches!(action, Action::Type { .. } | Action::Paste { .. })
+                        .then_some(0),
+                });
+            }
+        }
+        let handback = self.handback.clone();
+        let sending = handback.injecting();
+        self.typed = 0;
+        let mut result = self.perform_input(session, action);
+        drop(sending);
+        if let Err(EngineError::UserTookOver {
+            typed_characters, ..
+        }) = &mut result
+        {
+            if matches!(action, Action::Type { .. } | Action::Paste { .. }) {
+                *typed_characters = Some(self.typed);
+            }
+        }
         if result.is_err() {
             self.release_session(session);
         }
@@ -211,6 +260,7 @@ impl Desk {
             } => {
                 self.move_opt(*at)?;
                 self.press_keys(session, modifiers)?;
+                self.step()?;
                 self.input()?.scroll(*direction, *amount)?;
                 self.release_keys(modifiers)
             }
@@ -230,9 +280,12 @@ impl Desk {
                 let mut chars = text.chars().peekable();
                 while let Some(c) = chars.next() {
                     if c == '\r' && chars.peek() == Some(&'\n') {
+                        self.typed += 1;
                         continue; // CRLF is one line break
                     }
+                    self.step()?;
                     self.input()?.text(c.encode_utf8(&mut buf))?;
+                    self.typed += 1;
                 }
                 Ok(())
             }
@@ -282,10 +335,14 @@ impl Desk {
     }
 
     fn move_to(&mut self, p: Point) -> Result<(), EngineError> {
+        self.step()?;
+        self.handback.will_move(p);
         Ok(self.input()?.move_pointer(p)?)
     }
 
     fn press_button(&mut self, session: &str, button: Button) -> Result<(), EngineError> {
+        self.step()?;
+        self.handback.will_press_button();
         self.ledger.pressed(session, Held::Button(button));
         Ok(self.input()?.button(button, true)?)
     }
@@ -298,6 +355,7 @@ impl Desk {
 
     fn press_keys(&mut self, session: &str, keys: &[Key]) -> Result<(), EngineError> {
         for key in keys {
+            self.step()?;
             self.ledger.pressed(session, Held::Key(*key));
             self.input()?.key(*key, true)?;
         }

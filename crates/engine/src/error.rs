@@ -73,6 +73,20 @@ pub enum EngineError {
         /// The limit.
         max_bytes: u64,
     },
+    /// The person took control: the act stopped part-way (`stopped`) or
+    /// was refused before anything was sent (`refused`).
+    #[error("the person took control ({})", reason.as_str())]
+    UserTookOver {
+        /// `stopped` or `refused`.
+        effect: &'static str,
+        /// What the person did.
+        reason: crate::handback::PausedReason,
+        /// For typing: how many characters were sent before it stopped.
+        typed_characters: Option<usize>,
+    },
+    /// Another session holds the desktop (one takeover at a time).
+    #[error("another session holds the takeover")]
+    Busy,
     /// The backend failed; something may have happened.
     #[error(transparent)]
     Backend(#[from] BackendError),
@@ -104,6 +118,8 @@ impl EngineError {
             Self::WindowNotVisible { .. } => ErrorCode::WindowNotVisible,
             Self::ClipboardConcealed { .. } => ErrorCode::ClipboardConcealed,
             Self::TooLarge { .. } => ErrorCode::FileTooLarge,
+            Self::UserTookOver { .. } => ErrorCode::UserTookOver,
+            Self::Busy => ErrorCode::Busy,
             Self::Backend(BackendError::DisplayUnavailable(_)) => ErrorCode::DisplayUnavailable,
             Self::Backend(BackendError::Unsupported(_)) => ErrorCode::FeatureNotSupported,
             Self::Backend(BackendError::InvalidTarget(_)) => ErrorCode::InvalidArguments,
@@ -150,6 +166,17 @@ impl EngineError {
             Self::TooLarge {
                 bytes, max_bytes, ..
             } => json!({ "size_bytes": bytes, "max_file_size_bytes": max_bytes }),
+            Self::UserTookOver {
+                effect,
+                reason,
+                typed_characters,
+            } => {
+                let mut d = json!({ "effect": effect, "paused_reason": reason.as_str() });
+                if let Some(n) = typed_characters {
+                    d["typed_characters"] = json!(n);
+                }
+                d
+            }
             _ => Value::Null,
         }
     }

@@ -72,6 +72,25 @@ impl Executor {
         reply_rx.await.map_err(|_| EngineError::ShuttingDown)
     }
 
+    /// Like [`Executor::run`], for threads outside the async runtime (never
+    /// the desktop thread itself).
+    pub fn run_blocking<R, F>(&self, f: F) -> Result<R, EngineError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Desk) -> R + Send + 'static,
+    {
+        let (reply_tx, reply_rx) = std::sync::mpsc::sync_channel(1);
+        let job: Job = Box::new(move |desk| {
+            let _ = reply_tx.send(f(desk));
+        });
+        {
+            let guard = self.tx.lock().map_err(|_| EngineError::ShuttingDown)?;
+            let tx = guard.as_ref().ok_or(EngineError::ShuttingDown)?;
+            tx.send(job).map_err(|_| EngineError::ShuttingDown)?;
+        }
+        reply_rx.recv().map_err(|_| EngineError::ShuttingDown)
+    }
+
     /// Closes the queue, drops the jobs still queued (the running one
     /// finishes), releases everything held and joins the thread. Idempotent.
     pub fn shutdown(&self) {

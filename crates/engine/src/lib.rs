@@ -14,11 +14,14 @@ pub mod encode;
 pub mod error;
 mod executor;
 pub mod geometry;
+pub mod handback;
 pub mod keys;
 pub mod ledger;
 pub mod screenshot;
+pub mod takeover;
 pub mod windows;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use deskhand_protocol::{CoarseFeature, Feature};
@@ -29,15 +32,17 @@ pub use apps::RunningApp;
 pub use audit::{AuditLog, AuditRecord};
 pub use backend::{
     Apps, Backend, BackendError, Button, Capture, Clipboard, ClipboardContent, ClipboardRead,
-    Displays, Input, LaunchTarget, NativeWindow, Permissions, ProcessInfo, ScrollDirection,
-    Windows,
+    Displays, Indicator, IndicatorEvent, IndicatorShown, Input, InputWatcher, LaunchTarget,
+    NativeWindow, Permissions, ProcessInfo, ScrollDirection, WatchedInput, Windows,
 };
 pub use clipboard::ClipboardPolicy;
 pub use consent::{Consent, ConsentSource};
 pub use error::EngineError;
 pub use geometry::{Layout, Monitor, Point, Rect};
+pub use handback::{HandBack, PausedReason};
 pub use keys::Key;
 pub use screenshot::{Screenshot, ShotSpec, ShotTarget};
+pub use takeover::{ResumedBy, TakeoverEvent, TakeoverState};
 
 use desk::Desk;
 use executor::Executor;
@@ -141,10 +146,11 @@ pub struct ListedWindow {
 
 /// The engine: every protocol adapter talks to the desktop through it.
 pub struct Engine {
-    exec: Executor,
+    exec: Arc<Executor>,
     clipboard: clipboard::ClipboardGate,
+    takeovers: Arc<takeover::Takeovers>,
     consent: Consent,
-    audit: AuditLog,
+    audit: Arc<AuditLog>,
     features: Features,
     backend_name: &'static str,
 }
@@ -155,15 +161,49 @@ impl Engine {
         let features = Features::probe(&backend, consent.clipboard);
         let backend_name = backend.name;
         let clipboard = clipboard::ClipboardGate::new(backend.clipboard.take(), consent.clipboard);
-        tracing::info!(backend = backend_name, ?consent, features = ?features.fine, "engine started");
+        let indicator = backend.indicator.take();
+        let watcher = backend.watcher.take();
+        let handback = Arc::new(HandBack::new());
+        let exec = Arc::new(Executor::spawn(Desk::new(backend, handback.clone())));
+        let audit = Arc::new(audit);
+        // Takeover needs both halves: an indicator to show it and a watcher
+        // to hand back. Without the watcher, no takeover is granted.
+        let indicator = match (&watcher, indicator) {
+            (Some(_), Some(i)) => Some(i),
+            (None, Some(_)) => {
+                tracing::warn!("no input watcher: takeover is unavailable");
+                None
+            }
+            (_, None) => None,
+        };
+        let takeovers =
+            takeover::Takeovers::start(indicator, handback.clone(), exec.clone(), audit.clone());
+        if let Some(watcher) = watcher {
+            let hb = handback.clone();
+            let core = takeovers.clone();
+            let sink = Arc::new(move |input: WatchedInput| match input {
+                WatchedInput::KillSwitch => core.signal_kill(),
+                other => hb.observe(other),
+            });
+            if let Err(e) = watcher.start(sink, handback.armed_flag()) {
+                tracing::warn!(error = %e, "the hand-back watcher did not start");
+            }
+        }
+        tracing::info!(backend = backend_name, ?consent, features = ?features.fine, takeover = takeovers.available(), "engine started");
         Self {
-            exec: Executor::spawn(Desk::new(backend)),
+            exec,
             clipboard,
+            takeovers,
             consent,
             audit,
             features,
             backend_name,
         }
+    }
+
+    /// Whether takeover (and so synthetic input) can be granted here.
+    pub fn takeover_available(&self) -> bool {
+        self.takeovers.available()
     }
 
     /// The probed features.
@@ -207,6 +247,9 @@ impl Engine {
 
     /// Closes a session: everything it holds is released.
     pub async fn close_session(&self, session: &Session) {
+        let core = self.takeovers.clone();
+        let id = session.id.clone();
+        let _ = tokio::task::spawn_blocking(move || core.forget(&id)).await;
         let id = session.id.clone();
         let _ = self.exec.run(move |desk| desk.release_session(&id)).await;
         self.record(
@@ -299,7 +342,10 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let started = Instant::now();
         let target = serde_json::json!({"window_id": handle, "raise": raise});
-        let result = match self.input_granted() {
+        let result = match self
+            .input_granted()
+            .and_then(|()| self.takeovers.refuse_if_paused(&session.id))
+        {
             Ok(()) => self
                 .exec
                 .run(move |desk| desk.focus_window(&handle, raise))
@@ -343,6 +389,7 @@ impl Engine {
                 return Err(EngineError::NotSupported { feature: "input" });
             }
             self.input_granted()?;
+            self.takeovers.require_input(&session.id)?;
         }
         let action = match action {
             Action::Paste {
@@ -446,6 +493,7 @@ impl Engine {
     /// Stops the executor: queued work finishes, everything held is
     /// released. Idempotent.
     pub fn shutdown(&self) {
+        self.takeovers.kill();
         self.exec.shutdown();
     }
 }

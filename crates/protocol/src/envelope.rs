@@ -30,6 +30,8 @@ pub enum MessageType {
     ClipboardRead,
     ClipboardReadResponse,
     ClipboardWrite,
+    TakeoverRequest,
+    TakeoverState,
 }
 
 impl MessageType {
@@ -57,6 +59,8 @@ impl MessageType {
         Self::ClipboardRead,
         Self::ClipboardReadResponse,
         Self::ClipboardWrite,
+        Self::TakeoverRequest,
+        Self::TakeoverState,
     ];
 
     /// The name on the wire, e.g. `SCREENSHOT_REQUEST`.
@@ -84,6 +88,8 @@ impl MessageType {
             Self::ClipboardRead => "CLIPBOARD_READ",
             Self::ClipboardReadResponse => "CLIPBOARD_READ_RESPONSE",
             Self::ClipboardWrite => "CLIPBOARD_WRITE",
+            Self::TakeoverRequest => "TAKEOVER_REQUEST",
+            Self::TakeoverState => "TAKEOVER_STATE",
         }
     }
 

@@ -404,6 +404,32 @@ pub struct ClipboardWriteRequest {
     pub content: String,
 }
 
+/// `TAKEOVER_REQUEST`: start (`on: true`) or end the session's takeover.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TakeoverRequest {
+    /// Whether the takeover should be on.
+    pub on: bool,
+}
+
+/// `TAKEOVER_STATE`: the answer to TAKEOVER_REQUEST, and pushed (without
+/// an id) whenever the session's takeover changes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TakeoverStatePayload {
+    /// Synthetic input is granted.
+    pub on: bool,
+    /// The indicator is on screen.
+    pub indicator: bool,
+    /// The person took over; input is refused until they click Continue.
+    pub paused: bool,
+    /// `pointer_moved`, `key_pressed` or `button_pressed`, while paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_reason: Option<String>,
+    /// Why the takeover is off (`ended`, `disconnected`, `kill_switch`,
+    /// `indicator_lost`, `indicator_unavailable`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
 /// A display rectangle in INPUT_OUT_OF_BOUNDS details.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DisplayRect {

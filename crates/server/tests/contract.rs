@@ -557,21 +557,24 @@ async fn audit_has_one_record_per_op_and_no_typed_text() {
         [
             "session.open",
             "hello_ack",
+            "takeover.started",
+            "takeover.request",
             "input.type",
             "input.left_click",
             "screenshot",
             "cursor_position"
         ]
     );
-    assert_eq!(records[2]["target"]["text_chars"], secret.chars().count());
-    assert_eq!(records[3]["outcome"], "input_out_of_bounds");
+    assert_eq!(records[4]["target"]["text_chars"], secret.chars().count());
+    assert_eq!(records[5]["outcome"], "input_out_of_bounds");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
 async fn a_wait_does_not_hold_up_other_sessions() {
     let server = Server::sandbox().await;
-    let mut waiting = server.ready_client().await;
+    // A wait sends nothing: it needs no takeover (the other one holds it).
+    let mut waiting = server.handshaken_client().await;
     let mut other = server.ready_client().await;
     waiting
         .send_raw(

@@ -4,6 +4,7 @@
 mod clipboard;
 mod convert;
 mod image_reply;
+mod takeover;
 mod windows_apps;
 
 use std::sync::Arc;
@@ -12,7 +13,7 @@ use axum::extract::State;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use deskhand_engine::{EngineError, Session};
+use deskhand_engine::{EngineError, Session, TakeoverEvent};
 use deskhand_protocol::messages::{
     AckPayload, CursorPositionResponse, DisplayInfoResponse, HelloAckPayload, HelloPayload,
     MonitorInfo, ScreenshotMeta, ScreenshotResponse, ServerInfo,
@@ -49,6 +50,9 @@ enum Reply {
 struct Connection {
     socket: WebSocket,
     handler: Handler,
+    /// The last TAKEOVER_STATE sent, so that a change the client asked for
+    /// is answered once, not answered and pushed.
+    last_takeover: Option<Value>,
 }
 
 /// Per-session state of the wire adapter (kept apart from the socket so
@@ -74,6 +78,7 @@ impl Connection {
         let session = state.engine.open_session("wire");
         Self {
             socket,
+            last_takeover: None,
             handler: Handler {
                 state,
                 session,
@@ -120,6 +125,33 @@ impl Connection {
     }
 }
 
+impl Connection {
+    /// Pushes this session's takeover changes as TAKEOVER_STATE (no id).
+    async fn push_takeover(
+        &mut self,
+        event: Result<TakeoverEvent, tokio::sync::broadcast::error::RecvError>,
+    ) -> Result<(), axum::Error> {
+        let state = match event {
+            Ok(TakeoverEvent::State { session, state }) if session == self.handler.session.id => {
+                state
+            }
+            // Missed some: send where things stand now.
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => self
+                .handler
+                .state
+                .engine
+                .takeover_state(&self.handler.session),
+            _ => return Ok(()),
+        };
+        let payload = takeover::state_payload(&state);
+        if self.last_takeover.as_ref() == Some(&payload) {
+            return Ok(());
+        }
+        self.last_takeover = Some(payload.clone());
+        self.send(MessageType::TakeoverState, None, payload).await
+    }
+}
+
 impl Handler {
     async fn hello(&self) -> Value {
         let engine = &self.state.engine;
@@ -149,8 +181,23 @@ impl Handler {
 impl Connection {
     async fn serve_messages(&mut self) {
         let idle = self.handler.state.config.idle_timeout;
+        let mut takeover = self.handler.state.engine.takeover_events();
+        let mut takeover_open = true;
         loop {
-            let next = match tokio::time::timeout(idle, self.socket.recv()).await {
+            let next = tokio::select! {
+                next = tokio::time::timeout(idle, self.socket.recv()) => next,
+                event = takeover.recv(), if takeover_open => {
+                    if matches!(event, Err(tokio::sync::broadcast::error::RecvError::Closed)) {
+                        takeover_open = false;
+                        continue;
+                    }
+                    if self.push_takeover(event).await.is_err() {
+                        break;
+                    }
+                    continue;
+                }
+            };
+            let next = match next {
                 Ok(next) => next,
                 Err(_) => {
                     tracing::info!(session = %self.handler.session.id, "closing an idle connection");
@@ -183,7 +230,12 @@ impl Connection {
             };
             let (id, reply) = self.handler.handle(text.as_str()).await;
             let sent = match reply {
-                Reply::Message(kind, payload) => self.send(kind, id, payload).await,
+                Reply::Message(kind, payload) => {
+                    if kind == MessageType::TakeoverState {
+                        self.last_takeover = Some(payload.clone());
+                    }
+                    self.send(kind, id, payload).await
+                }
                 Reply::Screenshot(fields, image) => {
                     let started = std::time::Instant::now();
                     let text =
@@ -295,6 +347,7 @@ impl Handler {
             MessageType::PermissionsCheckRequest => self.permissions_check(envelope.payload).await,
             MessageType::ClipboardRead => self.clipboard_read(envelope.payload).await,
             MessageType::ClipboardWrite => self.clipboard_write(envelope.payload).await,
+            MessageType::TakeoverRequest => self.takeover_request(envelope.payload).await,
             _ => self.protocol_error(
                 &op,
                 ErrorCode::UnknownMessageType,
@@ -434,6 +487,7 @@ fn is_request(kind: MessageType) -> bool {
             | MessageType::PermissionsCheckRequest
             | MessageType::ClipboardRead
             | MessageType::ClipboardWrite
+            | MessageType::TakeoverRequest
     )
 }
 

@@ -83,6 +83,7 @@ impl Server {
             ws,
             next: 0,
             hello: Value::Null,
+            pushes: Vec::new(),
         };
         let hello = c.recv().await;
         assert_eq!(hello["type"], "HELLO");
@@ -90,11 +91,20 @@ impl Server {
         c
     }
 
-    /// Connects and completes the handshake.
-    pub async fn ready_client(&self) -> Client {
+    /// Connects and completes the handshake, without a takeover.
+    pub async fn handshaken_client(&self) -> Client {
         let mut c = self.client().await;
         c.send_raw(json!({"type": "HELLO_ACK", "id": "ack", "ts": 0, "payload": {}}).to_string())
             .await;
+        c
+    }
+
+    /// Connects, completes the handshake and asks for a takeover, as an
+    /// agent that means to drive does (refusals are left for the test to
+    /// see in its own requests).
+    pub async fn ready_client(&self) -> Client {
+        let mut c = self.handshaken_client().await;
+        c.request("TAKEOVER_REQUEST", json!({"on": true})).await;
         c
     }
 
@@ -122,6 +132,8 @@ pub struct Client {
     pub ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
     pub next: u32,
     pub hello: Value,
+    /// TAKEOVER_STATE pushed while waiting for replies.
+    pub pushes: Vec<Value>,
 }
 
 impl Client {
@@ -151,9 +163,29 @@ impl Client {
         let id = format!("req-{}", self.next);
         self.send_raw(json!({"type": kind, "id": id, "ts": 1.0, "payload": payload}).to_string())
             .await;
-        let reply = self.recv().await;
+        let reply = loop {
+            let msg = self.recv().await;
+            if msg["type"] == "TAKEOVER_STATE" && msg.get("id").is_none() {
+                self.pushes.push(msg);
+                continue;
+            }
+            break msg;
+        };
         assert_eq!(reply["id"], id.as_str(), "reply id of {kind}: {reply}");
         reply
+    }
+
+    /// The next TAKEOVER_STATE pushed (one already received first).
+    pub async fn next_push(&mut self) -> Value {
+        if !self.pushes.is_empty() {
+            return self.pushes.remove(0);
+        }
+        loop {
+            let msg = self.recv().await;
+            if msg["type"] == "TAKEOVER_STATE" && msg.get("id").is_none() {
+                return msg;
+            }
+        }
     }
 
     pub async fn act(&mut self, payload: Value) -> Value {

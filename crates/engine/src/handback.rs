@@ -1,0 +1,350 @@
+//! Hand-back detection (driver contract §4.3): while a takeover is on, the
+//! person's own input stops deskhand. The person's input is the pointer
+//! more than 8 px (either axis) from where deskhand last put it, or a key
+//! or button press deskhand did not send: one from real hardware, or a
+//! synthetic one outside deskhand's own sending (another tool acting for
+//! the person).
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::backend::WatchedInput;
+use crate::geometry::Point;
+
+/// How far the pointer may be from where deskhand put it, in pixels.
+pub const THRESHOLD_PX: i32 = 8;
+/// Synthetic presses this soon after deskhand's own sending are deskhand's
+/// (the watcher sees them some microseconds late).
+const INJECTION_GRACE: Duration = Duration::from_millis(100);
+
+/// Why a takeover paused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PausedReason {
+    /// The pointer moved away from where deskhand put it.
+    PointerMoved,
+    /// A key deskhand did not send.
+    KeyPressed,
+    /// A button deskhand did not send.
+    ButtonPressed,
+}
+
+impl PausedReason {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::PointerMoved => "pointer_moved",
+            Self::KeyPressed => "key_pressed",
+            Self::ButtonPressed => "button_pressed",
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Marks {
+    /// Where deskhand last put the pointer, and where before that (the
+    /// pointer is at one of them while a move is under way).
+    last: Option<Point>,
+    previous: Option<Point>,
+    /// When deskhand last finished sending.
+    injection_ended: Option<Instant>,
+    /// When deskhand last pressed a button (Continue ignores clicks right
+    /// after one).
+    button_pressed: Option<Instant>,
+}
+
+/// The hand-back detector, shared by the desktop thread (which marks what
+/// it sends and checks at every step) and the watcher (which reports what
+/// it sees).
+pub struct HandBack {
+    /// Set while a takeover is on and not paused; the watcher polls the
+    /// pointer only then.
+    armed: Arc<AtomicBool>,
+    tripped: Mutex<Option<PausedReason>>,
+    injecting: AtomicUsize,
+    marks: Mutex<Marks>,
+    on_trip: Mutex<Option<Box<dyn Fn(PausedReason) + Send>>>,
+}
+
+impl std::fmt::Debug for HandBack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandBack")
+            .field("armed", &self.armed.load(Ordering::SeqCst))
+            .field("tripped", &self.tripped())
+            .finish()
+    }
+}
+
+fn far(a: Point, b: Point) -> bool {
+    (a.x - b.x).abs() > THRESHOLD_PX || (a.y - b.y).abs() > THRESHOLD_PX
+}
+
+impl Default for HandBack {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HandBack {
+    /// A disarmed detector.
+    pub fn new() -> Self {
+        Self {
+            armed: Arc::new(AtomicBool::new(false)),
+            tripped: Mutex::new(None),
+            injecting: AtomicUsize::new(0),
+            marks: Mutex::new(Marks::default()),
+            on_trip: Mutex::new(None),
+        }
+    }
+
+    /// The flag the watcher reads to know when to poll the pointer.
+    pub fn armed_flag(&self) -> Arc<AtomicBool> {
+        self.armed.clone()
+    }
+
+    /// Called (once per trip) when the person's input is detected.
+    pub fn set_on_trip(&self, f: Box<dyn Fn(PausedReason) + Send>) {
+        if let Ok(mut slot) = self.on_trip.lock() {
+            *slot = Some(f);
+        }
+    }
+
+    /// A takeover started or resumed with the pointer at `pointer`.
+    pub fn arm(&self, pointer: Point) {
+        if let Ok(mut m) = self.marks.lock() {
+            m.last = Some(pointer);
+            m.previous = None;
+        }
+        if let Ok(mut t) = self.tripped.lock() {
+            *t = None;
+        }
+        self.armed.store(true, Ordering::SeqCst);
+    }
+
+    /// The takeover ended or paused: nothing is watched.
+    pub fn disarm(&self) {
+        self.armed.store(false, Ordering::SeqCst);
+    }
+
+    /// Whether a takeover is being watched.
+    pub fn is_armed(&self) -> bool {
+        self.armed.load(Ordering::SeqCst)
+    }
+
+    /// Why the person took over, once they did.
+    pub fn tripped(&self) -> Option<PausedReason> {
+        self.tripped.lock().ok().and_then(|t| *t)
+    }
+
+    fn trip(&self, reason: PausedReason) {
+        if !self.armed.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        if let Ok(mut t) = self.tripped.lock() {
+            if t.is_some() {
+                return;
+            }
+            *t = Some(reason);
+        }
+        tracing::info!(reason = reason.as_str(), "the person took over");
+        if let Ok(f) = self.on_trip.lock() {
+            if let Some(f) = f.as_ref() {
+                f(reason);
+            }
+        }
+    }
+
+    fn injecting_now(&self) -> bool {
+        self.injecting.load(Ordering::SeqCst) > 0
+            || self
+                .marks
+                .lock()
+                .ok()
+                .and_then(|m| m.injection_ended)
+                .is_some_and(|t| t.elapsed() < INJECTION_GRACE)
+    }
+
+    /// What the watcher saw.
+    pub fn observe(&self, input: WatchedInput) {
+        if !self.is_armed() {
+            return;
+        }
+        match input {
+            WatchedInput::Pointer(p) => {
+                let moved = self.marks.lock().ok().is_some_and(|m| {
+                    m.last.is_some_and(|l| far(p, l)) && m.previous.is_none_or(|q| far(p, q))
+                });
+                // Deskhand's moves warp exactly to their targets, so the
+                // pointer is at the last or the previous one while a move
+                // is under way; anywhere else is the person.
+                if moved {
+                    self.trip(PausedReason::PointerMoved);
+                }
+            }
+            WatchedInput::KeyPress { synthetic } => {
+                if !synthetic || !self.injecting_now() {
+                    self.trip(PausedReason::KeyPressed);
+                }
+            }
+            WatchedInput::ButtonPress { synthetic } => {
+                if !synthetic || !self.injecting_now() {
+                    self.trip(PausedReason::ButtonPressed);
+                }
+            }
+            // Motion alone proves nothing (a nudge of a pixel); the
+            // position check decides. The kill switch is the engine's.
+            WatchedInput::Motion { .. } | WatchedInput::KillSwitch => {}
+        }
+    }
+
+    /// Checks the pointer against where deskhand put it (before every
+    /// synthetic call).
+    pub fn check_pointer(&self, p: Point) -> Result<(), PausedReason> {
+        if let Some(reason) = self.tripped() {
+            return Err(reason);
+        }
+        if !self.is_armed() {
+            return Ok(());
+        }
+        let moved = self
+            .marks
+            .lock()
+            .ok()
+            .is_some_and(|m| m.last.is_some_and(|l| far(p, l)));
+        if moved {
+            self.trip(PausedReason::PointerMoved);
+            return Err(PausedReason::PointerMoved);
+        }
+        Ok(())
+    }
+
+    /// Marks the start of deskhand's sending; the guard marks its end.
+    pub fn injecting(&self) -> InjectionGuard<'_> {
+        self.injecting.fetch_add(1, Ordering::SeqCst);
+        InjectionGuard { handback: self }
+    }
+
+    /// Logs a pointer target before it is sent.
+    pub fn will_move(&self, to: Point) {
+        if let Ok(mut m) = self.marks.lock() {
+            m.previous = m.last;
+            m.last = Some(to);
+        }
+    }
+
+    /// Logs a button press before it is sent.
+    pub fn will_press_button(&self) {
+        if let Ok(mut m) = self.marks.lock() {
+            m.button_pressed = Some(Instant::now());
+        }
+    }
+
+    /// Whether deskhand pressed a button within `window`.
+    pub fn pressed_button_within(&self, window: Duration) -> bool {
+        self.marks
+            .lock()
+            .ok()
+            .and_then(|m| m.button_pressed)
+            .is_some_and(|t| t.elapsed() < window)
+    }
+}
+
+/// Ends an injection when dropped.
+pub struct InjectionGuard<'a> {
+    handback: &'a HandBack,
+}
+
+impl Drop for InjectionGuard<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut m) = self.handback.marks.lock() {
+            m.injection_ended = Some(Instant::now());
+        }
+        self.handback.injecting.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+
+    fn armed_at(x: i32, y: i32) -> (Arc<HandBack>, Arc<AtomicUsize>) {
+        let hb = Arc::new(HandBack::new());
+        let trips = Arc::new(AtomicUsize::new(0));
+        let t = trips.clone();
+        hb.set_on_trip(Box::new(move |_| {
+            t.fetch_add(1, Ordering::SeqCst);
+        }));
+        hb.arm(Point::new(x, y));
+        (hb, trips)
+    }
+
+    #[test]
+    fn pointer_within_eight_pixels_is_not_the_person() {
+        let (hb, trips) = armed_at(100, 100);
+        hb.observe(WatchedInput::Pointer(Point::new(108, 92)));
+        assert_eq!(hb.tripped(), None);
+        hb.observe(WatchedInput::Pointer(Point::new(109, 100)));
+        assert_eq!(hb.tripped(), Some(PausedReason::PointerMoved));
+        hb.observe(WatchedInput::KeyPress { synthetic: false });
+        assert_eq!(trips.load(Ordering::SeqCst), 1, "one trip, one report");
+        assert!(!hb.is_armed());
+    }
+
+    #[test]
+    fn deskhand_moves_are_not_the_person() {
+        let (hb, _) = armed_at(0, 0);
+        {
+            let _sending = hb.injecting();
+            hb.will_move(Point::new(500, 500));
+            // The watcher polls while the move is under way.
+            hb.observe(WatchedInput::Pointer(Point::new(0, 0)));
+            hb.observe(WatchedInput::Pointer(Point::new(500, 500)));
+        }
+        assert_eq!(hb.check_pointer(Point::new(500, 500)), Ok(()));
+        assert_eq!(hb.tripped(), None);
+    }
+
+    #[test]
+    fn presses_deskhand_did_not_send_are_the_person() {
+        let (hb, _) = armed_at(0, 0);
+        {
+            let _sending = hb.injecting();
+            hb.observe(WatchedInput::KeyPress { synthetic: true });
+        }
+        assert_eq!(hb.tripped(), None, "deskhand's own synthetic key");
+        {
+            let _sending = hb.injecting();
+            hb.observe(WatchedInput::ButtonPress { synthetic: false });
+        }
+        assert_eq!(
+            hb.tripped(),
+            Some(PausedReason::ButtonPressed),
+            "real hardware, even while deskhand sends"
+        );
+    }
+
+    #[test]
+    fn an_unlogged_synthetic_key_is_the_person() {
+        let (hb, _) = armed_at(0, 0);
+        hb.observe(WatchedInput::KeyPress { synthetic: true });
+        assert_eq!(hb.tripped(), Some(PausedReason::KeyPressed));
+    }
+
+    #[test]
+    fn disarmed_sees_nothing_and_arming_clears() {
+        let hb = HandBack::new();
+        hb.observe(WatchedInput::KeyPress { synthetic: false });
+        assert_eq!(hb.tripped(), None);
+        hb.arm(Point::new(0, 0));
+        hb.observe(WatchedInput::KeyPress { synthetic: false });
+        assert!(hb.tripped().is_some());
+        hb.arm(Point::new(0, 0));
+        assert_eq!(hb.tripped(), None);
+        assert_eq!(
+            hb.check_pointer(Point::new(50, 0)),
+            Err(PausedReason::PointerMoved)
+        );
+    }
+}

@@ -1,0 +1,577 @@
+//! Takeover (driver contract §4.2–4.3): synthetic input only while a
+//! visible indicator shows it, one session at a time; the person's own
+//! input pauses it at once; only the person (Continue, or the host after a
+//! click in its own UI) resumes it.
+//!
+//! States per session: off → on → paused → on or off. A session paused
+//! when its takeover ended stays paused: its next takeover comes up paused.
+
+use std::collections::HashMap;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use crate::audit::{self, AuditLog, AuditRecord};
+use crate::backend::{Indicator, IndicatorEvent, IndicatorShown};
+use crate::error::EngineError;
+use crate::executor::Executor;
+use crate::handback::{HandBack, PausedReason};
+use crate::{Engine, Session};
+
+/// Clicks on Continue this soon after deskhand pressed a button are not
+/// the person's.
+const CONTINUE_QUIET: Duration = Duration::from_millis(1500);
+
+/// A session's takeover, as `TAKEOVER_STATE` reports it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TakeoverState {
+    /// Synthetic input is granted.
+    pub on: bool,
+    /// The indicator is on screen.
+    pub indicator: bool,
+    /// The person took over; acts are refused until they continue.
+    pub paused: bool,
+    /// What the person did, while paused.
+    pub paused_reason: Option<PausedReason>,
+    /// Why the takeover is off (or was refused).
+    pub reason: Option<String>,
+}
+
+/// Who resumed a paused takeover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResumedBy {
+    /// A real click on the indicator's Continue.
+    Indicator,
+    /// The host, after a click in its own UI.
+    Host,
+}
+
+impl ResumedBy {
+    /// The name in events and the audit log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Indicator => "indicator",
+            Self::Host => "host",
+        }
+    }
+}
+
+/// A change hosts and adapters hear about.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TakeoverEvent {
+    /// `session`'s state changed.
+    State {
+        /// The session.
+        session: String,
+        /// Its new state.
+        state: TakeoverState,
+    },
+    /// The person took over `session`.
+    Paused {
+        /// The session.
+        session: String,
+        /// What they did.
+        reason: PausedReason,
+        /// Milliseconds since the engine started.
+        at_ms: u64,
+    },
+    /// `session` resumed.
+    Resumed {
+        /// The session.
+        session: String,
+        /// Who resumed it.
+        by: ResumedBy,
+        /// Milliseconds since the engine started.
+        at_ms: u64,
+    },
+}
+
+enum Signal {
+    PersonInput(PausedReason),
+    Indicator(IndicatorEvent),
+    Kill,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// The session holding the takeover, and its protocol.
+    holder: Option<(String, &'static str)>,
+    indicator_up: bool,
+    paused: HashMap<String, PausedReason>,
+    /// Why each session's last takeover ended or was refused.
+    reasons: HashMap<String, String>,
+}
+
+impl Inner {
+    fn state(&self, session: &str) -> TakeoverState {
+        let on = self.holder.as_ref().is_some_and(|(s, _)| s == session);
+        let paused_reason = self.paused.get(session).copied();
+        TakeoverState {
+            on,
+            indicator: on && self.indicator_up,
+            paused: paused_reason.is_some(),
+            paused_reason,
+            reason: if on {
+                None
+            } else {
+                self.reasons.get(session).cloned()
+            },
+        }
+    }
+}
+
+/// The takeover state machine, shared with its background thread.
+pub(crate) struct Takeovers {
+    indicator: Option<Mutex<Box<dyn Indicator>>>,
+    inner: Mutex<Inner>,
+    events: broadcast::Sender<TakeoverEvent>,
+    signals: Mutex<mpsc::Sender<Signal>>,
+    handback: Arc<HandBack>,
+    exec: Arc<Executor>,
+    audit: Arc<AuditLog>,
+    started: Instant,
+}
+
+impl Takeovers {
+    /// Wires the indicator and the hand-back detector to a background
+    /// thread that handles what they report.
+    pub(crate) fn start(
+        indicator: Option<Box<dyn Indicator>>,
+        handback: Arc<HandBack>,
+        exec: Arc<Executor>,
+        audit: Arc<AuditLog>,
+    ) -> Arc<Self> {
+        let (tx, rx) = mpsc::channel::<Signal>();
+        let indicator = indicator.map(|mut i| {
+            let tx = Mutex::new(tx.clone());
+            i.set_events(Arc::new(move |e| {
+                if let Ok(tx) = tx.lock() {
+                    let _ = tx.send(Signal::Indicator(e));
+                }
+            }));
+            Mutex::new(i)
+        });
+        let trip_tx = Mutex::new(tx.clone());
+        handback.set_on_trip(Box::new(move |reason| {
+            if let Ok(tx) = trip_tx.lock() {
+                let _ = tx.send(Signal::PersonInput(reason));
+            }
+        }));
+        let core = Arc::new(Self {
+            indicator,
+            inner: Mutex::new(Inner::default()),
+            events: broadcast::channel(64).0,
+            signals: Mutex::new(tx),
+            handback,
+            exec,
+            audit,
+            started: Instant::now(),
+        });
+        let weak = Arc::downgrade(&core);
+        let spawned = std::thread::Builder::new()
+            .name("deskhand-takeover".into())
+            .spawn(move || {
+                while let Ok(signal) = rx.recv() {
+                    let Some(core) = weak.upgrade() else { return };
+                    match signal {
+                        Signal::PersonInput(reason) => core.person_took_over(reason),
+                        Signal::Indicator(IndicatorEvent::ContinueClicked) => {
+                            core.resume(None, ResumedBy::Indicator);
+                        }
+                        Signal::Indicator(IndicatorEvent::Lost(why)) => {
+                            tracing::warn!(why, "the takeover indicator went away");
+                            core.end_holder("indicator_lost");
+                        }
+                        Signal::Kill => core.kill(),
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::error!(error = %e, "no takeover thread: hand-back cannot pause");
+        }
+        core
+    }
+
+    /// Whether takeover can be granted at all here.
+    pub(crate) fn available(&self) -> bool {
+        self.indicator.is_some()
+    }
+
+    fn at_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    fn publish(&self, event: TakeoverEvent) {
+        let _ = self.events.send(event);
+    }
+
+    fn publish_state(&self, session: &str) {
+        let state = self.state(session);
+        self.publish(TakeoverEvent::State {
+            session: session.to_owned(),
+            state,
+        });
+    }
+
+    fn record(&self, session: &str, protocol: &'static str, op: &str, target: Value) {
+        self.audit.record(&AuditRecord {
+            ts: audit::now_ts(),
+            session,
+            protocol,
+            op,
+            target,
+            outcome: "ok",
+            duration_ms: 0.0,
+        });
+    }
+
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<TakeoverEvent> {
+        self.events.subscribe()
+    }
+
+    pub(crate) fn state(&self, session: &str) -> TakeoverState {
+        self.inner
+            .lock()
+            .map(|i| i.state(session))
+            .unwrap_or_default()
+    }
+
+    /// Synthetic input for `session` needs its takeover on and not paused.
+    pub(crate) fn require_input(&self, session: &str) -> Result<(), EngineError> {
+        let inner = self.inner.lock().map_err(|_| EngineError::ShuttingDown)?;
+        if let Some(reason) = inner.paused.get(session) {
+            return Err(EngineError::UserTookOver {
+                effect: "refused",
+                reason: *reason,
+                typed_characters: None,
+            });
+        }
+        match &inner.holder {
+            Some((s, _)) if s == session => Ok(()),
+            _ => Err(EngineError::NotGranted {
+                capability: "input",
+                needed: "takeover",
+            }),
+        }
+    }
+
+    /// Refuses any act (focus, launch) of a paused session.
+    pub(crate) fn refuse_if_paused(&self, session: &str) -> Result<(), EngineError> {
+        let inner = self.inner.lock().map_err(|_| EngineError::ShuttingDown)?;
+        match inner.paused.get(session) {
+            Some(reason) => Err(EngineError::UserTookOver {
+                effect: "refused",
+                reason: *reason,
+                typed_characters: None,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Starts `session`'s takeover: the indicator first; without it, no
+    /// takeover.
+    pub(crate) fn begin(
+        &self,
+        session: &str,
+        protocol: &'static str,
+    ) -> Result<TakeoverState, EngineError> {
+        let Some(indicator) = &self.indicator else {
+            return Err(EngineError::NotSupported {
+                feature: "takeover",
+            });
+        };
+        let mut inner = self.inner.lock().map_err(|_| EngineError::ShuttingDown)?;
+        match &inner.holder {
+            Some((s, _)) if s == session => return Ok(inner.state(session)),
+            Some(_) => return Err(EngineError::Busy),
+            None => {}
+        }
+        let paused = inner.paused.contains_key(session);
+        let (monitors, pointer) = self.exec.run_blocking(|desk| {
+            let layout = desk.layout()?;
+            let pointer = desk.backend.displays.cursor_position()?;
+            Ok::<_, EngineError>((layout, pointer))
+        })??;
+        let rects: Vec<_> = monitors.monitors.iter().map(|m| m.rect).collect();
+        let shown = indicator
+            .lock()
+            .map_err(|_| EngineError::ShuttingDown)?
+            .show(&rects, paused);
+        let shown = match shown {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "the takeover indicator cannot be shown: no takeover");
+                inner
+                    .reasons
+                    .insert(session.to_owned(), "indicator_unavailable".into());
+                return Ok(inner.state(session));
+            }
+        };
+        self.exclude_from_captures(shown);
+        inner.holder = Some((session.to_owned(), protocol));
+        inner.indicator_up = true;
+        inner.reasons.remove(session);
+        if !paused {
+            self.handback.arm(pointer);
+        }
+        let state = inner.state(session);
+        drop(inner);
+        self.record(
+            session,
+            protocol,
+            "takeover.started",
+            json!({"paused": paused}),
+        );
+        self.publish_state(session);
+        Ok(state)
+    }
+
+    fn exclude_from_captures(&self, shown: IndicatorShown) {
+        let _ = self.exec.run_blocking(move |desk| {
+            if let Some(capture) = desk.backend.capture.as_mut() {
+                capture.exclude(&shown.windows, &shown.covered);
+            }
+        });
+    }
+
+    /// Ends `session`'s takeover (if it holds it): the indicator goes,
+    /// what the session holds is released.
+    pub(crate) fn end(&self, session: &str, reason: &str) -> TakeoverState {
+        let Ok(mut inner) = self.inner.lock() else {
+            return TakeoverState::default();
+        };
+        let Some((holder, protocol)) = inner.holder.clone() else {
+            return inner.state(session);
+        };
+        if holder != session {
+            return inner.state(session);
+        }
+        self.handback.disarm();
+        if let Some(indicator) = &self.indicator {
+            if let Ok(mut i) = indicator.lock() {
+                if let Err(e) = i.hide() {
+                    tracing::warn!(error = %e, "hiding the takeover indicator failed");
+                }
+            }
+        }
+        inner.holder = None;
+        inner.indicator_up = false;
+        inner.reasons.insert(session.to_owned(), reason.to_owned());
+        let state = inner.state(session);
+        drop(inner);
+        let id = session.to_owned();
+        let _ = self.exec.run_blocking(move |desk| {
+            if let Some(capture) = desk.backend.capture.as_mut() {
+                capture.exclude(&[], &[]);
+            }
+            desk.release_session(&id);
+        });
+        self.record(
+            session,
+            protocol,
+            "takeover.ended",
+            json!({"reason": reason}),
+        );
+        self.publish_state(session);
+        state
+    }
+
+    fn end_holder(&self, reason: &str) {
+        let holder = self
+            .inner
+            .lock()
+            .ok()
+            .and_then(|i| i.holder.as_ref().map(|(s, _)| s.clone()));
+        if let Some(session) = holder {
+            self.end(&session, reason);
+        }
+    }
+
+    /// Forgets a closed session (its takeover ends first).
+    pub(crate) fn forget(&self, session: &str) {
+        self.end(session, "disconnected");
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.paused.remove(session);
+            inner.reasons.remove(session);
+        }
+    }
+
+    fn person_took_over(&self, reason: PausedReason) {
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
+        let Some((session, protocol)) = inner.holder.clone() else {
+            return;
+        };
+        if inner.paused.contains_key(&session) {
+            return;
+        }
+        inner.paused.insert(session.clone(), reason);
+        drop(inner);
+        let id = session.clone();
+        let _ = self
+            .exec
+            .run_blocking(move |desk| desk.release_session(&id));
+        if let Some(indicator) = &self.indicator {
+            if let Ok(mut i) = indicator.lock() {
+                match i.set_paused(true) {
+                    Ok(shown) => self.exclude_from_captures(shown),
+                    Err(e) => tracing::warn!(error = %e, "the indicator did not show Continue"),
+                }
+            }
+        }
+        self.record(
+            &session,
+            protocol,
+            "takeover.paused",
+            json!({"paused_reason": reason.as_str()}),
+        );
+        self.publish(TakeoverEvent::Paused {
+            session: session.clone(),
+            reason,
+            at_ms: self.at_ms(),
+        });
+        self.publish_state(&session);
+    }
+
+    /// Resumes `session` (every paused session when `None`); returns the
+    /// sessions resumed.
+    pub(crate) fn resume(&self, session: Option<&str>, by: ResumedBy) -> Vec<String> {
+        if by == ResumedBy::Indicator && self.handback.pressed_button_within(CONTINUE_QUIET) {
+            tracing::warn!("ignoring a Continue click right after deskhand pressed a button");
+            return Vec::new();
+        }
+        let Ok(mut inner) = self.inner.lock() else {
+            return Vec::new();
+        };
+        let resumed: Vec<String> = inner
+            .paused
+            .keys()
+            .filter(|s| session.is_none_or(|want| want == s.as_str()))
+            .cloned()
+            .collect();
+        for s in &resumed {
+            inner.paused.remove(s);
+        }
+        let holder = inner.holder.clone();
+        drop(inner);
+        for s in &resumed {
+            let protocol = holder
+                .as_ref()
+                .filter(|(h, _)| h == s)
+                .map_or("host", |(_, p)| *p);
+            if holder.as_ref().is_some_and(|(h, _)| h == s) {
+                self.rearm(s);
+            }
+            self.record(s, protocol, "takeover.resumed", json!({"by": by.as_str()}));
+            self.publish(TakeoverEvent::Resumed {
+                session: s.clone(),
+                by,
+                at_ms: self.at_ms(),
+            });
+            self.publish_state(s);
+        }
+        resumed
+    }
+
+    /// Back to the active look, watching from where the pointer is now.
+    fn rearm(&self, _session: &str) {
+        if let Some(indicator) = &self.indicator {
+            if let Ok(mut i) = indicator.lock() {
+                match i.set_paused(false) {
+                    Ok(shown) => self.exclude_from_captures(shown),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "the indicator did not leave the paused look")
+                    }
+                }
+            }
+        }
+        if let Ok(Ok(p)) = self
+            .exec
+            .run_blocking(|desk| desk.backend.displays.cursor_position())
+        {
+            self.handback.arm(p);
+        }
+    }
+
+    /// The kill switch: every takeover ends, everything held is released.
+    pub(crate) fn kill(&self) {
+        tracing::warn!("kill switch: ending every takeover");
+        self.end_holder("kill_switch");
+        let _ = self.exec.run_blocking(|desk| desk.release_all());
+    }
+
+    /// Asks the background thread to run the kill switch (from any thread).
+    pub(crate) fn signal_kill(&self) {
+        if let Ok(tx) = self.signals.lock() {
+            let _ = tx.send(Signal::Kill);
+        }
+    }
+}
+
+impl Engine {
+    /// Turns `session`'s takeover on or off; the answer is its state.
+    /// Turning it on needs the input consent and a visible indicator.
+    pub async fn takeover(
+        &self,
+        session: &Session,
+        on: bool,
+    ) -> Result<TakeoverState, EngineError> {
+        let started = Instant::now();
+        let result = if on {
+            match self.input_granted() {
+                Ok(()) => {
+                    let core = self.takeovers.clone();
+                    let (id, protocol) = (session.id.clone(), session.protocol);
+                    tokio::task::spawn_blocking(move || core.begin(&id, protocol))
+                        .await
+                        .map_err(|_| EngineError::ShuttingDown)
+                        .and_then(|r| r)
+                }
+                Err(e) => Err(e),
+            }
+        } else {
+            let core = self.takeovers.clone();
+            let id = session.id.clone();
+            tokio::task::spawn_blocking(move || core.end(&id, "ended"))
+                .await
+                .map_err(|_| EngineError::ShuttingDown)
+        };
+        self.record(
+            session,
+            "takeover.request",
+            json!({"on": on}),
+            result.as_ref().map(|_| ()),
+            started,
+        );
+        result
+    }
+
+    /// `session`'s takeover state.
+    pub fn takeover_state(&self, session: &Session) -> TakeoverState {
+        self.takeovers.state(&session.id)
+    }
+
+    /// Takeover changes, for adapters (pushed state) and hosts (events).
+    pub fn takeover_events(&self) -> broadcast::Receiver<TakeoverEvent> {
+        self.takeovers.subscribe()
+    }
+
+    /// The host's `takeover.resume` (after a click in its own UI): resumes
+    /// `session`, or every paused session; returns those resumed.
+    pub async fn resume_takeover(&self, session: Option<String>) -> Vec<String> {
+        let core = self.takeovers.clone();
+        tokio::task::spawn_blocking(move || core.resume(session.as_deref(), ResumedBy::Host))
+            .await
+            .unwrap_or_default()
+    }
+
+    /// The kill switch: ends every takeover and releases everything held.
+    pub async fn kill_switch(&self) {
+        let core = self.takeovers.clone();
+        let _ = tokio::task::spawn_blocking(move || core.kill()).await;
+    }
+}
