@@ -63,8 +63,11 @@ pub struct HandBack {
     tripped: Mutex<Option<PausedReason>>,
     injecting: AtomicUsize,
     marks: Mutex<Marks>,
-    on_trip: Mutex<Option<Box<dyn Fn(PausedReason) + Send>>>,
+    on_trip: Mutex<Option<TripHook>>,
 }
+
+/// What runs when the person takes over.
+type TripHook = Box<dyn Fn(PausedReason) + Send>;
 
 impl std::fmt::Debug for HandBack {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -103,7 +106,7 @@ impl HandBack {
     }
 
     /// Called (once per trip) when the person's input is detected.
-    pub fn set_on_trip(&self, f: Box<dyn Fn(PausedReason) + Send>) {
+    pub fn set_on_trip(&self, f: TripHook) {
         if let Ok(mut slot) = self.on_trip.lock() {
             *slot = Some(f);
         }
