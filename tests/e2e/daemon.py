@@ -171,7 +171,7 @@ class Client:
     """A wire-ops client: connect, HELLO / HELLO_ACK, then id-matched requests."""
 
     def __init__(self, url: str, token: str | None, headers: dict | None = None,
-                 hello_ack: dict | None = None):
+                 hello_ack: dict | None = None, takeover: bool = True):
         hdrs = dict(headers or {})
         if token is not None:
             hdrs["Authorization"] = f"Bearer {token}"
@@ -182,6 +182,33 @@ class Client:
         self.hello = self.recv()
         assert self.hello.get("type") == "HELLO", f"first message is not HELLO: {self.hello}"
         self.send("HELLO_ACK", hello_ack if hello_ack is not None else {})
+        self.takeover_state: dict | None = None
+        if takeover:
+            self.take_over()
+
+    def take_over(self, on: bool = True, wait: float = 5.0) -> dict:
+        """TAKEOVER_REQUEST, as an agent that means to drive sends first; a
+        takeover still held by a connection that is closing is waited for.
+        Returns the reply (TAKEOVER_STATE, or ERROR when refused)."""
+        deadline = time.monotonic() + wait
+        while True:
+            msg = self.request("TAKEOVER_REQUEST", {"on": on})
+            busy = msg.get("type") == "ERROR" and msg["payload"]["code"] == "BUSY"
+            if not busy or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        if msg.get("type") == "TAKEOVER_STATE":
+            self.takeover_state = msg["payload"]
+        return msg
+
+    def pushed_state(self, timeout: float = REQUEST_TIMEOUT) -> dict:
+        """The next TAKEOVER_STATE deskhand pushed (without an id)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for i, msg in enumerate(self.events):
+                if msg.get("type") == "TAKEOVER_STATE" and not msg.get("id"):
+                    return self.events.pop(i)["payload"]
+            self.events.append(self.recv(timeout=max(0.01, deadline - time.monotonic())))
 
     def send(self, mtype: str, payload: dict, mid: str | None = None) -> str:
         mid = mid or str(uuid.uuid4())

@@ -94,9 +94,9 @@ def test_audit_tail_reads_the_log_without_the_text(own_daemon):
         return subprocess.run([binary(), "audit", "tail", "--file", str(d.audit_log), *extra],
                               capture_output=True, text=True, timeout=20, check=True).stdout
 
-    human = tail("-n", "3")
-    assert len(human.splitlines()) == 3, human
-    for op in ("input.type", "cursor_position", "session.close"):
+    human = tail("-n", "4")
+    assert len(human.splitlines()) == 4, human
+    for op in ("input.type", "cursor_position", "takeover.ended", "session.close"):
         assert op in human, human
     raw = tail("-n", "1000", "--json").splitlines()
     assert [json.loads(line) for line in raw] == records(d)[-len(raw):]

@@ -29,20 +29,35 @@ pub enum X11Error {
     /// The virtual desktop could not be started.
     #[error("virtual desktop: {0}")]
     Virtual(String),
+    /// An option is not valid.
+    #[error("invalid option: {0}")]
+    Option(String),
     /// X11 does not exist on this OS.
     #[error("the X11 backend is only available on Linux")]
     NotLinux,
 }
 
+/// Options of the X11 backend.
+#[derive(Debug, Clone, Default)]
+pub struct X11Options {
+    /// The kill-switch chord, e.g. `ctrl+alt+Escape` (the default).
+    pub kill_switch: Option<String>,
+}
+
 /// Opens the X11 backend on `display` (e.g. `:1`; `$DISPLAY` when `None`).
 pub fn open(display: Option<&str>) -> Result<Backend, X11Error> {
+    open_with(display, &X11Options::default())
+}
+
+/// Opens the X11 backend on `display` with `options`.
+pub fn open_with(display: Option<&str>, options: &X11Options) -> Result<Backend, X11Error> {
     #[cfg(target_os = "linux")]
     {
-        x11::open(display)
+        x11::open(display, options)
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = display;
+        let _ = (display, options);
         Err(X11Error::NotLinux)
     }
 }

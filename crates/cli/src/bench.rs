@@ -81,6 +81,17 @@ impl Client {
                 .into(),
         ))
         .await?;
+        // Input needs a takeover, as for any agent (the indicator shows).
+        c.ws.send(Message::Text(
+            json!({"type": "TAKEOVER_REQUEST", "id": "takeover", "ts": 0, "payload": {"on": true}})
+                .to_string()
+                .into(),
+        ))
+        .await?;
+        let state = c.recv().await?;
+        if state["payload"]["on"] != true {
+            bail!("no takeover (is deskhand-overlay built next to deskhand?): {state}");
+        }
         Ok(c)
     }
 

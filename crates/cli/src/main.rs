@@ -3,6 +3,7 @@
 
 mod audit_cmd;
 mod bench;
+mod control;
 mod doctor;
 mod files;
 mod serve;

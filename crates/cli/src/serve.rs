@@ -2,7 +2,6 @@
 //! engine over the X11 backend, guard the local port, announce readiness,
 //! and on SIGINT/SIGTERM release everything and clean up.
 
-use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,7 +16,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
 
-use crate::files;
+use crate::{control, files};
 
 /// Arguments of `deskhand serve`.
 #[derive(Debug, Args)]
@@ -61,6 +60,9 @@ pub struct ServeArgs {
     /// no one to ask per read).
     #[arg(long, requires = "enable_clipboard_read_foreign")]
     approve_clipboard_reads: bool,
+    /// The hotkey that ends every takeover and releases everything.
+    #[arg(long, default_value = "ctrl+alt+Escape")]
+    kill_switch: String,
 }
 
 fn parse_size(s: &str) -> anyhow::Result<(u32, u32)> {
@@ -133,7 +135,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| files::config_dir().join("token"));
     let token = Token::new(files::load_or_create_token(&token_path)?);
 
-    let backend = deskhand_backend_x11::open(Some(&x_display))?;
+    let options = deskhand_backend_x11::X11Options {
+        kill_switch: Some(args.kill_switch.clone()),
+    };
+    let backend = deskhand_backend_x11::open_with(Some(&x_display), &options)?;
     let engine = Arc::new(Engine::new(backend, consent, audit));
 
     let listener = TcpListener::bind(args.listen)
@@ -169,11 +174,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         },
     ));
 
-    {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{ready}")?;
-        out.flush()?;
-    }
+    control::emit(&ready);
+    tokio::spawn(control::forward_events(engine.clone()));
+    tokio::spawn(control::read_commands(engine.clone()));
     tracing::info!(%addr, x_display = x_display.as_str(), connection_file = %connection_file.display(), "deskhand is ready");
 
     tokio::select! {

@@ -17,6 +17,10 @@ pub const THRESHOLD_PX: i32 = 8;
 /// Synthetic presses this soon after deskhand's own sending are deskhand's
 /// (the watcher sees them some microseconds late).
 const INJECTION_GRACE: Duration = Duration::from_millis(100);
+/// How long a pointer target stays one the pointer may be at: the X server
+/// queues synthetic motion and moves the pointer a little later, so during
+/// a drag the pointer trails the targets sent.
+const TRAIL: Duration = Duration::from_millis(500);
 
 /// Why a takeover paused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -42,10 +46,9 @@ impl PausedReason {
 
 #[derive(Debug, Default)]
 struct Marks {
-    /// Where deskhand last put the pointer, and where before that (the
-    /// pointer is at one of them while a move is under way).
-    last: Option<Point>,
-    previous: Option<Point>,
+    /// Where deskhand put the pointer lately, oldest first, each with when
+    /// a newer target replaced it (the newest has none and is always kept).
+    trail: std::collections::VecDeque<(Point, Option<Instant>)>,
     /// When deskhand last finished sending.
     injection_ended: Option<Instant>,
     /// When deskhand last pressed a button (Continue ignores clicks right
@@ -82,6 +85,21 @@ fn far(a: Point, b: Point) -> bool {
     (a.x - b.x).abs() > THRESHOLD_PX || (a.y - b.y).abs() > THRESHOLD_PX
 }
 
+impl Marks {
+    /// Whether `p` is away from every recent target (with no target yet,
+    /// nothing is away).
+    fn away(&mut self, p: Point) -> bool {
+        while self
+            .trail
+            .front()
+            .is_some_and(|(_, replaced)| replaced.is_some_and(|t| t.elapsed() > TRAIL))
+        {
+            self.trail.pop_front();
+        }
+        !self.trail.is_empty() && self.trail.iter().all(|(q, _)| far(p, *q))
+    }
+}
+
 impl Default for HandBack {
     fn default() -> Self {
         Self::new()
@@ -115,8 +133,8 @@ impl HandBack {
     /// A takeover started or resumed with the pointer at `pointer`.
     pub fn arm(&self, pointer: Point) {
         if let Ok(mut m) = self.marks.lock() {
-            m.last = Some(pointer);
-            m.previous = None;
+            m.trail.clear();
+            m.trail.push_back((pointer, None));
         }
         if let Ok(mut t) = self.tripped.lock() {
             *t = None;
@@ -174,13 +192,13 @@ impl HandBack {
         }
         match input {
             WatchedInput::Pointer(p) => {
-                let moved = self.marks.lock().ok().is_some_and(|m| {
-                    m.last.is_some_and(|l| far(p, l)) && m.previous.is_none_or(|q| far(p, q))
-                });
-                // Deskhand's moves warp exactly to their targets, so the
-                // pointer is at the last or the previous one while a move
-                // is under way; anywhere else is the person.
-                if moved {
+                // deskhand's moves warp exactly to their targets, so the
+                // pointer is at one of the recent ones; anywhere else is
+                // the person.
+                if self.marks.lock().ok().is_some_and(|mut m| m.away(p)) {
+                    if let Ok(m) = self.marks.lock() {
+                        tracing::debug!(?p, trail = ?m.trail, "pointer away from deskhand's targets (watcher)");
+                    }
                     self.trip(PausedReason::PointerMoved);
                 }
             }
@@ -209,12 +227,10 @@ impl HandBack {
         if !self.is_armed() {
             return Ok(());
         }
-        let moved = self
-            .marks
-            .lock()
-            .ok()
-            .is_some_and(|m| m.last.is_some_and(|l| far(p, l)));
-        if moved {
+        if self.marks.lock().ok().is_some_and(|mut m| m.away(p)) {
+            if let Ok(m) = self.marks.lock() {
+                tracing::debug!(?p, trail = ?m.trail, "pointer away from deskhand's targets (check)");
+            }
             self.trip(PausedReason::PointerMoved);
             return Err(PausedReason::PointerMoved);
         }
@@ -230,8 +246,11 @@ impl HandBack {
     /// Logs a pointer target before it is sent.
     pub fn will_move(&self, to: Point) {
         if let Ok(mut m) = self.marks.lock() {
-            m.previous = m.last;
-            m.last = Some(to);
+            let now = Instant::now();
+            if let Some(newest) = m.trail.back_mut() {
+                newest.1 = Some(now);
+            }
+            m.trail.push_back((to, None));
         }
     }
 
@@ -306,6 +325,18 @@ mod tests {
             hb.observe(WatchedInput::Pointer(Point::new(500, 500)));
         }
         assert_eq!(hb.check_pointer(Point::new(500, 500)), Ok(()));
+        assert_eq!(hb.tripped(), None);
+    }
+
+    #[test]
+    fn a_target_set_long_ago_holds_until_the_queued_move_lands() {
+        let (hb, _) = armed_at(146, 92);
+        std::thread::sleep(TRAIL + Duration::from_millis(50));
+        hb.will_move(Point::new(46, 92));
+        // The X server has not moved the pointer yet.
+        hb.observe(WatchedInput::Pointer(Point::new(146, 92)));
+        assert_eq!(hb.tripped(), None);
+        hb.observe(WatchedInput::Pointer(Point::new(46, 92)));
         assert_eq!(hb.tripped(), None);
     }
 

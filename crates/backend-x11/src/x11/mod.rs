@@ -4,10 +4,12 @@ mod apps;
 mod capture;
 mod clipboard;
 mod displays;
+mod indicator;
 mod input;
 mod permissions;
 pub mod probe;
 pub mod virtual_desktop;
+pub mod watcher;
 mod windows;
 
 use std::sync::Arc;
@@ -63,7 +65,7 @@ impl<T> X11ResultExt<T> for Result<T, x11rb::errors::ReplyOrIdError> {
     }
 }
 
-pub fn open(display: Option<&str>) -> Result<Backend, X11Error> {
+pub fn open(display: Option<&str>, options: &crate::X11Options) -> Result<Backend, X11Error> {
     let name = display
         .map(str::to_owned)
         .or_else(|| std::env::var("DISPLAY").ok())
@@ -114,6 +116,29 @@ pub fn open(display: Option<&str>) -> Result<Backend, X11Error> {
         }
     };
     let has_input = input.is_some();
+    let kill = match &options.kill_switch {
+        Some(chord) => watcher::KillSwitch::parse(chord).ok_or_else(|| {
+            X11Error::Option(format!("kill switch {chord:?}: use e.g. ctrl+alt+Escape"))
+        })?,
+        None => watcher::KillSwitch::default(),
+    };
+    let watcher = match watcher::X11Watcher::new(&name, kill) {
+        Ok(w) => Some(Box::new(w) as Box<dyn deskhand_engine::InputWatcher>),
+        Err(e) => {
+            tracing::warn!(error = %e, "no hand-back watcher: takeover is unavailable");
+            None
+        }
+    };
+    let indicator = match indicator::find_overlay() {
+        Some(program) => Some(Box::new(indicator::OverlayIndicator::new(&program, &name))
+            as Box<dyn deskhand_engine::Indicator>),
+        None => {
+            tracing::warn!(
+                "deskhand-overlay not found (next to deskhand, on PATH, or $DESKHAND_OVERLAY): takeover is unavailable"
+            );
+            None
+        }
+    };
     let clipboard = match clipboard::X11Clipboard::start(&name) {
         Ok(c) => Some(Arc::new(c) as Arc<dyn deskhand_engine::Clipboard>),
         Err(e) => {
@@ -128,6 +153,8 @@ pub fn open(display: Option<&str>) -> Result<Backend, X11Error> {
         cursor = capture.has_xfixes(),
         input = input.is_some(),
         clipboard = clipboard.is_some(),
+        handback = watcher.is_some(),
+        indicator = indicator.is_some(),
         "picked the X11 backend"
     );
     Ok(Backend {
@@ -142,5 +169,7 @@ pub fn open(display: Option<&str>) -> Result<Backend, X11Error> {
             input_injection: has_input,
         })),
         clipboard,
+        indicator,
+        watcher,
     })
 }

@@ -1,0 +1,283 @@
+//! The hand-back watcher: XInput 2 raw events on the root window (they
+//! arrive whatever grabs are active, tens of microseconds after the input,
+//! with the device that made them), the pointer polled every 20 ms while a
+//! takeover is on (warps make no raw event), and the kill-switch hotkey.
+
+use std::os::fd::{AsFd, AsRawFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use deskhand_engine::{BackendError, InputWatcher, Point, WatchedInput};
+use x11rb::connection::{Connection, RequestConnection};
+use x11rb::protocol::Event;
+use x11rb::protocol::xinput::{self, ConnectionExt as _, Device, XIEventMask};
+use x11rb::protocol::xproto::{ConnectionExt as _, GrabMode, ModMask, Window};
+use x11rb::rust_connection::RustConnection;
+
+use super::X11ResultExt;
+
+/// Pointer poll while armed (the contract: a check at least every 20 ms).
+const POLL_ARMED_MS: i32 = 20;
+/// How often an idle watcher looks whether it was armed.
+const POLL_IDLE_MS: i32 = 100;
+
+/// The kill-switch chord: modifiers and one key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KillSwitch {
+    modifiers: ModMask,
+    keysym: u32,
+}
+
+impl KillSwitch {
+    /// Parses `ctrl+alt+Escape`-style chords: any of ctrl, alt, shift,
+    /// super, then Escape, Pause, F1–F12, or a letter or digit.
+    pub fn parse(chord: &str) -> Option<Self> {
+        let mut modifiers = ModMask::from(0u16);
+        let mut keysym = None;
+        for part in chord.split('+') {
+            match part.to_ascii_lowercase().as_str() {
+                "ctrl" | "control" => modifiers |= ModMask::CONTROL,
+                "alt" => modifiers |= ModMask::M1,
+                "shift" => modifiers |= ModMask::SHIFT,
+                "super" | "meta" => modifiers |= ModMask::M4,
+                "escape" | "esc" => keysym = Some(0xff1b),
+                "pause" => keysym = Some(0xff13),
+                other => {
+                    let f = other
+                        .strip_prefix('f')
+                        .and_then(|n| n.parse::<u32>().ok())
+                        .filter(|n| (1..=12).contains(n));
+                    let c = (other.len() == 1)
+                        .then(|| other.chars().next())
+                        .flatten()
+                        .filter(char::is_ascii_alphanumeric);
+                    keysym = match (f, c) {
+                        (Some(n), _) => Some(0xffbd + n), // XK_F1 = 0xffbe
+                        (None, Some(c)) => Some(u32::from(c)),
+                        _ => return None,
+                    };
+                }
+            }
+        }
+        Some(Self {
+            modifiers,
+            keysym: keysym?,
+        })
+    }
+}
+
+impl Default for KillSwitch {
+    fn default() -> Self {
+        Self {
+            modifiers: ModMask::CONTROL | ModMask::M1,
+            keysym: 0xff1b,
+        }
+    }
+}
+
+/// The watcher, before it starts.
+pub(crate) struct X11Watcher {
+    conn: RustConnection,
+    root: Window,
+    xtest_devices: Vec<u16>,
+    kill: KillSwitch,
+}
+
+impl X11Watcher {
+    /// Connects and checks for XInput 2.1 (raw events to every client).
+    pub(crate) fn new(display: &str, kill: KillSwitch) -> Result<Self, BackendError> {
+        let (conn, screen) = RustConnection::connect(Some(display))
+            .map_err(|e| BackendError::DisplayUnavailable(e.to_string()))?;
+        let root = conn.setup().roots[screen].root;
+        if conn
+            .extension_information(xinput::X11_EXTENSION_NAME)
+            .backend()?
+            .is_none()
+        {
+            return Err(BackendError::Unsupported("no XInputExtension".into()));
+        }
+        let v = conn
+            .xinput_xi_query_version(2, 2)
+            .backend()?
+            .reply()
+            .backend()?;
+        if (v.major_version, v.minor_version) < (2, 1) {
+            return Err(BackendError::Unsupported(format!(
+                "XInput {}.{} (2.1 needed)",
+                v.major_version, v.minor_version
+            )));
+        }
+        let devices = conn
+            .xinput_xi_query_device(Device::ALL)
+            .backend()?
+            .reply()
+            .backend()?;
+        let xtest_devices = devices
+            .infos
+            .iter()
+            .filter(|d| String::from_utf8_lossy(&d.name).contains("XTEST"))
+            .map(|d| d.deviceid)
+            .collect();
+        Ok(Self {
+            conn,
+            root,
+            xtest_devices,
+            kill,
+        })
+    }
+
+    /// Grabs the kill-switch chord on the root window, with and without
+    /// Caps Lock and Num Lock.
+    fn grab_kill_switch(&self) -> Result<(), BackendError> {
+        let setup = self.conn.setup();
+        let (min, max) = (setup.min_keycode, setup.max_keycode);
+        let map = self
+            .conn
+            .get_keyboard_mapping(min, max - min + 1)
+            .backend()?
+            .reply()
+            .backend()?;
+        let per = usize::from(map.keysyms_per_keycode.max(1));
+        let keycodes: Vec<u8> = map
+            .keysyms
+            .chunks(per)
+            .enumerate()
+            .filter(|(_, syms)| syms.contains(&self.kill.keysym))
+            .map(|(i, _)| min + i as u8)
+            .collect();
+        for keycode in keycodes {
+            for extra in [
+                0u16,
+                u16::from(ModMask::LOCK),
+                u16::from(ModMask::M2),
+                u16::from(ModMask::LOCK | ModMask::M2),
+            ] {
+                self.conn
+                    .grab_key(
+                        false,
+                        self.root,
+                        self.kill.modifiers | ModMask::from(extra),
+                        keycode,
+                        GrabMode::ASYNC,
+                        GrabMode::ASYNC,
+                    )
+                    .backend()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn is_kill_switch(&self, state: u16) -> bool {
+        let relevant = u16::from(ModMask::CONTROL | ModMask::M1 | ModMask::SHIFT | ModMask::M4);
+        state & relevant == u16::from(self.kill.modifiers)
+    }
+
+    fn run(self, sink: Arc<dyn Fn(WatchedInput) + Send + Sync>, armed: Arc<AtomicBool>) {
+        let synthetic = |source: u16| self.xtest_devices.contains(&source);
+        loop {
+            let _ = self.conn.flush();
+            loop {
+                let event = match self.conn.poll_for_event() {
+                    Ok(Some(e)) => e,
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "hand-back watcher lost the display");
+                        return;
+                    }
+                };
+                match event {
+                    Event::XinputRawKeyPress(e) => sink(WatchedInput::KeyPress {
+                        synthetic: synthetic(e.sourceid),
+                    }),
+                    Event::XinputRawButtonPress(e) => sink(WatchedInput::ButtonPress {
+                        synthetic: synthetic(e.sourceid),
+                    }),
+                    Event::XinputRawMotion(e) => sink(WatchedInput::Motion {
+                        synthetic: synthetic(e.sourceid),
+                    }),
+                    Event::KeyPress(e) if self.is_kill_switch(u16::from(e.state)) => {
+                        sink(WatchedInput::KillSwitch);
+                    }
+                    _ => {}
+                }
+            }
+            let is_armed = armed.load(Ordering::SeqCst);
+            if is_armed {
+                match self.conn.query_pointer(self.root).map(|c| c.reply()) {
+                    Ok(Ok(p)) => sink(WatchedInput::Pointer(Point::new(
+                        i32::from(p.root_x),
+                        i32::from(p.root_y),
+                    ))),
+                    _ => {
+                        tracing::warn!("hand-back watcher cannot read the pointer");
+                        return;
+                    }
+                }
+            }
+            let mut fd = libc::pollfd {
+                fd: self.conn.stream().as_fd().as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let timeout = if is_armed {
+                POLL_ARMED_MS
+            } else {
+                POLL_IDLE_MS
+            };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut fd, 1, timeout) };
+        }
+    }
+}
+
+impl InputWatcher for X11Watcher {
+    fn start(
+        self: Box<Self>,
+        sink: Arc<dyn Fn(WatchedInput) + Send + Sync>,
+        armed: Arc<AtomicBool>,
+    ) -> Result<(), BackendError> {
+        let mask =
+            XIEventMask::RAW_KEY_PRESS | XIEventMask::RAW_BUTTON_PRESS | XIEventMask::RAW_MOTION;
+        self.conn
+            .xinput_xi_select_events(
+                self.root,
+                &[xinput::EventMask {
+                    deviceid: Device::ALL_MASTER.into(),
+                    mask: vec![mask.into()],
+                }],
+            )
+            .backend()?;
+        if let Err(e) = self.grab_kill_switch() {
+            tracing::warn!(error = %e, "the kill-switch hotkey could not be grabbed");
+        }
+        self.conn.flush().backend()?;
+        tracing::info!(xtest = ?self.xtest_devices, "hand-back watcher started");
+        std::thread::Builder::new()
+            .name("deskhand-handback".into())
+            .spawn(move || self.run(sink, armed))
+            .map_err(|e| BackendError::Failed(e.to_string()))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kill_switch_chords() {
+        assert_eq!(
+            KillSwitch::parse("ctrl+alt+Escape"),
+            Some(KillSwitch::default())
+        );
+        let f12 = KillSwitch::parse("super+F12").expect("f12");
+        assert_eq!(f12.keysym, 0xffc9);
+        assert_eq!(f12.modifiers, ModMask::M4);
+        assert_eq!(
+            KillSwitch::parse("ctrl+shift+k").map(|k| k.keysym),
+            Some(u32::from('k'))
+        );
+        assert_eq!(KillSwitch::parse("ctrl+banana"), None);
+        assert_eq!(KillSwitch::parse("ctrl+alt"), None);
+    }
+}

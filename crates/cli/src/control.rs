@@ -1,0 +1,74 @@
+//! The host's control pipe of `deskhand serve`: JSON lines on stdin
+//! (`takeover.resume` after a click in the host's own UI, `kill`), and
+//! events and acks as JSON lines on stdout (`takeover.paused`,
+//! `takeover.resumed`). No agent reaches this pipe.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use deskhand_engine::{Engine, TakeoverEvent};
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+
+/// Writes one JSON line to stdout.
+pub fn emit(v: &Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{v}");
+    let _ = out.flush();
+}
+
+/// Prints takeover pauses and resumes as they happen.
+pub async fn forward_events(engine: Arc<Engine>) {
+    let mut events = engine.takeover_events();
+    loop {
+        match events.recv().await {
+            Ok(TakeoverEvent::Paused {
+                session,
+                reason,
+                at_ms,
+            }) => emit(&json!({
+                "event": "takeover.paused", "session": session,
+                "reason": reason.as_str(), "at_ms": at_ms,
+            })),
+            Ok(TakeoverEvent::Resumed { session, by, at_ms }) => emit(&json!({
+                "event": "takeover.resumed", "session": session,
+                "by": by.as_str(), "at_ms": at_ms,
+            })),
+            Ok(TakeoverEvent::State { .. }) => {}
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!(missed = n, "control pipe fell behind on takeover events");
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}
+
+/// Answers one control line.
+async fn handle(engine: &Engine, line: &str) -> Value {
+    let Ok(msg) = serde_json::from_str::<Value>(line) else {
+        return json!({"event": "error", "message": "not JSON"});
+    };
+    match msg["method"].as_str() {
+        Some("takeover.resume") => {
+            let session = msg["params"]["session"].as_str().map(str::to_owned);
+            let resumed = engine.resume_takeover(session).await;
+            json!({"event": "ack", "method": "takeover.resume", "resumed": resumed})
+        }
+        Some("kill") => {
+            engine.kill_switch().await;
+            json!({"event": "ack", "method": "kill"})
+        }
+        _ => json!({"event": "error", "message": "unknown method", "method": msg["method"]}),
+    }
+}
+
+/// Reads control lines from stdin until it closes.
+pub async fn read_commands(engine: Arc<Engine>) {
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if line.trim().is_empty() {
+            continue;
+        }
+        emit(&handle(&engine, &line).await);
+    }
+}
