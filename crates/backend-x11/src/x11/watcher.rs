@@ -243,7 +243,7 @@ impl InputWatcher for X11Watcher {
                 self.root,
                 &[xinput::EventMask {
                     deviceid: Device::ALL_MASTER.into(),
-                    mask: vec![mask.into()],
+                    mask: vec![mask],
                 }],
             )
             .backend()?;
