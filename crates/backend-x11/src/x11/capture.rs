@@ -11,6 +11,7 @@ use x11rb::protocol::shm::{self, ConnectionExt as _};
 use x11rb::protocol::xfixes::{self, ConnectionExt as _};
 use x11rb::protocol::xproto::{ConnectionExt as _, ImageFormat};
 
+use super::exclusion::Exclusion;
 use super::{Shared, X11ResultExt};
 
 /// A SysV shared-memory segment attached to us and to the X server.
@@ -29,6 +30,7 @@ pub struct X11Capture {
     shm_ok: bool,
     xfixes_ok: bool,
     segment: Option<Segment>,
+    exclusion: Exclusion,
 }
 
 impl X11Capture {
@@ -55,6 +57,7 @@ impl X11Capture {
                 .and_then(|c| c.reply().ok())
                 .is_some();
         Self {
+            exclusion: Exclusion::default(),
             shared,
             shm_ok,
             xfixes_ok,
@@ -171,8 +174,10 @@ impl X11Capture {
             )));
         }
         // SAFETY: the server wrote `size` bytes into our segment of at least
-        // `size` bytes, and the reply has arrived, so the write is complete.
-        let pixels = unsafe { std::slice::from_raw_parts(addr, size) };
+        // `size` bytes, and the reply has arrived, so the write is complete;
+        // the server touches the segment again only at our next request.
+        let pixels = unsafe { std::slice::from_raw_parts_mut(addr, size) };
+        self.leave_out_indicator(&rect, pixels)?;
         sink(&Frame {
             width: rect.width,
             height: rect.height,
@@ -183,12 +188,21 @@ impl X11Capture {
         Ok(())
     }
 
+    /// Paints the indicator's rectangles from what lies beneath it.
+    fn leave_out_indicator(&self, rect: &Rect, pixels: &mut [u8]) -> Result<(), BackendError> {
+        if self.exclusion.active() {
+            self.exclusion
+                .repair(&self.shared.conn, self.shared.root, rect, pixels)?;
+        }
+        Ok(())
+    }
+
     fn capture_plain(
         &mut self,
         rect: Rect,
         sink: &mut dyn FnMut(&Frame<'_>),
     ) -> Result<(), BackendError> {
-        let reply = self
+        let mut reply = self
             .shared
             .conn
             .get_image(
@@ -203,6 +217,7 @@ impl X11Capture {
             .backend()?
             .reply()
             .backend()?;
+        self.leave_out_indicator(&rect, &mut reply.data)?;
         sink(&Frame {
             width: rect.width,
             height: rect.height,
@@ -268,5 +283,14 @@ impl Capture for X11Capture {
 
     fn supports_cursor(&self) -> bool {
         self.xfixes_ok
+    }
+
+    fn exclude(&mut self, windows: &[u64], covered: &[Rect]) {
+        if let Err(e) = self
+            .exclusion
+            .set(&self.shared.conn, self.shared.root, windows, covered)
+        {
+            tracing::warn!(error = %e, "cannot keep the indicator out of captures");
+        }
     }
 }

@@ -1,0 +1,248 @@
+//! Keeping the takeover indicator out of captures (DESIGN decision 5): with
+//! Composite redirection on, every top-level window keeps its own contents
+//! even where the indicator covers it, so the covered rectangles of a
+//! capture are painted again from what lies beneath: the root background,
+//! then each window bottom to top, skipping the indicator's.
+//!
+//! The root background cannot be read back directly; a hidden window per
+//! covered rectangle with a `ParentRelative` background, redirected
+//! manually (so the server never draws it on screen), holds it.
+
+use deskhand_engine::{BackendError, Rect};
+use x11rb::connection::{Connection, RequestConnection};
+use x11rb::protocol::composite::{self, ConnectionExt as _, Redirect};
+use x11rb::protocol::xproto::{
+    BackPixmap, ConnectionExt as _, CreateWindowAux, ImageFormat, MapState, Window, WindowClass,
+};
+use x11rb::rust_connection::RustConnection;
+
+use super::X11ResultExt;
+
+/// What is left out of captures, and how it is painted over.
+#[derive(Default)]
+pub(crate) struct Exclusion {
+    overlay: Vec<Window>,
+    covered: Vec<Rect>,
+    /// Hidden background holders, one per covered rectangle.
+    backgrounds: Vec<(Window, Rect)>,
+    redirected: bool,
+}
+
+fn intersect(a: &Rect, b: &Rect) -> Option<Rect> {
+    let x1 = a.x.max(b.x);
+    let y1 = a.y.max(b.y);
+    let x2 = (a.x + a.width as i32).min(b.x + b.width as i32);
+    let y2 = (a.y + a.height as i32).min(b.y + b.height as i32);
+    (x2 > x1 && y2 > y1).then(|| Rect::new(x1, y1, (x2 - x1) as u32, (y2 - y1) as u32))
+}
+
+/// Copies BGRX `src` (`r.width` wide) into the frame at `r` (global), the
+/// frame covering `frame_rect`.
+fn paste(frame: &mut [u8], frame_rect: &Rect, r: &Rect, src: &[u8]) {
+    let stride = frame_rect.width as usize * 4;
+    let row = r.width as usize * 4;
+    for y in 0..r.height as usize {
+        let fy = (r.y - frame_rect.y) as usize + y;
+        let fx = (r.x - frame_rect.x) as usize * 4;
+        let (Some(dst), Some(s)) = (
+            frame.get_mut(fy * stride + fx..fy * stride + fx + row),
+            src.get(y * row..(y + 1) * row),
+        ) else {
+            return;
+        };
+        dst.copy_from_slice(s);
+    }
+}
+
+impl Exclusion {
+    /// Whether anything is left out.
+    pub(crate) fn active(&self) -> bool {
+        !self.overlay.is_empty()
+    }
+
+    /// Leaves `windows` out from now on, painting `covered` from beneath.
+    pub(crate) fn set(
+        &mut self,
+        conn: &RustConnection,
+        root: Window,
+        windows: &[u64],
+        covered: &[Rect],
+    ) -> Result<(), BackendError> {
+        for (w, _) in self.backgrounds.drain(..) {
+            let _ = conn.destroy_window(w);
+        }
+        self.overlay = windows.iter().filter_map(|&w| u32::try_from(w).ok()).collect();
+        self.covered = covered.to_vec();
+        if self.overlay.is_empty() {
+            conn.flush().backend()?;
+            return Ok(());
+        }
+        if !self.redirected {
+            if conn
+                .extension_information(composite::X11_EXTENSION_NAME)
+                .backend()?
+                .is_none()
+            {
+                return Err(BackendError::Unsupported("no Composite extension".into()));
+            }
+            conn.composite_query_version(0, 4).backend()?.reply().backend()?;
+            conn.composite_redirect_subwindows(root, Redirect::AUTOMATIC)
+                .backend()?;
+            self.redirected = true;
+        }
+        for r in &self.covered {
+            let w = conn.generate_id().backend()?;
+            conn.create_window(
+                0,
+                w,
+                root,
+                r.x as i16,
+                r.y as i16,
+                r.width.max(1) as u16,
+                r.height.max(1) as u16,
+                0,
+                WindowClass::INPUT_OUTPUT,
+                0,
+                &CreateWindowAux::new()
+                    .background_pixmap(BackPixmap::PARENT_RELATIVE)
+                    .override_redirect(1),
+            )
+            .backend()?;
+            conn.composite_redirect_window(w, Redirect::MANUAL).backend()?;
+            conn.map_window(w).backend()?;
+            self.backgrounds.push((w, *r));
+        }
+        conn.flush().backend()?;
+        Ok(())
+    }
+
+    /// Paints the covered parts of `frame` (BGRX of `frame_rect`) from what
+    /// lies beneath the indicator.
+    pub(crate) fn repair(
+        &self,
+        conn: &RustConnection,
+        root: Window,
+        frame_rect: &Rect,
+        frame: &mut [u8],
+    ) -> Result<(), BackendError> {
+        let todo: Vec<(Rect, Option<Window>)> = self
+            .covered
+            .iter()
+            .zip(self.backgrounds.iter().map(|(w, _)| Some(*w)).chain(std::iter::repeat(None)))
+            .filter_map(|(c, bg)| intersect(c, frame_rect).map(|r| (r, bg)))
+            .collect();
+        if todo.is_empty() {
+            return Ok(());
+        }
+        let windows = self.windows_beneath(conn, root)?;
+        for (r, bg) in todo {
+            if let Some(bg) = bg {
+                let origin = self
+                    .backgrounds
+                    .iter()
+                    .find(|(w, _)| *w == bg)
+                    .map_or((r.x, r.y), |(_, b)| (b.x, b.y));
+                conn.clear_area(false, bg, 0, 0, 0, 0).backend()?;
+                let img = conn
+                    .get_image(
+                        ImageFormat::Z_PIXMAP,
+                        bg,
+                        (r.x - origin.0) as i16,
+                        (r.y - origin.1) as i16,
+                        r.width as u16,
+                        r.height as u16,
+                        !0,
+                    )
+                    .backend()?
+                    .reply()
+                    .backend()?;
+                paste(frame, frame_rect, &r, &img.data);
+            }
+            for (w, inner) in &windows {
+                let Some(part) = intersect(&r, inner) else {
+                    continue;
+                };
+                let Ok(img) = conn
+                    .get_image(
+                        ImageFormat::Z_PIXMAP,
+                        *w,
+                        (part.x - inner.x) as i16,
+                        (part.y - inner.y) as i16,
+                        part.width as u16,
+                        part.height as u16,
+                        !0,
+                    )
+                    .backend()?
+                    .reply()
+                else {
+                    continue; // gone meanwhile
+                };
+                if img.data.len() >= part.width as usize * part.height as usize * 4 {
+                    paste(frame, frame_rect, &part, &img.data);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Viewable top-level windows other than the indicator's, bottom of the
+    /// stack first, each with its inside rectangle (global).
+    fn windows_beneath(
+        &self,
+        conn: &RustConnection,
+        root: Window,
+    ) -> Result<Vec<(Window, Rect)>, BackendError> {
+        let children = conn.query_tree(root).backend()?.reply().backend()?.children;
+        let ours = |w: &Window| self.overlay.contains(w) || self.backgrounds.iter().any(|(b, _)| b == w);
+        let candidates: Vec<Window> = children.into_iter().filter(|w| !ours(w)).collect();
+        // Ask for everything first, then read the answers: one round trip.
+        let mut cookies = Vec::with_capacity(candidates.len());
+        for &w in &candidates {
+            cookies.push((
+                w,
+                conn.get_window_attributes(w).backend()?,
+                conn.get_geometry(w).backend()?,
+            ));
+        }
+        let mut out = Vec::new();
+        for (w, attrs, geom) in cookies {
+            let (Ok(a), Ok(g)) = (attrs.reply(), geom.reply()) else {
+                continue;
+            };
+            if a.map_state != MapState::VIEWABLE || a.class == WindowClass::INPUT_ONLY {
+                continue;
+            }
+            let b = i32::from(g.border_width);
+            out.push((
+                w,
+                Rect::new(
+                    i32::from(g.x) + b,
+                    i32::from(g.y) + b,
+                    u32::from(g.width),
+                    u32::from(g.height),
+                ),
+            ));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paste_writes_only_inside() {
+        let frame_rect = Rect::new(10, 10, 4, 3);
+        let mut frame = vec![0u8; 4 * 3 * 4];
+        paste(&mut frame, &frame_rect, &Rect::new(11, 11, 2, 1), &[1; 8]);
+        let row1 = &frame[16..32];
+        assert_eq!(row1, &[0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0]);
+        assert!(frame[..16].iter().all(|&b| b == 0));
+        assert_eq!(intersect(&Rect::new(0, 0, 5, 5), &Rect::new(5, 0, 5, 5)), None);
+        assert_eq!(
+            intersect(&Rect::new(0, 0, 5, 5), &Rect::new(3, 3, 5, 5)),
+            Some(Rect::new(3, 3, 2, 2))
+        );
+    }
+}
