@@ -40,7 +40,7 @@ def binary() -> str:
 class Daemon:
     """`deskhand serve ...`; waits for the single ready line on stdout."""
 
-    def __init__(self, *serve_args: str, env: dict | None = None):
+    def __init__(self, *serve_args: str, env: dict | None = None, control: bool = False):
         self.tmp = Path(scratch_dir("daemon-"))
         self.connection_file = self.tmp / "endpoint.json"
         self.audit_log = self.tmp / "audit.jsonl"
@@ -55,7 +55,8 @@ class Daemon:
         for path in isolated.values():
             os.makedirs(path, mode=0o700, exist_ok=True)
         self.proc = subprocess.Popen(
-            self.argv, stdout=subprocess.PIPE, stderr=self._stderr, stdin=subprocess.DEVNULL,
+            self.argv, stdout=subprocess.PIPE, stderr=self._stderr,
+            stdin=subprocess.PIPE if control else subprocess.DEVNULL,
             env={**os.environ, **isolated, **(env or {})},
         )
         self._lines: queue.Queue = queue.Queue()
@@ -85,6 +86,18 @@ class Daemon:
         for raw in self.proc.stdout:
             self._lines.put(raw.decode("utf-8", "replace").rstrip("\n"))
         self._lines.put(None)
+
+    def control(self, message: dict) -> None:
+        """One JSON line on the control pipe (stdin), as the host sends it."""
+        assert self.proc.stdin is not None, "start the Daemon with control=True"
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def next_event(self, timeout: float = REQUEST_TIMEOUT) -> dict:
+        """The next JSON line deskhand wrote on stdout after the ready line."""
+        line = self._lines.get(timeout=timeout)
+        assert line is not None, f"stdout closed\n{self.stderr_tail()}"
+        return json.loads(line)
 
     def extra_stdout(self) -> list[str]:
         """stdout lines after the ready line (call after the process exited)."""

@@ -117,6 +117,21 @@ def pointer_buttons_down(display: str) -> dict[str, list[int]]:
     return held
 
 
+def keys_down(display: str) -> dict[str, list[int]]:
+    """Keys held on every slave keyboard (XTEST included), by device name."""
+    out = run(display, "xinput", "list", "--short")
+    held: dict[str, list[int]] = {}
+    for line in out.splitlines():
+        m = re.search(r"↳\s*(.*?)\s+id=(\d+)\s+\[slave\s+keyboard", line)
+        if not m:
+            continue
+        state = run(display, "xinput", "query-state", m.group(2))
+        held[m.group(1)] = [int(k) for k in re.findall(r"key\[(\d+)\]=down", state)]
+    if not held:
+        raise AssertionError(f"no slave keyboards found in:\n{out}")
+    return held
+
+
 def any_button_down(display: str) -> bool:
     return any(pointer_buttons_down(display).values())
 

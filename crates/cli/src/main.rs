@@ -69,7 +69,14 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     init_tracing();
     match cli.command {
-        Command::Serve(args) => runtime()?.block_on(serve::run(args)),
+        Command::Serve(args) => {
+            let rt = runtime()?;
+            let result = rt.block_on(serve::run(args));
+            // The control pipe's reader blocks in read(2) on a thread of its
+            // own: do not wait for it.
+            rt.shutdown_background();
+            result
+        }
         Command::Bench(args) => runtime()?.block_on(bench::run(args)),
         Command::Audit(args) => audit_cmd::run(args),
         Command::Doctor(args) => {

@@ -493,7 +493,7 @@ impl Engine {
     /// Stops the executor: queued work finishes, everything held is
     /// released. Idempotent.
     pub fn shutdown(&self) {
-        self.takeovers.kill();
+        self.takeovers.shutdown();
         self.exec.shutdown();
     }
 }

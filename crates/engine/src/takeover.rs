@@ -504,6 +504,12 @@ impl Takeovers {
         let _ = self.exec.run_blocking(|desk| desk.release_all());
     }
 
+    /// Shutdown: the takeover ends, everything held is released.
+    pub(crate) fn shutdown(&self) {
+        self.end_holder("shutdown");
+        let _ = self.exec.run_blocking(|desk| desk.release_all());
+    }
+
     /// Asks the background thread to run the kill switch (from any thread).
     pub(crate) fn signal_kill(&self) {
         if let Ok(tx) = self.signals.lock() {

@@ -6,13 +6,16 @@
 //!
 //! The root background cannot be read back directly; a hidden window per
 //! covered rectangle with a `ParentRelative` background, redirected
-//! manually (so the server never draws it on screen), holds it.
+//! manually (so the server never draws it on screen), with no input
+//! region and at the bottom of the stack, holds it.
 
 use deskhand_engine::{BackendError, Rect};
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::protocol::composite::{self, ConnectionExt as _, Redirect};
+use x11rb::protocol::shape::{self, ConnectionExt as _};
 use x11rb::protocol::xproto::{
-    BackPixmap, ConnectionExt as _, CreateWindowAux, ImageFormat, MapState, Window, WindowClass,
+    BackPixmap, ClipOrdering, ConfigureWindowAux, ConnectionExt as _, CreateWindowAux, ImageFormat,
+    MapState, StackMode, Window, WindowClass,
 };
 use x11rb::rust_connection::RustConnection;
 
@@ -71,7 +74,10 @@ impl Exclusion {
         for (w, _) in self.backgrounds.drain(..) {
             let _ = conn.destroy_window(w);
         }
-        self.overlay = windows.iter().filter_map(|&w| u32::try_from(w).ok()).collect();
+        self.overlay = windows
+            .iter()
+            .filter_map(|&w| u32::try_from(w).ok())
+            .collect();
         self.covered = covered.to_vec();
         if self.overlay.is_empty() {
             conn.flush().backend()?;
@@ -85,7 +91,10 @@ impl Exclusion {
             {
                 return Err(BackendError::Unsupported("no Composite extension".into()));
             }
-            conn.composite_query_version(0, 4).backend()?.reply().backend()?;
+            conn.composite_query_version(0, 4)
+                .backend()?
+                .reply()
+                .backend()?;
             conn.composite_redirect_subwindows(root, Redirect::AUTOMATIC)
                 .backend()?;
             self.redirected = true;
@@ -108,7 +117,21 @@ impl Exclusion {
                     .override_redirect(1),
             )
             .backend()?;
-            conn.composite_redirect_window(w, Redirect::MANUAL).backend()?;
+            conn.composite_redirect_window(w, Redirect::MANUAL)
+                .backend()?;
+            // Never in the way: no input, at the bottom of the stack.
+            conn.shape_rectangles(
+                shape::SO::SET,
+                shape::SK::INPUT,
+                ClipOrdering::UNSORTED,
+                w,
+                0,
+                0,
+                &[],
+            )
+            .backend()?;
+            conn.configure_window(w, &ConfigureWindowAux::new().stack_mode(StackMode::BELOW))
+                .backend()?;
             conn.map_window(w).backend()?;
             self.backgrounds.push((w, *r));
         }
@@ -128,7 +151,12 @@ impl Exclusion {
         let todo: Vec<(Rect, Option<Window>)> = self
             .covered
             .iter()
-            .zip(self.backgrounds.iter().map(|(w, _)| Some(*w)).chain(std::iter::repeat(None)))
+            .zip(
+                self.backgrounds
+                    .iter()
+                    .map(|(w, _)| Some(*w))
+                    .chain(std::iter::repeat(None)),
+            )
             .filter_map(|(c, bg)| intersect(c, frame_rect).map(|r| (r, bg)))
             .collect();
         if todo.is_empty() {
@@ -193,7 +221,8 @@ impl Exclusion {
         root: Window,
     ) -> Result<Vec<(Window, Rect)>, BackendError> {
         let children = conn.query_tree(root).backend()?.reply().backend()?.children;
-        let ours = |w: &Window| self.overlay.contains(w) || self.backgrounds.iter().any(|(b, _)| b == w);
+        let ours =
+            |w: &Window| self.overlay.contains(w) || self.backgrounds.iter().any(|(b, _)| b == w);
         let candidates: Vec<Window> = children.into_iter().filter(|w| !ours(w)).collect();
         // Ask for everything first, then read the answers: one round trip.
         let mut cookies = Vec::with_capacity(candidates.len());
@@ -239,7 +268,10 @@ mod tests {
         let row1 = &frame[16..32];
         assert_eq!(row1, &[0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0]);
         assert!(frame[..16].iter().all(|&b| b == 0));
-        assert_eq!(intersect(&Rect::new(0, 0, 5, 5), &Rect::new(5, 0, 5, 5)), None);
+        assert_eq!(
+            intersect(&Rect::new(0, 0, 5, 5), &Rect::new(5, 0, 5, 5)),
+            None
+        );
         assert_eq!(
             intersect(&Rect::new(0, 0, 5, 5), &Rect::new(3, 3, 5, 5)),
             Some(Rect::new(3, 3, 2, 2))

@@ -1,0 +1,186 @@
+"""Takeover and hand-back on a real X desktop: the indicator (mapped, on
+top, click-through, never in screenshots), the person's pointer and keys
+pausing deskhand mid-action, Continue, the host's resume on the control
+pipe, and the kill switch. xdotool plays the person."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import threading
+import time
+
+import pytest
+
+from daemon import Daemon, ErrorReply
+from imaging import decode_png
+from xhelpers import (REPO, App, XTerm, keys_down, pointer, pointer_buttons_down, poll,
+                      require, run, unique_title)
+
+FIXTURES = REPO / "tests" / "fixtures"
+# The overlay's Continue button on the primary display (see overlay/src/paint.rs):
+# under the label at the top centre.
+CONTINUE_Y = 6 + 32 + 8 + 16
+
+
+def overlay_window(display: str) -> tuple[str, list[str]]:
+    """The overlay's window id and the ids of the windows stacked above it
+    (xwininfo lists the root's children top first)."""
+    out = run(display, "xwininfo", "-root", "-children")
+    children = [line.split()[0] for line in out.splitlines()
+                if re.match(r"\s+0x[0-9a-f]+ ", line)]
+    for i, line in enumerate(l for l in out.splitlines() if re.match(r"\s+0x[0-9a-f]+ ", l)):
+        if '"deskhand takeover"' in line:
+            return children[i], children[:i]
+    raise AssertionError(f"no overlay window among the root's children:\n{out}")
+
+
+def map_state(display: str, wid: str) -> str:
+    out = run(display, "xwininfo", "-id", wid)
+    return re.search(r"Map State: (\w+)", out).group(1)
+
+
+def pixel_of_import(display: str, x: int, y: int) -> tuple[int, int, int]:
+    png = subprocess.run(["import", "-display", display, "-window", "root", "png:-"],
+                         capture_output=True, check=True, timeout=30).stdout
+    return decode_png(png).pixel(x, y)
+
+
+def no_keys_or_buttons_held(display: str) -> None:
+    assert not any(keys_down(display).values()), keys_down(display)
+    assert not any(pointer_buttons_down(display).values()), pointer_buttons_down(display)
+
+
+def test_indicator_is_mapped_on_top_click_through_and_goes_at_the_end(daemon, client, display,
+                                                                      apps, tmp_path):
+    require("wish", "xwininfo")
+    assert client.takeover_state == {"on": True, "indicator": True, "paused": False}
+    log = tmp_path / "clicks.txt"
+    title = unique_title("deskhand-clicklog")
+    app = App(display, ["wish", str(FIXTURES / "clicklog.tcl"), str(log), title], title)
+    apps.append(app)
+    wid, above = overlay_window(display)
+    assert map_state(display, wid) == "IsViewable"
+    visible_above = [w for w in above if map_state(display, w) == "IsViewable"]
+    assert not visible_above, f"windows over the overlay: {visible_above}"
+    # The person clicks on the left frame strip: the app below gets it.
+    r = app.rect()
+    x, y = r.x + 2, r.y + r.h // 2
+    assert x < 6, f"the app does not reach under the frame: {r}"
+    run(display, "xdotool", "mousemove", str(x), str(y), "click", "1")
+    poll(lambda: log.exists() and log.read_text().strip() == f"{x} {y}", timeout=5,
+         what="the click on the frame to reach the window below")
+    state = client.take_over(False)["payload"]
+    assert state["on"] is False and state["reason"] == "ended"
+    assert map_state(display, wid) == "IsUnMapped"
+
+
+def test_screenshots_never_show_the_indicator(client, display, apps):
+    require("import", "xsetroot")
+    run(display, "xsetroot", "-solid", "#3a5a7a")
+    apps.append(XTerm(display, cols=30, rows=8, pos="+0+0", bg="#10a010"))
+    client.take_over(False)
+    without = decode_png(client.screenshot(format="png")["image"])
+    assert client.take_over(True)["payload"]["indicator"] is True
+    assert pixel_of_import(display, 0, 0) == (224, 27, 36), "the frame is on screen"
+    during = decode_png(client.screenshot(format="png")["image"])
+    assert during.pixel(0, 0) != (224, 27, 36)
+    assert during.rows == without.rows, "the screenshot differs from one without takeover"
+
+
+def test_the_person_moving_the_pointer_stops_typing(client, display, apps, tmp_path):
+    out = tmp_path / "typed.txt"
+    term = XTerm(display, command=["bash", "-c", f"stty -icanon -echo; exec cat > {out}"])
+    apps.append(term)
+    client.act("left_click", coordinate=list(term.rect().center()))
+    text = "".join(chr(ord("a") + i % 26) for i in range(4000))
+    mid = client.send("INPUT_ACTION", {"action": "type", "text": text})
+    poll(lambda: out.exists() and out.stat().st_size > 20, timeout=10,
+         what="typing to start")
+    run(display, "xdotool", "mousemove", "1100", "700")
+    reply = client.reply_to(mid, timeout=30)
+    assert reply["type"] == "ERROR", reply
+    p = reply["payload"]
+    assert p["code"] == "USER_TOOK_OVER", p
+    assert p["details"]["effect"] == "stopped"
+    assert p["details"]["paused_reason"] == "pointer_moved"
+    typed = p["details"]["typed_characters"]
+    assert 0 < typed < 4000, typed
+    poll(lambda: out.stat().st_size == typed, timeout=10,
+         what=f"xterm to have received exactly {typed} characters")
+    time.sleep(0.5)
+    assert out.read_text() == text[:typed], "what xterm got is not what was reported"
+    no_keys_or_buttons_held(display)
+    assert client.pushed_state()["paused"] is True
+
+
+def test_an_unlogged_xtest_key_pauses_and_acts_are_refused_until_continue(client, display):
+    time.sleep(0.3)
+    run(display, "xdotool", "key", "shift")
+    state = client.pushed_state()
+    assert state == {"on": True, "indicator": True, "paused": True,
+                     "paused_reason": "key_pressed"}
+    before = pointer(display)
+    with pytest.raises(ErrorReply) as refused:
+        client.act("left_click", coordinate=[200, 200])
+    d = refused.value.msg["payload"]["details"]
+    assert (d["effect"], d["paused_reason"]) == ("refused", "key_pressed")
+    assert pointer(display) == before, "a refused click moved the pointer"
+    shot = decode_png(client.screenshot(format="png")["image"])
+    assert shot.pixel(640, CONTINUE_Y) != (38, 122, 52), "Continue is in the screenshot"
+
+    # A synthetic click sent to the overlay window does not resume.
+    wid, _ = overlay_window(display)
+    run(display, "xdotool", "mousemove", "640", str(CONTINUE_Y))
+    run(display, "xdotool", "click", "--window", wid, "1")
+    time.sleep(0.5)
+    assert client.request("CURSOR_POSITION_REQUEST")["type"] == "CURSOR_POSITION_RESPONSE"
+    assert not [e for e in client.events if e.get("type") == "TAKEOVER_STATE"], client.events
+
+    run(display, "xdotool", "click", "1")  # the person's real click on Continue
+    assert client.pushed_state()["paused"] is False
+    client.act("mouse_move", coordinate=[300, 300])
+    assert pointer(display) == (300, 300)
+
+
+def test_the_kill_switch_ends_the_takeover_and_releases_everything(client, display):
+    client.act("mouse_down", coordinate=[700, 500], button="left")
+    assert any(pointer_buttons_down(display).values())
+    run(display, "xdotool", "key", "ctrl+alt+Escape")
+    state = client.pushed_state()
+    while state.get("on"):
+        state = client.pushed_state()  # a paused state may come first
+    assert state["reason"] == "kill_switch", state
+    poll(lambda: not any(pointer_buttons_down(display).values()), timeout=5,
+         what="the held button to be released")
+    no_keys_or_buttons_held(display)
+    wid, _ = overlay_window(display)
+    assert map_state(display, wid) == "IsUnMapped"
+
+
+def test_the_host_resumes_on_the_control_pipe():
+    d = Daemon("--virtual=800x600", control=True)
+    try:
+        c = d.client()
+        session = c.hello["payload"]["session_id"]
+        time.sleep(0.3)
+        run(d.display, "xdotool", "mousemove", "700", "500")
+        assert c.pushed_state()["paused_reason"] == "pointer_moved"
+        paused = d.next_event()
+        assert paused["event"] == "takeover.paused", paused
+        assert (paused["session"], paused["reason"]) == (session, "pointer_moved")
+        d.control({"method": "takeover.resume", "params": {"session": session}})
+        events = [d.next_event(), d.next_event()]
+        ack = next(e for e in events if e["event"] == "ack")
+        assert ack == {"event": "ack", "method": "takeover.resume", "resumed": [session]}
+        resumed = next(e for e in events if e["event"] == "takeover.resumed")
+        assert (resumed["session"], resumed["by"]) == (session, "host")
+        assert c.pushed_state()["paused"] is False
+        c.act("mouse_move", coordinate=[10, 10])
+        d.control({"method": "kill"})
+        assert d.next_event() == {"event": "ack", "method": "kill"}
+        assert c.pushed_state()["reason"] == "kill_switch"
+        c.close()
+    finally:
+        assert d.terminate() == 0
