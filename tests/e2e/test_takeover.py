@@ -184,3 +184,47 @@ def test_the_host_resumes_on_the_control_pipe():
         c.close()
     finally:
         assert d.terminate() == 0
+
+
+def test_input_held_by_a_killed_daemon_is_released_at_the_next_start(tmp_path):
+    """SIGKILL leaves nothing to release anything; the next start on the
+    same display reads the persisted ledger and releases it."""
+    from xhelpers import start_xvfb
+    import json
+    xvfb = start_xvfb("800x600")
+    consent = tmp_path / "consent.json"
+    consent.write_text(json.dumps({"input": True}))
+    state = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    try:
+        first = Daemon("--display", xvfb.display, "--consent", str(consent), env=state)
+        c = first.client()
+        c.act("mouse_down", coordinate=[100, 100], button="left")
+        c.act("hold_key", key="shift", duration_ms=10)  # pressed and released: not left held
+        assert any(pointer_buttons_down(xvfb.display).values())
+        first.kill()
+        assert any(pointer_buttons_down(xvfb.display).values()), "the button is still down"
+        second = Daemon("--display", xvfb.display, "--consent", str(consent), env=state)
+        try:
+            poll(lambda: not any(pointer_buttons_down(xvfb.display).values()), timeout=5,
+                 what="the next start to release the button")
+            audit = [json.loads(line) for line in second.audit_log.read_text().splitlines()]
+            released = [r for r in audit if r["op"] == "held_input.released"]
+            assert released and released[0]["target"] == {"count": 1}, audit
+        finally:
+            assert second.terminate() == 0
+    finally:
+        xvfb.stop()
+
+
+def test_the_person_moving_the_pointer_stops_a_glide(client, display):
+    client.act("mouse_move", coordinate=[100, 100])
+    mid = client.send("INPUT_ACTION", {"action": "mouse_move", "coordinate": [1100, 700],
+                                       "duration_ms": 2000})
+    time.sleep(0.4)
+    run(display, "xdotool", "mousemove", "50", "750")
+    reply = client.reply_to(mid, timeout=10)
+    assert reply["type"] == "ERROR", reply
+    d = reply["payload"]["details"]
+    assert (d["effect"], d["paused_reason"]) == ("stopped", "pointer_moved"), d
+    time.sleep(0.1)
+    assert pointer(display) == (50, 750), "deskhand went on moving after the person took over"

@@ -140,6 +140,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     };
     let backend = deskhand_backend_x11::open_with(Some(&x_display), &options)?;
     let engine = Arc::new(Engine::new(backend, consent, audit));
+    // Held input survives a crash: a copy of the ledger per display.
+    let display_tag: String = x_display
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let ledger = files::state_dir().join(format!("held-input-{display_tag}.json"));
+    if let Some(dir) = ledger.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    engine.keep_held_input_in(ledger).await?;
 
     let listener = TcpListener::bind(args.listen)
         .await

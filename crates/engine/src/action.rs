@@ -17,6 +17,14 @@ pub const MAX_WAIT: Duration = Duration::from_millis(5000);
 pub enum Action {
     /// Move the pointer.
     MoveTo(Point),
+    /// Move the pointer there over `duration`, in steps of at most 10 ms
+    /// (each step checks whether the person took over).
+    Glide {
+        /// Where to.
+        to: Point,
+        /// How long (≤ [`MAX_WAIT`]).
+        duration: Duration,
+    },
     /// Click `count` times (1 single, 2 double, 3 triple), optionally
     /// moving first, holding `modifiers`.
     Click {
@@ -100,7 +108,7 @@ impl Action {
     /// Every coordinate the action touches, for the bounds check.
     pub fn points(&self) -> Vec<Point> {
         match self {
-            Action::MoveTo(p) => vec![*p],
+            Action::MoveTo(p) | Action::Glide { to: p, .. } => vec![*p],
             Action::Click { at, .. }
             | Action::ButtonDown { at, .. }
             | Action::ButtonUp { at, .. }
@@ -124,6 +132,9 @@ impl Action {
     pub fn audit_target(&self) -> Value {
         match self {
             Action::MoveTo(p) => json!({"coordinate": [p.x, p.y]}),
+            Action::Glide { to, duration } => {
+                json!({"coordinate": [to.x, to.y], "duration_ms": duration.as_millis() as u64})
+            }
             Action::Click {
                 at, button, count, ..
             } => {

@@ -25,6 +25,9 @@ const MULTI_CLICK_GAP: Duration = Duration::from_millis(20);
 /// and release to see a drag.
 const DRAG_STEP_PX: f64 = 24.0;
 
+/// Time step of a glide (`mouse_move` with `duration_ms`).
+const GLIDE_STEP: Duration = Duration::from_millis(10);
+
 /// The executor-owned desktop.
 pub struct Desk {
     /// The backend.
@@ -222,6 +225,7 @@ impl Desk {
     fn perform_input(&mut self, session: &str, action: &Action) -> Result<(), EngineError> {
         match action {
             Action::MoveTo(p) => self.move_to(*p),
+            Action::Glide { to, duration } => self.glide(*to, *duration),
             Action::Click {
                 at,
                 button,
@@ -327,6 +331,24 @@ impl Desk {
         self.release_keys(modifiers)
     }
 
+    /// Moves in steps of [`GLIDE_STEP`] from where the pointer is.
+    fn glide(&mut self, to: Point, duration: Duration) -> Result<(), EngineError> {
+        let from = self.backend.displays.cursor_position()?;
+        let steps = (duration.as_millis() / GLIDE_STEP.as_millis()).max(1) as u32;
+        let (dx, dy) = (f64::from(to.x - from.x), f64::from(to.y - from.y));
+        for s in 1..=steps {
+            if s > 1 {
+                thread::sleep(GLIDE_STEP);
+            }
+            let t = f64::from(s) / f64::from(steps);
+            self.move_to(Point::new(
+                from.x + (dx * t).round() as i32,
+                from.y + (dy * t).round() as i32,
+            ))?;
+        }
+        Ok(())
+    }
+
     fn move_opt(&mut self, at: Option<Point>) -> Result<(), EngineError> {
         match at {
             Some(p) => self.move_to(p),
@@ -336,6 +358,14 @@ impl Desk {
 
     fn move_to(&mut self, p: Point) -> Result<(), EngineError> {
         self.step()?;
+        if self.handback.is_armed() {
+            // Every step of a move reads where the pointer is: a warp
+            // between two steps is the person's.
+            let now = self.backend.displays.cursor_position()?;
+            if let Err(reason) = self.handback.check_pointer(now) {
+                return Err(stopped(reason, None));
+            }
+        }
         self.handback.will_move(p);
         Ok(self.input()?.move_pointer(p)?)
     }
@@ -368,6 +398,15 @@ impl Desk {
             self.ledger.released(Held::Key(*key));
         }
         Ok(())
+    }
+
+    /// Releases what a previous run left held (its ledger file), then keeps
+    /// this run's ledger in the same file. Returns what was released.
+    pub fn adopt_ledger_file(&mut self, path: std::path::PathBuf) -> Vec<Held> {
+        let left = crate::ledger::read_file(&path);
+        self.release(left.iter().rev().copied().collect());
+        self.ledger.keep_in(path);
+        left
     }
 
     /// Releases what `session` holds (disconnect, error).

@@ -35,6 +35,37 @@ pub enum Key {
 }
 
 impl Key {
+    /// A name [`parse_key`] reads back as this key.
+    pub fn name(self) -> String {
+        let name = match self {
+            Key::Shift => "shift",
+            Key::Control => "ctrl",
+            Key::Alt => "alt",
+            Key::Super => "super",
+            Key::Return => "return",
+            Key::Tab => "tab",
+            Key::Escape => "escape",
+            Key::Space => "space",
+            Key::Backspace => "backspace",
+            Key::Delete => "delete",
+            Key::Insert => "insert",
+            Key::Up => "up",
+            Key::Down => "down",
+            Key::Left => "left",
+            Key::Right => "right",
+            Key::PageUp => "pageup",
+            Key::PageDown => "pagedown",
+            Key::Home => "home",
+            Key::End => "end",
+            Key::CapsLock => "capslock",
+            Key::Menu => "menu",
+            Key::PrintScreen => "print",
+            Key::F(n) => return format!("f{n}"),
+            Key::Char(c) => return c.to_string(),
+        };
+        name.to_owned()
+    }
+
     /// Whether this is a modifier key.
     pub fn is_modifier(self) -> bool {
         matches!(self, Key::Shift | Key::Control | Key::Alt | Key::Super)
@@ -142,6 +173,25 @@ pub fn parse_chord(chord: &str) -> Result<Vec<Key>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_read_back() {
+        for key in [
+            Key::Shift,
+            Key::Control,
+            Key::Alt,
+            Key::Super,
+            Key::Return,
+            Key::PageDown,
+            Key::PrintScreen,
+            Key::F(12),
+            Key::Char('a'),
+            Key::Char('A'),
+            Key::Char('é'),
+        ] {
+            assert_eq!(parse_key(&key.name()), Some(key), "{key:?}");
+        }
+    }
 
     #[test]
     fn chords_and_names() {

@@ -1,9 +1,12 @@
 //! The held-input ledger: every key and button deskhand holds down, and who
 //! holds it, so that everything can be released on error, disconnect and
-//! shutdown.
+//! shutdown, and, from the copy kept in a file, at the next start after a
+//! crash.
+
+use std::path::{Path, PathBuf};
 
 use crate::backend::Button;
-use crate::keys::Key;
+use crate::keys::{Key, parse_key};
 
 /// Something deskhand holds down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -14,23 +17,86 @@ pub enum Held {
     Key(Key),
 }
 
+impl Held {
+    /// The form kept in the ledger file, e.g. `button:left`, `key:ctrl`.
+    pub fn token(self) -> String {
+        match self {
+            Held::Button(Button::Left) => "button:left".into(),
+            Held::Button(Button::Middle) => "button:middle".into(),
+            Held::Button(Button::Right) => "button:right".into(),
+            Held::Key(k) => format!("key:{}", k.name()),
+        }
+    }
+
+    /// Reads [`Held::token`] back.
+    pub fn from_token(token: &str) -> Option<Self> {
+        match token.split_once(':')? {
+            ("button", "left") => Some(Held::Button(Button::Left)),
+            ("button", "middle") => Some(Held::Button(Button::Middle)),
+            ("button", "right") => Some(Held::Button(Button::Right)),
+            ("key", name) => parse_key(name).map(Held::Key),
+            _ => None,
+        }
+    }
+}
+
 /// What is held, in press order, with the owning session.
 #[derive(Debug, Default)]
 pub struct Ledger {
     entries: Vec<(String, Held)>,
+    /// Where a copy is kept for the next start (rewritten on every change).
+    file: Option<PathBuf>,
+}
+
+/// Reads what a previous run left in the ledger file, press order.
+pub fn read_file(path: &Path) -> Vec<Held> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    serde_json::from_str::<Vec<String>>(&text)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|t| Held::from_token(t))
+        .collect()
 }
 
 impl Ledger {
+    /// Keeps a copy in `path` from now on.
+    pub fn keep_in(&mut self, path: PathBuf) {
+        self.file = Some(path);
+        self.save();
+    }
+
+    fn save(&self) {
+        let Some(path) = &self.file else { return };
+        let tokens: Vec<String> = self.entries.iter().map(|(_, h)| h.token()).collect();
+        let body = serde_json::to_string(&tokens).unwrap_or_else(|_| "[]".into());
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        // Rename is atomic; a process killed at any point leaves the old or
+        // the new list, never half of one.
+        let written = std::fs::write(&tmp, body).and_then(|()| std::fs::rename(&tmp, path));
+        if let Err(e) = written {
+            tracing::warn!(path = %path.display(), error = %e, "cannot keep the held-input ledger");
+        }
+    }
+
     /// Records a press by `session`.
     pub fn pressed(&mut self, session: &str, held: Held) {
         if !self.is_held(held) {
             self.entries.push((session.to_owned(), held));
+            self.save();
         }
     }
 
     /// Records a release, whoever pressed it.
     pub fn released(&mut self, held: Held) {
+        let before = self.entries.len();
         self.entries.retain(|(_, h)| *h != held);
+        if self.entries.len() != before {
+            self.save();
+        }
     }
 
     /// Whether `held` is down.
@@ -50,6 +116,9 @@ impl Ledger {
             }
         });
         taken.reverse();
+        if !taken.is_empty() {
+            self.save();
+        }
         taken
     }
 
@@ -57,6 +126,9 @@ impl Ledger {
     pub fn take_all(&mut self) -> Vec<Held> {
         let mut taken: Vec<Held> = self.entries.drain(..).map(|(_, h)| h).collect();
         taken.reverse();
+        if !taken.is_empty() {
+            self.save();
+        }
         taken
     }
 
@@ -83,5 +155,30 @@ mod tests {
         assert!(l.is_held(Held::Button(Button::Left)));
         l.released(Held::Button(Button::Left));
         assert!(l.is_empty());
+    }
+
+    #[test]
+    fn the_file_copy_follows_every_change_and_reads_back() {
+        let dir = std::env::temp_dir().join(format!("dh-ledger-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("held-input.json");
+        let mut l = Ledger::default();
+        l.keep_in(path.clone());
+        assert!(read_file(&path).is_empty());
+        l.pressed("a", Held::Key(Key::Shift));
+        l.pressed("a", Held::Button(Button::Right));
+        l.pressed("a", Held::Key(Key::F(5)));
+        assert_eq!(
+            read_file(&path),
+            vec![
+                Held::Key(Key::Shift),
+                Held::Button(Button::Right),
+                Held::Key(Key::F(5))
+            ]
+        );
+        l.released(Held::Key(Key::Shift));
+        l.take_session("a");
+        assert!(read_file(&path).is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -201,6 +201,32 @@ impl Engine {
         }
     }
 
+    /// Releases what a previous run on this desktop left held (a crash
+    /// between press and release) and keeps this run's held input in
+    /// `path` from now on. Returns how many were released.
+    pub async fn keep_held_input_in(&self, path: std::path::PathBuf) -> Result<usize, EngineError> {
+        let released = self
+            .exec
+            .run(move |desk| desk.adopt_ledger_file(path))
+            .await?;
+        if !released.is_empty() {
+            tracing::warn!(
+                count = released.len(),
+                "released input a previous run left held"
+            );
+            self.audit.record(&AuditRecord {
+                ts: audit::now_ts(),
+                session: "startup",
+                protocol: "engine",
+                op: "held_input.released",
+                target: serde_json::json!({"count": released.len()}),
+                outcome: "ok",
+                duration_ms: 0.0,
+            });
+        }
+        Ok(released.len())
+    }
+
     /// Whether takeover (and so synthetic input) can be granted here.
     pub fn takeover_available(&self) -> bool {
         self.takeovers.available()

@@ -182,9 +182,14 @@ pub fn input(p: &InputActionPayload, features: &Features) -> R<Action> {
     };
     match verb {
         "mouse_move" => {
-            Ok(Action::MoveTo(at.ok_or_else(|| {
-                EngineError::invalid("coordinate", "required")
-            })?))
+            let to = at.ok_or_else(|| EngineError::invalid("coordinate", "required"))?;
+            match p.duration_ms {
+                Some(ms) if ms != 0 => Ok(Action::Glide {
+                    to,
+                    duration: duration("duration_ms", Some(ms))?,
+                }),
+                _ => Ok(Action::MoveTo(to)),
+            }
         }
         "left_click" => click(Button::Left, 1),
         "right_click" => click(Button::Right, 1),
