@@ -64,5 +64,12 @@ pub fn open_with(display: Option<&str>, options: &X11Options) -> Result<Backend,
 
 #[cfg(target_os = "linux")]
 pub use x11::probe::{DisplayProbe, Extensions, probe};
+
+/// Where the takeover overlay program is (`$DESKHAND_OVERLAY`, next to this
+/// executable, or on `PATH`), if anywhere.
+#[cfg(target_os = "linux")]
+pub fn overlay_program() -> Option<std::path::PathBuf> {
+    x11::overlay_program()
+}
 #[cfg(target_os = "linux")]
 pub use x11::virtual_desktop::VirtualDesktop;

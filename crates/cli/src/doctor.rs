@@ -52,6 +52,9 @@ const ACTION_WAYLAND: &str = "Log in to an X11 session (\"Ubuntu on Xorg\" or si
 const ACTION_XTEST: &str = "Enable the XTEST extension of your X server (it is on by default; check xorg.conf for Option \"XTEST\" \"off\").";
 const ACTION_XINPUT2: &str = "Use an X server with XInput 2.1 or newer (any current Xorg or Xvfb).";
 const ACTION_ATSPI: &str = "Turn on assistive technologies in your desktop's accessibility settings, then sign out and in again.";
+const ACTION_OVERLAY: &str = "Build the indicator next to deskhand (cargo build --release -p deskhand-overlay) or set DESKHAND_OVERLAY to its path.";
+const ACTION_COMPOSITE: &str =
+    "Enable the Composite extension of your X server (it is on by default).";
 const ACTION_NOT_BUILT: &str = "This part of deskhand is not built yet; a later version adds it.";
 const ACTION_PORTAL: &str = "The Wayland portals backend is planned; use an X11 session for now.";
 
@@ -180,6 +183,21 @@ pub fn report(display: Option<&str>) -> DoctorReport {
                 .clone()
                 .unwrap_or_else(|| "none announced".into()),
         ));
+        let overlay = deskhand_backend_x11::overlay_program();
+        probes.push(probe_line(
+            "takeover indicator",
+            overlay.is_some(),
+            match &overlay {
+                Some(path) => format!(
+                    "{} (kill switch: ctrl+alt+Escape by default)",
+                    path.display()
+                ),
+                None => {
+                    "deskhand-overlay not found next to deskhand, on PATH or in $DESKHAND_OVERLAY"
+                        .into()
+                }
+            },
+        ));
         probes.push(probe_line(
             "AT-SPI bus",
             p.atspi_bus,
@@ -214,6 +232,7 @@ pub fn report(display: Option<&str>) -> DoctorReport {
         action,
         consent: consent.into(),
     };
+    let available = || entry(Availability::Available, None, None);
     let handback = if !x11_ok {
         unavailable_like_x11()
     } else if ext.xinput.is_none_or(|v| v < (2, 1)) {
@@ -223,8 +242,27 @@ pub fn report(display: Option<&str>) -> DoctorReport {
             Some(ACTION_XINPUT2),
         )
     } else {
-        not_built()
+        available()
     };
+    let indicator = if !x11_ok {
+        unavailable_like_x11()
+    } else if !ext.composite {
+        entry(
+            Availability::Unavailable,
+            Some("composite_missing"),
+            Some(ACTION_COMPOSITE),
+        )
+    } else if deskhand_backend_x11::overlay_program().is_none() {
+        entry(
+            Availability::Unavailable,
+            Some("not_built"),
+            Some(ACTION_OVERLAY),
+        )
+    } else {
+        available()
+    };
+    // Synthetic input only within a takeover: XTEST, the indicator and
+    // hand-back are all needed.
     let input = if !x11_ok {
         unavailable_like_x11()
     } else if !ext.xtest {
@@ -233,8 +271,12 @@ pub fn report(display: Option<&str>) -> DoctorReport {
             Some("xtest_missing"),
             Some(ACTION_XTEST),
         )
+    } else if indicator.0 != Availability::Available {
+        indicator.clone()
+    } else if handback.0 != Availability::Available {
+        handback.clone()
     } else {
-        not_built()
+        available()
     };
     let no_api = || entry(Availability::Unsupported, Some("no_platform_api"), None);
     // The CLIPBOARD selection exists on every X server; whether agents may
@@ -259,15 +301,7 @@ pub fn report(display: Option<&str>) -> DoctorReport {
             "session",
         ),
         cap("input_takeover", input, "takeover"),
-        cap(
-            "takeover_indicator",
-            if x11_ok {
-                not_built()
-            } else {
-                unavailable_like_x11()
-            },
-            "takeover",
-        ),
+        cap("takeover_indicator", indicator, "takeover"),
         cap("takeover_handback", handback, "takeover"),
         cap("list_notifications", no_api(), "session"),
         cap("dismiss_notification", no_api(), "session"),
@@ -412,11 +446,10 @@ fn wanted_ready(r: &DoctorReport, want: Wanted) -> bool {
         .any(|b| b.id == "x11" && b.status == Availability::Available);
     match want {
         Wanted::Screenshot | Wanted::Windows => x11,
-        Wanted::Input => {
-            x11 && !r.capabilities.iter().any(|c| {
-                c.name == "input_takeover" && c.reason_code.as_deref() == Some("xtest_missing")
-            })
-        }
+        Wanted::Input => r
+            .capabilities
+            .iter()
+            .any(|c| c.name == "input_takeover" && c.status == Availability::Available),
     }
 }
 

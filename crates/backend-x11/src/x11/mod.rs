@@ -66,6 +66,11 @@ impl<T> X11ResultExt<T> for Result<T, x11rb::errors::ReplyOrIdError> {
     }
 }
 
+/// Where the overlay program is.
+pub fn overlay_program() -> Option<std::path::PathBuf> {
+    indicator::find_overlay()
+}
+
 pub fn open(display: Option<&str>, options: &crate::X11Options) -> Result<Backend, X11Error> {
     let name = display
         .map(str::to_owned)
