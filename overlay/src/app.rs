@@ -254,6 +254,11 @@ impl App {
             WindowNews::Covered(xid) if ours(xid) && self.phase == Phase::Shown => {
                 let _ = self.x.raise(xid);
             }
+            WindowNews::Restacked(other) if !ours(other) && self.phase == Phase::Shown => {
+                for o in &self.windows {
+                    let _ = self.x.raise(o.xid);
+                }
+            }
             WindowNews::Closed => {
                 self.lost("display_closed");
                 event_loop.exit();

@@ -27,6 +27,8 @@ pub enum WindowNews {
     Destroyed(u32),
     /// Partly or fully covered by another window.
     Covered(u32),
+    /// Some window was mapped or restacked (it may now be above ours).
+    Restacked(u32),
     /// The display connection failed.
     Closed,
 }
@@ -35,6 +37,7 @@ pub enum WindowNews {
 #[derive(Clone)]
 pub struct X11Side {
     conn: Arc<RustConnection>,
+    root: u32,
 }
 
 fn rectangles(rects: &[Rect]) -> Vec<Rectangle> {
@@ -52,15 +55,24 @@ fn rectangles(rects: &[Rect]) -> Vec<Rectangle> {
 impl X11Side {
     /// Connects to `$DISPLAY` and checks for the SHAPE extension.
     pub fn connect() -> anyhow::Result<Self> {
-        let (conn, _) = RustConnection::connect(None)?;
+        let (conn, screen) = RustConnection::connect(None)?;
+        let root = conn.setup().roots[screen].root;
         if conn
             .extension_information(shape::X11_EXTENSION_NAME)?
             .is_none()
         {
             anyhow::bail!("the X server has no SHAPE extension");
         }
+        // Every map and restack of the root's children, to stay on top
+        // (with Composite on, covered windows get no VisibilityNotify).
+        conn.change_window_attributes(
+            root,
+            &ChangeWindowAttributesAux::new().event_mask(EventMask::SUBSTRUCTURE_NOTIFY),
+        )?
+        .check()?;
         Ok(Self {
             conn: Arc::new(conn),
+            root,
         })
     }
 
@@ -77,15 +89,18 @@ impl X11Side {
     /// (`input`), in the window's own coordinates.
     pub fn shape(&self, window: u32, visible: &[Rect], input: &[Rect]) -> anyhow::Result<()> {
         for (kind, rects) in [(shape::SK::BOUNDING, visible), (shape::SK::INPUT, input)] {
-            self.conn.shape_rectangles(
-                shape::SO::SET,
-                kind,
-                ClipOrdering::UNSORTED,
-                window,
-                0,
-                0,
-                &rectangles(rects),
-            )?;
+            // Checked: an input shape that did not take is not click-through.
+            self.conn
+                .shape_rectangles(
+                    shape::SO::SET,
+                    kind,
+                    ClipOrdering::UNSORTED,
+                    window,
+                    0,
+                    0,
+                    &rectangles(rects),
+                )?
+                .check()?;
         }
         self.conn.flush()?;
         Ok(())
@@ -105,9 +120,19 @@ impl X11Side {
     pub fn next(&self) -> WindowNews {
         loop {
             match self.conn.wait_for_event() {
+                Ok(Event::MapNotify(e)) if e.event == self.root => {
+                    return WindowNews::Restacked(e.window);
+                }
+                Ok(Event::ConfigureNotify(e)) if e.event == self.root => {
+                    return WindowNews::Restacked(e.window);
+                }
                 Ok(Event::MapNotify(e)) => return WindowNews::Mapped(e.window),
-                Ok(Event::UnmapNotify(e)) => return WindowNews::Unmapped(e.window),
-                Ok(Event::DestroyNotify(e)) => return WindowNews::Destroyed(e.window),
+                Ok(Event::UnmapNotify(e)) if e.event != self.root => {
+                    return WindowNews::Unmapped(e.window);
+                }
+                Ok(Event::DestroyNotify(e)) if e.event != self.root => {
+                    return WindowNews::Destroyed(e.window);
+                }
                 Ok(Event::VisibilityNotify(e)) if e.state != Visibility::UNOBSCURED => {
                     return WindowNews::Covered(e.window);
                 }

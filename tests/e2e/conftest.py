@@ -39,3 +39,24 @@ def apps():
     yield started
     for app in started:
         app.close()
+
+
+@pytest.fixture(autouse=True)
+def _close_clients(monkeypatch):
+    """Every client a test opens is closed after it, pass or fail, so that a
+    failed test does not keep holding the takeover."""
+    opened = []
+    original = Daemon.client
+
+    def client(self, **kw):
+        c = original(self, **kw)
+        opened.append(c)
+        return c
+
+    monkeypatch.setattr(Daemon, "client", client)
+    yield
+    for c in opened:
+        try:
+            c.close()
+        except Exception:
+            pass

@@ -269,6 +269,12 @@ class Client:
     def close(self) -> None:
         self._stack.close()
 
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
 
 def raw_upgrade(port: int, headers: dict[str, str], path: str = "/v1/ws") -> int:
     """Send a WebSocket upgrade request by hand (for Host headers websockets

@@ -19,10 +19,12 @@ XTERM_CTRL_V = "XTerm*VT100.translations: #override Ctrl <Key>v: insert-selectio
 
 
 def copy_with_xclip(display: str, text: str) -> None:
-    """Another app copies `text`: xclip forks a child that owns CLIPBOARD."""
+    """Another app copies `text`: xclip forks a child that owns CLIPBOARD
+    (it takes the selection after the parent returned: wait for it)."""
     subprocess.run(["xclip", "-selection", "clipboard", "-i"], input=text.encode(),
                    env=dict(os.environ, DISPLAY=display), check=True, timeout=10,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    poll(lambda: paste_with_xclip(display) == text, timeout=5, what="xclip to own the clipboard")
 
 
 def paste_with_xclip(display: str, target: str = "UTF8_STRING") -> str:

@@ -228,3 +228,34 @@ def test_the_person_moving_the_pointer_stops_a_glide(client, display):
     assert (d["effect"], d["paused_reason"]) == ("stopped", "pointer_moved"), d
     time.sleep(0.1)
     assert pointer(display) == (50, 750), "deskhand went on moving after the person took over"
+
+
+def test_continue_right_after_deskhands_own_click_does_not_resume(client, display):
+    client.act("left_click", coordinate=[900, 600])
+    time.sleep(0.2)  # past the window in which synthetic keys count as deskhand's
+    run(display, "xdotool", "key", "shift")  # the person
+    assert client.pushed_state()["paused"] is True
+    run(display, "xdotool", "mousemove", "640", str(CONTINUE_Y), "click", "1")
+    time.sleep(0.3)
+    assert client.request("CURSOR_POSITION_REQUEST")["type"] == "CURSOR_POSITION_RESPONSE"
+    assert not [e for e in client.events if e.get("type") == "TAKEOVER_STATE"], \
+        "resumed by a click within 1.5 s of deskhand's own"
+    time.sleep(1.5)
+    run(display, "xdotool", "click", "1")
+    assert client.pushed_state()["paused"] is False
+
+
+def test_killing_the_overlay_ends_the_takeover(daemon, client):
+    kids = [pid for pid in daemon.descendants()
+            if "deskhand-overlay" in open(f"/proc/{pid}/cmdline", "rb").read().decode(
+                "utf-8", "replace")]
+    assert kids, "no overlay process"
+    for pid in kids:
+        os.kill(pid, 9)
+    state = client.pushed_state()
+    assert (state["on"], state["reason"]) == (False, "indicator_lost"), state
+    with pytest.raises(ErrorReply) as refused:
+        client.act("mouse_move", coordinate=[10, 10])
+    assert refused.value.msg["payload"]["details"]["needed"] == "takeover"
+    # A new takeover starts a new overlay.
+    assert client.take_over()["payload"]["indicator"] is True

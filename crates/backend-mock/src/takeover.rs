@@ -63,7 +63,7 @@ impl MockDesktop {
     pub fn click_continue(&self) {
         let sink = self.hooks().indicator_events.clone();
         if let Some(sink) = sink {
-            sink(IndicatorEvent::ContinueClicked);
+            sink(IndicatorEvent::ContinueClicked(std::time::Instant::now()));
         }
     }
 

@@ -63,6 +63,8 @@ pub fn open_with(display: Option<&str>, options: &X11Options) -> Result<Backend,
 }
 
 #[cfg(target_os = "linux")]
+pub use x11::person::FakePerson;
+#[cfg(target_os = "linux")]
 pub use x11::probe::{DisplayProbe, Extensions, probe};
 
 /// Where the takeover overlay program is (`$DESKHAND_OVERLAY`, next to this

@@ -108,6 +108,9 @@ pub trait Capture: Send {
     fn cursor_image(&mut self) -> Result<Option<CursorImage>, BackendError>;
     /// Whether [`Capture::cursor_image`] can return an image.
     fn supports_cursor(&self) -> bool;
+    /// Gets ready to leave windows out of captures (called before the
+    /// takeover indicator is first shown).
+    fn prepare_exclusion(&mut self) {}
     /// Leaves these windows (the takeover indicator) out of every capture
     /// from now on: what they cover is filled from the windows beneath.
     /// Empty lists end it.
@@ -288,6 +291,9 @@ pub enum WatchedInput {
     },
     /// The person pressed the kill-switch hotkey.
     KillSwitch,
+    /// The watcher stopped (its display connection failed): no hand-back
+    /// from now on, so no takeover either.
+    WatcherLost,
 }
 
 /// Watches the person's input for hand-back. It runs on a thread of its
@@ -305,8 +311,8 @@ pub trait InputWatcher: Send {
 /// What the takeover indicator reports on its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IndicatorEvent {
-    /// A real left click on Continue.
-    ContinueClicked,
+    /// A real left click on Continue, when it was seen.
+    ContinueClicked(std::time::Instant),
     /// The indicator went away without being told (`unmapped`,
     /// `destroyed`, `display_closed`, `exited`).
     Lost(String),

@@ -66,12 +66,19 @@ impl Desk {
         }
     }
 
-    /// The check before every synthetic call: has the person taken over?
+    /// The check before every synthetic call: has the person taken over,
+    /// or has the takeover ended?
     fn step(&self) -> Result<(), EngineError> {
-        match self.handback.tripped() {
-            Some(reason) => Err(stopped(reason, None)),
-            None => Ok(()),
+        if let Some(reason) = self.handback.tripped() {
+            return Err(stopped(reason, None));
         }
+        if self.handback.is_revoked() {
+            return Err(EngineError::NotGranted {
+                capability: "input",
+                needed: "takeover",
+            });
+        }
+        Ok(())
     }
 
     /// The current layout, read from the backend.
@@ -196,11 +203,14 @@ impl Desk {
                 });
             }
         }
-        let handback = self.handback.clone();
-        let sending = handback.injecting();
+        if self.handback.is_revoked() {
+            return Err(EngineError::NotGranted {
+                capability: "input",
+                needed: "takeover",
+            });
+        }
         self.typed = 0;
         let mut result = self.perform_input(session, action);
-        drop(sending);
         if let Err(EngineError::UserTookOver {
             typed_characters, ..
         }) = &mut result
@@ -265,6 +275,7 @@ impl Desk {
                 self.move_opt(*at)?;
                 self.press_keys(session, modifiers)?;
                 self.step()?;
+                self.handback.will_press_buttons(*amount as usize);
                 self.input()?.scroll(*direction, *amount)?;
                 self.release_keys(modifiers)
             }
@@ -274,7 +285,12 @@ impl Desk {
             }
             Action::HoldKey { keys, duration } => {
                 self.press_keys(session, keys)?;
-                thread::sleep(*duration);
+                // Checked every 10 ms: the person taking over releases.
+                let until = std::time::Instant::now() + *duration;
+                while let Some(left) = until.checked_duration_since(std::time::Instant::now()) {
+                    self.step()?;
+                    thread::sleep(left.min(GLIDE_STEP));
+                }
                 self.release_keys(keys)
             }
             Action::Type { text } | Action::Paste { text, .. } => {
@@ -288,6 +304,7 @@ impl Desk {
                         continue; // CRLF is one line break
                     }
                     self.step()?;
+                    self.handback.will_press_keys(1);
                     self.input()?.text(c.encode_utf8(&mut buf))?;
                     self.typed += 1;
                 }
@@ -372,7 +389,7 @@ impl Desk {
 
     fn press_button(&mut self, session: &str, button: Button) -> Result<(), EngineError> {
         self.step()?;
-        self.handback.will_press_button();
+        self.handback.will_press_buttons(1);
         self.ledger.pressed(session, Held::Button(button));
         Ok(self.input()?.button(button, true)?)
     }
@@ -386,6 +403,7 @@ impl Desk {
     fn press_keys(&mut self, session: &str, keys: &[Key]) -> Result<(), EngineError> {
         for key in keys {
             self.step()?;
+            self.handback.will_press_keys(1);
             self.ledger.pressed(session, Held::Key(*key));
             self.input()?.key(*key, true)?;
         }

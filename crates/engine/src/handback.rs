@@ -2,10 +2,12 @@
 //! person's own input stops deskhand. The person's input is the pointer
 //! more than 8 px (either axis) from where deskhand last put it, or a key
 //! or button press deskhand did not send: one from real hardware, or a
-//! synthetic one outside deskhand's own sending (another tool acting for
-//! the person).
+//! synthetic one that is not in deskhand's press log (another tool acting
+//! for the person). Every press is logged before it is sent; each
+//! synthetic press the watcher reports takes one entry off the log.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -14,9 +16,10 @@ use crate::geometry::Point;
 
 /// How far the pointer may be from where deskhand put it, in pixels.
 pub const THRESHOLD_PX: i32 = 8;
-/// Synthetic presses this soon after deskhand's own sending are deskhand's
-/// (the watcher sees them some microseconds late).
-const INJECTION_GRACE: Duration = Duration::from_millis(100);
+/// How long a logged press waits for the watcher to report it (it comes
+/// some microseconds late; one that never comes must not excuse a later
+/// press of the person's).
+const PRESS_LOG_TTL: Duration = Duration::from_secs(1);
 /// How long a pointer target stays one the pointer may be at: the X server
 /// queues synthetic motion and moves the pointer a little later, so during
 /// a drag the pointer trails the targets sent.
@@ -49,8 +52,10 @@ struct Marks {
     /// Where deskhand put the pointer lately, oldest first, each with when
     /// a newer target replaced it (the newest has none and is always kept).
     trail: std::collections::VecDeque<(Point, Option<Instant>)>,
-    /// When deskhand last finished sending.
-    injection_ended: Option<Instant>,
+    /// Key presses sent and not yet seen by the watcher.
+    keys: VecDeque<Instant>,
+    /// Button presses (wheel steps included) sent and not yet seen.
+    buttons: VecDeque<Instant>,
     /// When deskhand last pressed a button (Continue ignores clicks right
     /// after one).
     button_pressed: Option<Instant>,
@@ -64,7 +69,9 @@ pub struct HandBack {
     /// pointer only then.
     armed: Arc<AtomicBool>,
     tripped: Mutex<Option<PausedReason>>,
-    injecting: AtomicUsize,
+    /// Set when the takeover ended (end, kill switch, lost indicator): an
+    /// act under way stops at its next step.
+    revoked: AtomicBool,
     marks: Mutex<Marks>,
     on_trip: Mutex<Option<TripHook>>,
 }
@@ -112,7 +119,7 @@ impl HandBack {
         Self {
             armed: Arc::new(AtomicBool::new(false)),
             tripped: Mutex::new(None),
-            injecting: AtomicUsize::new(0),
+            revoked: AtomicBool::new(true),
             marks: Mutex::new(Marks::default()),
             on_trip: Mutex::new(None),
         }
@@ -135,11 +142,27 @@ impl HandBack {
         if let Ok(mut m) = self.marks.lock() {
             m.trail.clear();
             m.trail.push_back((pointer, None));
+            // Nothing deskhand sent before this point is still on its way.
+            m.keys.clear();
+            m.buttons.clear();
         }
         if let Ok(mut t) = self.tripped.lock() {
             *t = None;
         }
+        self.revoked.store(false, Ordering::SeqCst);
         self.armed.store(true, Ordering::SeqCst);
+    }
+
+    /// The takeover ended: nothing is watched, and an act under way stops
+    /// at its next step.
+    pub fn revoke(&self) {
+        self.revoked.store(true, Ordering::SeqCst);
+        self.armed.store(false, Ordering::SeqCst);
+    }
+
+    /// Whether the takeover ended since it was last armed.
+    pub fn is_revoked(&self) -> bool {
+        self.revoked.load(Ordering::SeqCst)
     }
 
     /// The takeover ended or paused: nothing is watched.
@@ -175,18 +198,28 @@ impl HandBack {
         }
     }
 
-    fn injecting_now(&self) -> bool {
-        self.injecting.load(Ordering::SeqCst) > 0
-            || self
-                .marks
-                .lock()
-                .ok()
-                .and_then(|m| m.injection_ended)
-                .is_some_and(|t| t.elapsed() < INJECTION_GRACE)
+    /// Takes one logged press of this kind off the log; false when there
+    /// was none (the press was not deskhand's).
+    fn consume(&self, button: bool) -> bool {
+        let Ok(mut m) = self.marks.lock() else {
+            return false;
+        };
+        let log = if button { &mut m.buttons } else { &mut m.keys };
+        while log.front().is_some_and(|t| t.elapsed() > PRESS_LOG_TTL) {
+            log.pop_front();
+        }
+        log.pop_front().is_some()
     }
 
     /// What the watcher saw.
     pub fn observe(&self, input: WatchedInput) {
+        // deskhand's own presses come off the log even when nobody watches,
+        // so that the log never runs ahead of what was sent.
+        let ours = match input {
+            WatchedInput::KeyPress { synthetic: true } => self.consume(false),
+            WatchedInput::ButtonPress { synthetic: true } => self.consume(true),
+            _ => false,
+        };
         if !self.is_armed() {
             return;
         }
@@ -202,19 +235,12 @@ impl HandBack {
                     self.trip(PausedReason::PointerMoved);
                 }
             }
-            WatchedInput::KeyPress { synthetic } => {
-                if !synthetic || !self.injecting_now() {
-                    self.trip(PausedReason::KeyPressed);
-                }
-            }
-            WatchedInput::ButtonPress { synthetic } => {
-                if !synthetic || !self.injecting_now() {
-                    self.trip(PausedReason::ButtonPressed);
-                }
-            }
+            WatchedInput::KeyPress { .. } if !ours => self.trip(PausedReason::KeyPressed),
+            WatchedInput::ButtonPress { .. } if !ours => self.trip(PausedReason::ButtonPressed),
+            WatchedInput::KeyPress { .. } | WatchedInput::ButtonPress { .. } => {}
             // Motion alone proves nothing (a nudge of a pixel); the
             // position check decides. The kill switch is the engine's.
-            WatchedInput::Motion { .. } | WatchedInput::KillSwitch => {}
+            WatchedInput::Motion { .. } | WatchedInput::KillSwitch | WatchedInput::WatcherLost => {}
         }
     }
 
@@ -237,10 +263,12 @@ impl HandBack {
         Ok(())
     }
 
-    /// Marks the start of deskhand's sending; the guard marks its end.
-    pub fn injecting(&self) -> InjectionGuard<'_> {
-        self.injecting.fetch_add(1, Ordering::SeqCst);
-        InjectionGuard { handback: self }
+    /// Logs `n` key presses before they are sent.
+    pub fn will_press_keys(&self, n: usize) {
+        if let Ok(mut m) = self.marks.lock() {
+            let now = Instant::now();
+            m.keys.extend(std::iter::repeat_n(now, n));
+        }
     }
 
     /// Logs a pointer target before it is sent.
@@ -254,34 +282,23 @@ impl HandBack {
         }
     }
 
-    /// Logs a button press before it is sent.
-    pub fn will_press_button(&self) {
+    /// Logs `n` button presses (wheel steps are presses too) before they
+    /// are sent.
+    pub fn will_press_buttons(&self, n: usize) {
         if let Ok(mut m) = self.marks.lock() {
-            m.button_pressed = Some(Instant::now());
+            let now = Instant::now();
+            m.buttons.extend(std::iter::repeat_n(now, n));
+            m.button_pressed = Some(now);
         }
     }
 
-    /// Whether deskhand pressed a button within `window`.
-    pub fn pressed_button_within(&self, window: Duration) -> bool {
+    /// Whether deskhand pressed a button within `window` before `at`.
+    pub fn pressed_button_before(&self, at: Instant, window: Duration) -> bool {
         self.marks
             .lock()
             .ok()
             .and_then(|m| m.button_pressed)
-            .is_some_and(|t| t.elapsed() < window)
-    }
-}
-
-/// Ends an injection when dropped.
-pub struct InjectionGuard<'a> {
-    handback: &'a HandBack,
-}
-
-impl Drop for InjectionGuard<'_> {
-    fn drop(&mut self) {
-        if let Ok(mut m) = self.handback.marks.lock() {
-            m.injection_ended = Some(Instant::now());
-        }
-        self.handback.injecting.fetch_sub(1, Ordering::SeqCst);
+            .is_some_and(|t| t <= at && at.duration_since(t) < window)
     }
 }
 
@@ -317,13 +334,10 @@ mod tests {
     #[test]
     fn deskhand_moves_are_not_the_person() {
         let (hb, _) = armed_at(0, 0);
-        {
-            let _sending = hb.injecting();
-            hb.will_move(Point::new(500, 500));
-            // The watcher polls while the move is under way.
-            hb.observe(WatchedInput::Pointer(Point::new(0, 0)));
-            hb.observe(WatchedInput::Pointer(Point::new(500, 500)));
-        }
+        hb.will_move(Point::new(500, 500));
+        // The watcher polls while the move is under way.
+        hb.observe(WatchedInput::Pointer(Point::new(0, 0)));
+        hb.observe(WatchedInput::Pointer(Point::new(500, 500)));
         assert_eq!(hb.check_pointer(Point::new(500, 500)), Ok(()));
         assert_eq!(hb.tripped(), None);
     }
@@ -343,20 +357,45 @@ mod tests {
     #[test]
     fn presses_deskhand_did_not_send_are_the_person() {
         let (hb, _) = armed_at(0, 0);
-        {
-            let _sending = hb.injecting();
-            hb.observe(WatchedInput::KeyPress { synthetic: true });
-        }
-        assert_eq!(hb.tripped(), None, "deskhand's own synthetic key");
-        {
-            let _sending = hb.injecting();
-            hb.observe(WatchedInput::ButtonPress { synthetic: false });
-        }
+        hb.will_press_keys(2);
+        hb.observe(WatchedInput::KeyPress { synthetic: true });
+        hb.observe(WatchedInput::KeyPress { synthetic: true });
+        assert_eq!(hb.tripped(), None, "deskhand's own synthetic keys");
+        hb.observe(WatchedInput::KeyPress { synthetic: true });
+        assert_eq!(
+            hb.tripped(),
+            Some(PausedReason::KeyPressed),
+            "a third press was not in the log"
+        );
+        let (hb, _) = armed_at(0, 0);
+        hb.will_press_buttons(1);
+        hb.observe(WatchedInput::ButtonPress { synthetic: false });
         assert_eq!(
             hb.tripped(),
             Some(PausedReason::ButtonPressed),
             "real hardware, even while deskhand sends"
         );
+    }
+
+    #[test]
+    fn continue_ignores_clicks_right_after_deskhands_own() {
+        let hb = HandBack::new();
+        hb.will_press_buttons(1);
+        let click = Instant::now();
+        assert!(hb.pressed_button_before(click, Duration::from_millis(1500)));
+        assert!(
+            !hb.pressed_button_before(click + Duration::from_secs(2), Duration::from_millis(1500))
+        );
+    }
+
+    #[test]
+    fn revoking_ends_until_armed_again() {
+        let (hb, _) = armed_at(0, 0);
+        assert!(!hb.is_revoked());
+        hb.revoke();
+        assert!(hb.is_revoked() && !hb.is_armed());
+        hb.arm(Point::new(0, 0));
+        assert!(!hb.is_revoked());
     }
 
     #[test]

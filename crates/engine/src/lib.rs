@@ -183,6 +183,7 @@ impl Engine {
             let core = takeovers.clone();
             let sink = Arc::new(move |input: WatchedInput| match input {
                 WatchedInput::KillSwitch => core.signal_kill(),
+                WatchedInput::WatcherLost => core.signal_watcher_lost(),
                 other => hb.observe(other),
             });
             if let Err(e) = watcher.start(sink, handback.armed_flag()) {

@@ -7,6 +7,7 @@
 //! when its takeover ended stays paused: its next takeover comes up paused.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -15,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 use crate::audit::{self, AuditLog, AuditRecord};
-use crate::backend::{Indicator, IndicatorEvent, IndicatorShown};
+use crate::backend::{BackendError, Indicator, IndicatorEvent, IndicatorShown};
 use crate::error::EngineError;
 use crate::executor::Executor;
 use crate::handback::{HandBack, PausedReason};
@@ -93,12 +94,16 @@ enum Signal {
     PersonInput(PausedReason),
     Indicator(IndicatorEvent),
     Kill,
+    WatcherLost,
 }
 
 #[derive(Default)]
 struct Inner {
     /// The session holding the takeover, and its protocol.
     holder: Option<(String, &'static str)>,
+    /// A session whose takeover is being started (its indicator is coming
+    /// up); cleared if it disconnects meanwhile.
+    starting: Option<String>,
     indicator_up: bool,
     paused: HashMap<String, PausedReason>,
     /// Why each session's last takeover ended or was refused.
@@ -123,9 +128,15 @@ impl Inner {
     }
 }
 
-/// The takeover state machine, shared with its background thread.
+type SharedIndicator = Arc<Mutex<Box<dyn Indicator>>>;
+
+/// The takeover state machine, shared with its background thread. The
+/// `inner` lock is only ever held for bookkeeping, never across a call to
+/// the indicator or the desktop.
 pub(crate) struct Takeovers {
-    indicator: Option<Mutex<Box<dyn Indicator>>>,
+    indicator: Option<SharedIndicator>,
+    /// False once the hand-back watcher is gone.
+    watching: AtomicBool,
     inner: Mutex<Inner>,
     events: broadcast::Sender<TakeoverEvent>,
     signals: Mutex<mpsc::Sender<Signal>>,
@@ -152,7 +163,7 @@ impl Takeovers {
                     let _ = tx.send(Signal::Indicator(e));
                 }
             }));
-            Mutex::new(i)
+            Arc::new(Mutex::new(i))
         });
         let trip_tx = Mutex::new(tx.clone());
         handback.set_on_trip(Box::new(move |reason| {
@@ -162,6 +173,7 @@ impl Takeovers {
         }));
         let core = Arc::new(Self {
             indicator,
+            watching: AtomicBool::new(true),
             inner: Mutex::new(Inner::default()),
             events: broadcast::channel(64).0,
             signals: Mutex::new(tx),
@@ -178,14 +190,21 @@ impl Takeovers {
                     let Some(core) = weak.upgrade() else { return };
                     match signal {
                         Signal::PersonInput(reason) => core.person_took_over(reason),
-                        Signal::Indicator(IndicatorEvent::ContinueClicked) => {
-                            core.resume(None, ResumedBy::Indicator);
+                        Signal::Indicator(IndicatorEvent::ContinueClicked(at)) => {
+                            core.continue_clicked(at);
                         }
                         Signal::Indicator(IndicatorEvent::Lost(why)) => {
                             tracing::warn!(why, "the takeover indicator went away");
                             core.end_holder("indicator_lost");
                         }
                         Signal::Kill => core.kill(),
+                        Signal::WatcherLost => {
+                            tracing::error!(
+                                "the hand-back watcher stopped: no takeover from now on"
+                            );
+                            core.watching.store(false, Ordering::SeqCst);
+                            core.end_holder("handback_lost");
+                        }
                     }
                 }
             });
@@ -197,7 +216,7 @@ impl Takeovers {
 
     /// Whether takeover can be granted at all here.
     pub(crate) fn available(&self) -> bool {
-        self.indicator.is_some()
+        self.indicator.is_some() && self.watching.load(Ordering::SeqCst)
     }
 
     fn at_ms(&self) -> u64 {
@@ -271,6 +290,29 @@ impl Takeovers {
         }
     }
 
+    /// Calls the indicator inside a desktop job and updates what captures
+    /// leave out in the same job, so that no screenshot falls between.
+    fn indicator_job(
+        &self,
+        f: impl FnOnce(&mut dyn Indicator) -> Result<IndicatorShown, BackendError> + Send + 'static,
+    ) -> Result<IndicatorShown, EngineError> {
+        let Some(indicator) = self.indicator.clone() else {
+            return Err(EngineError::NotSupported {
+                feature: "takeover",
+            });
+        };
+        self.exec.run_blocking(move |desk| {
+            let shown = {
+                let mut i = indicator.lock().map_err(|_| EngineError::ShuttingDown)?;
+                f(i.as_mut())?
+            };
+            if let Some(capture) = desk.backend.capture.as_mut() {
+                capture.exclude(&shown.windows, &shown.covered);
+            }
+            Ok(shown)
+        })?
+    }
+
     /// Starts `session`'s takeover: the indicator first; without it, no
     /// takeover.
     pub(crate) fn begin(
@@ -278,30 +320,50 @@ impl Takeovers {
         session: &str,
         protocol: &'static str,
     ) -> Result<TakeoverState, EngineError> {
-        let Some(indicator) = &self.indicator else {
+        if !self.available() {
             return Err(EngineError::NotSupported {
                 feature: "takeover",
             });
-        };
-        let mut inner = self.inner.lock().map_err(|_| EngineError::ShuttingDown)?;
-        match &inner.holder {
-            Some((s, _)) if s == session => return Ok(inner.state(session)),
-            Some(_) => return Err(EngineError::Busy),
-            None => {}
         }
-        let paused = inner.paused.contains_key(session);
-        let (monitors, pointer) = self.exec.run_blocking(|desk| {
-            let layout = desk.layout()?;
-            let pointer = desk.backend.displays.cursor_position()?;
-            Ok::<_, EngineError>((layout, pointer))
-        })??;
-        let rects: Vec<_> = monitors.monitors.iter().map(|m| m.rect).collect();
-        let shown = indicator
-            .lock()
-            .map_err(|_| EngineError::ShuttingDown)?
-            .show(&rects, paused);
-        let shown = match shown {
-            Ok(s) => s,
+        let paused = {
+            let mut inner = self.inner.lock().map_err(|_| EngineError::ShuttingDown)?;
+            match (&inner.holder, &inner.starting) {
+                (Some((s, _)), _) if s == session => return Ok(inner.state(session)),
+                (Some(_), _) | (None, Some(_)) => return Err(EngineError::Busy),
+                (None, None) => {}
+            }
+            inner.starting = Some(session.to_owned());
+            inner.paused.contains_key(session)
+        };
+        let shown = self
+            .exec
+            .run_blocking(|desk| {
+                // Captures must be able to leave the indicator out before it
+                // is first shown.
+                if let Some(capture) = desk.backend.capture.as_mut() {
+                    capture.prepare_exclusion();
+                }
+                let layout = desk.layout()?;
+                let pointer = desk.backend.displays.cursor_position()?;
+                Ok::<_, EngineError>((layout, pointer))
+            })
+            .and_then(|r| r)
+            .and_then(|(layout, pointer)| {
+                let rects: Vec<_> = layout.monitors.iter().map(|m| m.rect).collect();
+                self.indicator_job(move |i| i.show(&rects, paused))
+                    .map(|_| pointer)
+            });
+        let mut inner = self.inner.lock().map_err(|_| EngineError::ShuttingDown)?;
+        let still_wanted = inner.starting.as_deref() == Some(session);
+        inner.starting = None;
+        let pointer = match shown {
+            Ok(pointer) if still_wanted => pointer,
+            Ok(_) => {
+                // The session went away while its indicator came up.
+                drop(inner);
+                let _ = self.indicator_job(|i| i.hide().map(|()| IndicatorShown::default()));
+                return Ok(TakeoverState::default());
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "the takeover indicator cannot be shown: no takeover");
                 inner
@@ -310,7 +372,6 @@ impl Takeovers {
                 return Ok(inner.state(session));
             }
         };
-        self.exclude_from_captures(shown);
         inner.holder = Some((session.to_owned(), protocol));
         inner.indicator_up = true;
         inner.reasons.remove(session);
@@ -329,46 +390,31 @@ impl Takeovers {
         Ok(state)
     }
 
-    fn exclude_from_captures(&self, shown: IndicatorShown) {
-        let _ = self.exec.run_blocking(move |desk| {
-            if let Some(capture) = desk.backend.capture.as_mut() {
-                capture.exclude(&shown.windows, &shown.covered);
-            }
-        });
-    }
-
-    /// Ends `session`'s takeover (if it holds it): the indicator goes,
-    /// what the session holds is released.
+    /// Ends `session`'s takeover (if it holds it): an act under way stops,
+    /// the indicator goes, what the session holds is released.
     pub(crate) fn end(&self, session: &str, reason: &str) -> TakeoverState {
-        let Ok(mut inner) = self.inner.lock() else {
-            return TakeoverState::default();
-        };
-        let Some((holder, protocol)) = inner.holder.clone() else {
-            return inner.state(session);
-        };
-        if holder != session {
-            return inner.state(session);
-        }
-        self.handback.disarm();
-        if let Some(indicator) = &self.indicator {
-            if let Ok(mut i) = indicator.lock() {
-                if let Err(e) = i.hide() {
-                    tracing::warn!(error = %e, "hiding the takeover indicator failed");
+        let protocol = {
+            let Ok(mut inner) = self.inner.lock() else {
+                return TakeoverState::default();
+            };
+            match inner.holder.clone() {
+                Some((holder, protocol)) if holder == session => {
+                    self.handback.revoke();
+                    inner.holder = None;
+                    inner.indicator_up = false;
+                    inner.reasons.insert(session.to_owned(), reason.to_owned());
+                    protocol
                 }
+                _ => return inner.state(session),
             }
+        };
+        if let Err(e) = self.indicator_job(|i| i.hide().map(|()| IndicatorShown::default())) {
+            tracing::warn!(error = %e, "hiding the takeover indicator failed");
         }
-        inner.holder = None;
-        inner.indicator_up = false;
-        inner.reasons.insert(session.to_owned(), reason.to_owned());
-        let state = inner.state(session);
-        drop(inner);
         let id = session.to_owned();
-        let _ = self.exec.run_blocking(move |desk| {
-            if let Some(capture) = desk.backend.capture.as_mut() {
-                capture.exclude(&[], &[]);
-            }
-            desk.release_session(&id);
-        });
+        let _ = self
+            .exec
+            .run_blocking(move |desk| desk.release_session(&id));
         self.record(
             session,
             protocol,
@@ -376,7 +422,7 @@ impl Takeovers {
             json!({"reason": reason}),
         );
         self.publish_state(session);
-        state
+        self.state(session)
     }
 
     fn end_holder(&self, reason: &str) {
@@ -394,78 +440,92 @@ impl Takeovers {
     pub(crate) fn forget(&self, session: &str) {
         self.end(session, "disconnected");
         if let Ok(mut inner) = self.inner.lock() {
+            if inner.starting.as_deref() == Some(session) {
+                inner.starting = None;
+            }
             inner.paused.remove(session);
             inner.reasons.remove(session);
         }
     }
 
     fn person_took_over(&self, reason: PausedReason) {
-        let Ok(mut inner) = self.inner.lock() else {
-            return;
-        };
-        let Some((session, protocol)) = inner.holder.clone() else {
-            return;
-        };
-        if inner.paused.contains_key(&session) {
-            return;
-        }
-        inner.paused.insert(session.clone(), reason);
-        drop(inner);
-        let id = session.clone();
-        let _ = self
-            .exec
-            .run_blocking(move |desk| desk.release_session(&id));
-        if let Some(indicator) = &self.indicator {
-            if let Ok(mut i) = indicator.lock() {
-                match i.set_paused(true) {
-                    Ok(shown) => self.exclude_from_captures(shown),
-                    Err(e) => tracing::warn!(error = %e, "the indicator did not show Continue"),
-                }
+        let (session, protocol) = {
+            let Ok(mut inner) = self.inner.lock() else {
+                return;
+            };
+            let Some((session, protocol)) = inner.holder.clone() else {
+                return;
+            };
+            if inner.paused.contains_key(&session) {
+                return;
             }
-        }
-        self.record(
-            &session,
-            protocol,
-            "takeover.paused",
-            json!({"paused_reason": reason.as_str()}),
-        );
+            inner.paused.insert(session.clone(), reason);
+            (session, protocol)
+        };
+        // Acts are refused from here on; tell the host and the agent first,
+        // then release and switch the indicator to Continue.
         self.publish(TakeoverEvent::Paused {
             session: session.clone(),
             reason,
             at_ms: self.at_ms(),
         });
         self.publish_state(&session);
+        self.record(
+            &session,
+            protocol,
+            "takeover.paused",
+            json!({"paused_reason": reason.as_str()}),
+        );
+        let id = session.clone();
+        let _ = self
+            .exec
+            .run_blocking(move |desk| desk.release_session(&id));
+        if let Err(e) = self.indicator_job(|i| i.set_paused(true)) {
+            tracing::warn!(error = %e, "the indicator did not show Continue");
+        }
+    }
+
+    /// A real click on Continue resumes the session holding the takeover,
+    /// unless deskhand itself pressed a button just before.
+    fn continue_clicked(&self, at: Instant) {
+        if self.handback.pressed_button_before(at, CONTINUE_QUIET) {
+            tracing::warn!("ignoring a Continue click right after deskhand pressed a button");
+            return;
+        }
+        let holder = self
+            .inner
+            .lock()
+            .ok()
+            .and_then(|i| i.holder.as_ref().map(|(s, _)| s.clone()));
+        if let Some(session) = holder {
+            self.resume(Some(&session), ResumedBy::Indicator);
+        }
     }
 
     /// Resumes `session` (every paused session when `None`); returns the
     /// sessions resumed.
     pub(crate) fn resume(&self, session: Option<&str>, by: ResumedBy) -> Vec<String> {
-        if by == ResumedBy::Indicator && self.handback.pressed_button_within(CONTINUE_QUIET) {
-            tracing::warn!("ignoring a Continue click right after deskhand pressed a button");
-            return Vec::new();
-        }
-        let Ok(mut inner) = self.inner.lock() else {
-            return Vec::new();
-        };
-        let resumed: Vec<String> = inner
-            .paused
-            .keys()
-            .filter(|s| session.is_none_or(|want| want == s.as_str()))
-            .cloned()
-            .collect();
-        for s in &resumed {
-            inner.paused.remove(s);
-        }
-        let holder = inner.holder.clone();
-        drop(inner);
-        for s in &resumed {
-            let protocol = holder
-                .as_ref()
-                .filter(|(h, _)| h == s)
-                .map_or("host", |(_, p)| *p);
-            if holder.as_ref().is_some_and(|(h, _)| h == s) {
-                self.rearm(s);
+        let (resumed, holder) = {
+            let Ok(mut inner) = self.inner.lock() else {
+                return Vec::new();
+            };
+            let resumed: Vec<String> = inner
+                .paused
+                .keys()
+                .filter(|s| session.is_none_or(|want| want == s.as_str()))
+                .cloned()
+                .collect();
+            for s in &resumed {
+                inner.paused.remove(s);
             }
+            (resumed, inner.holder.clone())
+        };
+        for s in &resumed {
+            let holds = holder.as_ref().filter(|(h, _)| h == s);
+            if holds.is_some() {
+                self.rearm();
+            }
+            let protocol = holds.map_or("host", |(_, p)| *p);
             self.record(s, protocol, "takeover.resumed", json!({"by": by.as_str()}));
             self.publish(TakeoverEvent::Resumed {
                 session: s.clone(),
@@ -478,16 +538,9 @@ impl Takeovers {
     }
 
     /// Back to the active look, watching from where the pointer is now.
-    fn rearm(&self, _session: &str) {
-        if let Some(indicator) = &self.indicator {
-            if let Ok(mut i) = indicator.lock() {
-                match i.set_paused(false) {
-                    Ok(shown) => self.exclude_from_captures(shown),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "the indicator did not leave the paused look")
-                    }
-                }
-            }
+    fn rearm(&self) {
+        if let Err(e) = self.indicator_job(|i| i.set_paused(false)) {
+            tracing::warn!(error = %e, "the indicator did not leave the paused look");
         }
         if let Ok(Ok(p)) = self
             .exec
@@ -510,11 +563,21 @@ impl Takeovers {
         let _ = self.exec.run_blocking(|desk| desk.release_all());
     }
 
-    /// Asks the background thread to run the kill switch (from any thread).
-    pub(crate) fn signal_kill(&self) {
+    /// Passes a signal to the background thread (from any thread).
+    fn signal(&self, signal: Signal) {
         if let Ok(tx) = self.signals.lock() {
-            let _ = tx.send(Signal::Kill);
+            let _ = tx.send(signal);
         }
+    }
+
+    /// The kill-switch hotkey.
+    pub(crate) fn signal_kill(&self) {
+        self.signal(Signal::Kill);
+    }
+
+    /// The watcher stopped.
+    pub(crate) fn signal_watcher_lost(&self) {
+        self.signal(Signal::WatcherLost);
     }
 }
 

@@ -285,6 +285,12 @@ impl Capture for X11Capture {
         self.xfixes_ok
     }
 
+    fn prepare_exclusion(&mut self) {
+        if let Err(e) = self.exclusion.prepare(&self.shared.conn, self.shared.root) {
+            tracing::warn!(error = %e, "cannot keep the indicator out of captures");
+        }
+    }
+
     fn exclude(&mut self, windows: &[u64], covered: &[Rect]) {
         if let Err(e) = self
             .exclusion

@@ -83,22 +83,7 @@ impl Exclusion {
             conn.flush().backend()?;
             return Ok(());
         }
-        if !self.redirected {
-            if conn
-                .extension_information(composite::X11_EXTENSION_NAME)
-                .backend()?
-                .is_none()
-            {
-                return Err(BackendError::Unsupported("no Composite extension".into()));
-            }
-            conn.composite_query_version(0, 4)
-                .backend()?
-                .reply()
-                .backend()?;
-            conn.composite_redirect_subwindows(root, Redirect::AUTOMATIC)
-                .backend()?;
-            self.redirected = true;
-        }
+        self.prepare(conn, root)?;
         for r in &self.covered {
             let w = conn.generate_id().backend()?;
             conn.create_window(
@@ -129,13 +114,43 @@ impl Exclusion {
                 0,
                 &[],
             )
-            .backend()?;
+            .backend()?
+            .check()
+            .map_err(|e| BackendError::Failed(format!("empty input shape: {e}")))?;
             conn.configure_window(w, &ConfigureWindowAux::new().stack_mode(StackMode::BELOW))
                 .backend()?;
             conn.map_window(w).backend()?;
             self.backgrounds.push((w, *r));
         }
         conn.flush().backend()?;
+        Ok(())
+    }
+
+    /// Turns Composite redirection on (once): from then on every top-level
+    /// window keeps its own contents, covered or not.
+    pub(crate) fn prepare(
+        &mut self,
+        conn: &RustConnection,
+        root: Window,
+    ) -> Result<(), BackendError> {
+        if self.redirected {
+            return Ok(());
+        }
+        if conn
+            .extension_information(composite::X11_EXTENSION_NAME)
+            .backend()?
+            .is_none()
+        {
+            return Err(BackendError::Unsupported("no Composite extension".into()));
+        }
+        conn.composite_query_version(0, 4)
+            .backend()?
+            .reply()
+            .backend()?;
+        conn.composite_redirect_subwindows(root, Redirect::AUTOMATIC)
+            .backend()?;
+        conn.flush().backend()?;
+        self.redirected = true;
         Ok(())
     }
 

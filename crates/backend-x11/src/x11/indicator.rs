@@ -6,6 +6,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -51,6 +52,9 @@ pub(crate) struct OverlayIndicator {
     running: Option<Running>,
     events: Arc<Mutex<Option<EventSink>>>,
     windows: Vec<u64>,
+    /// Which overlay process is current: a replaced one's late events are
+    /// not reported.
+    generation: Arc<AtomicU64>,
 }
 
 fn failed(msg: impl Into<String>) -> BackendError {
@@ -83,6 +87,7 @@ impl OverlayIndicator {
             running: None,
             events: Arc::new(Mutex::new(None)),
             windows: Vec::new(),
+            generation: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -104,9 +109,12 @@ impl OverlayIndicator {
             .ok_or_else(|| failed("overlay without stdout"))?;
         let (tx, replies) = mpsc::channel();
         let events = self.events.clone();
+        let generation = self.generation.clone();
+        let mine = generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let current = move || generation.load(Ordering::SeqCst) == mine;
         std::thread::Builder::new()
             .name("deskhand-overlay-reader".into())
-            .spawn(move || read_events(stdout, tx, events))
+            .spawn(move || read_events(stdout, tx, events, current))
             .map_err(|e| failed(e.to_string()))?;
         let mut running = Running {
             child,
@@ -164,8 +172,12 @@ fn read_events(
     stdout: std::process::ChildStdout,
     replies: mpsc::Sender<Value>,
     events: Arc<Mutex<Option<EventSink>>>,
+    current: impl Fn() -> bool,
 ) {
     let report = |e: IndicatorEvent| {
+        if !current() {
+            return;
+        }
         let sink = events.lock().ok().and_then(|s| s.clone());
         if let Some(sink) = sink {
             sink(e);
@@ -178,7 +190,9 @@ fn read_events(
             continue;
         };
         match v["event"].as_str() {
-            Some("continue_clicked") => report(IndicatorEvent::ContinueClicked),
+            Some("continue_clicked") => {
+                report(IndicatorEvent::ContinueClicked(std::time::Instant::now()));
+            }
             Some("lost") => report(IndicatorEvent::Lost(
                 v["reason"].as_str().unwrap_or("lost").to_owned(),
             )),

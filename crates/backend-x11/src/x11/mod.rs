@@ -8,6 +8,7 @@ mod exclusion;
 mod indicator;
 mod input;
 mod permissions;
+pub mod person;
 pub mod probe;
 pub mod virtual_desktop;
 pub mod watcher;

@@ -145,6 +145,11 @@ impl X11Watcher {
             .filter(|(_, syms)| syms.contains(&self.kill.keysym))
             .map(|(i, _)| min + i as u8)
             .collect();
+        if keycodes.is_empty() {
+            return Err(BackendError::Unsupported(
+                "the kill-switch key is not on this keyboard".into(),
+            ));
+        }
         for keycode in keycodes {
             for extra in [
                 0u16,
@@ -152,6 +157,8 @@ impl X11Watcher {
                 u16::from(ModMask::M2),
                 u16::from(ModMask::LOCK | ModMask::M2),
             ] {
+                // Checked: a client already holding the chord answers
+                // BadAccess, and the kill switch would silently be missing.
                 self.conn
                     .grab_key(
                         false,
@@ -161,7 +168,11 @@ impl X11Watcher {
                         GrabMode::ASYNC,
                         GrabMode::ASYNC,
                     )
-                    .backend()?;
+                    .backend()?
+                    .check()
+                    .map_err(|e| {
+                        BackendError::Failed(format!("another client holds the chord: {e}"))
+                    })?;
             }
         }
         Ok(())
@@ -172,47 +183,62 @@ impl X11Watcher {
         state & relevant == u16::from(self.kill.modifiers)
     }
 
-    fn run(self, sink: Arc<dyn Fn(WatchedInput) + Send + Sync>, armed: Arc<AtomicBool>) {
+    /// Hands every queued event to `sink`.
+    fn drain(&self, sink: &(dyn Fn(WatchedInput) + Send + Sync)) -> Result<(), BackendError> {
         let synthetic = |source: u16| self.xtest_devices.contains(&source);
-        loop {
-            let _ = self.conn.flush();
-            loop {
-                let event = match self.conn.poll_for_event() {
-                    Ok(Some(e)) => e,
-                    Ok(None) => break,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "hand-back watcher lost the display");
-                        return;
-                    }
-                };
-                match event {
-                    Event::XinputRawKeyPress(e) => sink(WatchedInput::KeyPress {
-                        synthetic: synthetic(e.sourceid),
-                    }),
-                    Event::XinputRawButtonPress(e) => sink(WatchedInput::ButtonPress {
-                        synthetic: synthetic(e.sourceid),
-                    }),
-                    Event::XinputRawMotion(e) => sink(WatchedInput::Motion {
-                        synthetic: synthetic(e.sourceid),
-                    }),
-                    Event::KeyPress(e) if self.is_kill_switch(u16::from(e.state)) => {
-                        sink(WatchedInput::KillSwitch);
-                    }
-                    _ => {}
+        while let Some(event) = self.conn.poll_for_event().backend()? {
+            match event {
+                // Auto-repeat of a held key is not a new press.
+                Event::XinputRawKeyPress(e)
+                    if e.flags.contains(xinput::KeyEventFlags::KEY_REPEAT) => {}
+                Event::XinputRawKeyPress(e) => sink(WatchedInput::KeyPress {
+                    synthetic: synthetic(e.sourceid),
+                }),
+                Event::XinputRawButtonPress(e) => sink(WatchedInput::ButtonPress {
+                    synthetic: synthetic(e.sourceid),
+                }),
+                Event::XinputRawMotion(e) => sink(WatchedInput::Motion {
+                    synthetic: synthetic(e.sourceid),
+                }),
+                Event::KeyPress(e) if self.is_kill_switch(u16::from(e.state)) => {
+                    sink(WatchedInput::KillSwitch);
                 }
+                _ => {}
             }
+        }
+        Ok(())
+    }
+
+    fn run(self, sink: Arc<dyn Fn(WatchedInput) + Send + Sync>, armed: Arc<AtomicBool>) {
+        if let Err(e) = self.watch(&*sink, &armed) {
+            tracing::error!(error = %e, "the hand-back watcher stopped");
+        }
+        sink(WatchedInput::WatcherLost);
+    }
+
+    fn watch(
+        &self,
+        sink: &(dyn Fn(WatchedInput) + Send + Sync),
+        armed: &AtomicBool,
+    ) -> Result<(), BackendError> {
+        loop {
+            self.conn.flush().backend()?;
+            self.drain(sink)?;
             let is_armed = armed.load(Ordering::SeqCst);
             if is_armed {
-                match self.conn.query_pointer(self.root).map(|c| c.reply()) {
-                    Ok(Ok(p)) => sink(WatchedInput::Pointer(Point::new(
-                        i32::from(p.root_x),
-                        i32::from(p.root_y),
-                    ))),
-                    _ => {
-                        tracing::warn!("hand-back watcher cannot read the pointer");
-                        return;
-                    }
-                }
+                let p = self
+                    .conn
+                    .query_pointer(self.root)
+                    .backend()?
+                    .reply()
+                    .backend()?;
+                sink(WatchedInput::Pointer(Point::new(
+                    i32::from(p.root_x),
+                    i32::from(p.root_y),
+                )));
+                // Events read while waiting for that reply are queued
+                // inside x11rb, not on the socket: handle them now.
+                self.drain(sink)?;
             }
             let mut fd = libc::pollfd {
                 fd: self.conn.stream().as_fd().as_raw_fd(),

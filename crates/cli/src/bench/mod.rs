@@ -4,6 +4,8 @@
 //! side by side with the reference tools in the same run, and prints one
 //! table with medians, p95s and ratios.
 
+mod takeover;
+
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -95,6 +97,16 @@ impl Client {
         Ok(c)
     }
 
+    /// The next TAKEOVER_STATE deskhand pushed.
+    async fn push(&mut self) -> anyhow::Result<Value> {
+        loop {
+            let v = self.recv().await?;
+            if v["type"] == "TAKEOVER_STATE" && v.get("id").is_none() {
+                return Ok(v["payload"].clone());
+            }
+        }
+    }
+
     async fn recv(&mut self) -> anyhow::Result<Value> {
         while let Some(msg) = self.ws.next().await {
             if let Message::Text(t) = msg? {
@@ -114,6 +126,8 @@ impl Client {
         self.ws.send(Message::Text(msg.to_string().into())).await?;
         let text = loop {
             match self.ws.next().await {
+                // A pushed TAKEOVER_STATE is not the reply.
+                Some(Ok(Message::Text(t))) if is_push(t.as_str()) => continue,
                 Some(Ok(Message::Text(t))) => break t,
                 Some(Ok(_)) => continue,
                 Some(Err(e)) => return Err(e.into()),
@@ -127,6 +141,12 @@ impl Client {
         }
         Ok(elapsed)
     }
+}
+
+/// Whether a text frame is a pushed TAKEOVER_STATE (small, no id), told
+/// apart without parsing multi-megabyte screenshot replies.
+fn is_push(text: &str) -> bool {
+    text.len() < 4096 && text.contains("\"TAKEOVER_STATE\"") && !text.contains("\"id\"")
 }
 
 async fn time_ours(
@@ -359,6 +379,8 @@ async fn bench_size(args: &BenchArgs, w: u32, h: u32, rows: &mut Vec<Row>) -> an
         peer_name: "xdotool mousemove".into(),
         peer: xdo,
     });
+
+    takeover::measure(&mut c, &engine, &display, &size, n, rows).await?;
 
     let _ = stop.send(());
     let _ = server.await;

@@ -1,0 +1,73 @@
+//! Takeover latencies: the indicator shown and hidden (TAKEOVER_REQUEST
+//! round trips, which answer once the overlay is on or off the screen), and
+//! the person's input → the `takeover.paused` event.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use deskhand_backend_x11::FakePerson;
+use deskhand_engine::{Engine, TakeoverEvent};
+use serde_json::json;
+
+use super::{Client, Row, stats};
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+pub(super) async fn measure(
+    c: &mut Client,
+    engine: &Arc<Engine>,
+    display: &str,
+    size: &str,
+    n: usize,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
+    let (mut shows, mut hides) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        hides.push(ms(c
+            .request("TAKEOVER_REQUEST", json!({"on": false}))
+            .await?));
+        shows.push(ms(c
+            .request("TAKEOVER_REQUEST", json!({"on": true}))
+            .await?));
+    }
+    rows.push(Row {
+        what: format!("takeover indicator shown ({size})"),
+        ours: stats(shows),
+        peer_name: "goal ≤ 80".into(),
+        peer: None,
+    });
+    rows.push(Row {
+        what: format!("takeover indicator hidden ({size})"),
+        ours: stats(hides),
+        peer_name: "goal ≤ 10".into(),
+        peer: None,
+    });
+
+    let person = FakePerson::connect(display)?;
+    let mut events = engine.takeover_events();
+    let mut paused = Vec::with_capacity(n);
+    for _ in 0..n {
+        // Past deskhand's own injection window: this key is the person's.
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let started = Instant::now();
+        person.tap_key()?;
+        loop {
+            if let TakeoverEvent::Paused { .. } = events.recv().await? {
+                paused.push(ms(started.elapsed()));
+                break;
+            }
+        }
+        while c.push().await?["paused"] != true {}
+        engine.resume_takeover(None).await;
+        while c.push().await?["paused"] != false {}
+    }
+    rows.push(Row {
+        what: format!("person's key → takeover.paused ({size})"),
+        ours: stats(paused),
+        peer_name: "goal p95 ≤ 5".into(),
+        peer: None,
+    });
+    Ok(())
+}
