@@ -99,37 +99,32 @@ def primary_selection(display: str) -> str:
     return res.stdout.decode("utf-8", "replace") if res.returncode == 0 else ""
 
 
-def pointer_buttons_down(display: str) -> dict[str, list[int]]:
-    """Buttons held on every slave pointer device, by device name.
-
-    The master ("Virtual core pointer") cannot be queried with XI 1
-    query-state; its state is the union of its slaves' (XTEST included)."""
+def _held(display: str, device_kind: str, item: str) -> dict[str, list[int]]:
+    """What is held on every slave device of `device_kind` (pointer or
+    keyboard, XTEST included), by device name: the `item`s (button, key)
+    that xinput reports down. Masters cannot be queried with XI 1
+    query-state; their state is the union of their slaves'."""
     out = run(display, "xinput", "list", "--short")
     held: dict[str, list[int]] = {}
     for line in out.splitlines():
-        m = re.search(r"↳\s*(.*?)\s+id=(\d+)\s+\[slave\s+pointer", line)
+        m = re.search(rf"↳\s*(.*?)\s+id=(\d+)\s+\[slave\s+{device_kind}", line)
         if not m:
             continue
         state = run(display, "xinput", "query-state", m.group(2))
-        held[m.group(1)] = [int(b) for b in re.findall(r"button\[(\d+)\]=down", state)]
+        held[m.group(1)] = [int(b) for b in re.findall(rf"{item}\[(\d+)\]=down", state)]
     if not held:
-        raise AssertionError(f"no slave pointer devices found in:\n{out}")
+        raise AssertionError(f"no slave {device_kind} devices found in:\n{out}")
     return held
+
+
+def pointer_buttons_down(display: str) -> dict[str, list[int]]:
+    """Buttons held on every slave pointer, by device name."""
+    return _held(display, "pointer", "button")
 
 
 def keys_down(display: str) -> dict[str, list[int]]:
-    """Keys held on every slave keyboard (XTEST included), by device name."""
-    out = run(display, "xinput", "list", "--short")
-    held: dict[str, list[int]] = {}
-    for line in out.splitlines():
-        m = re.search(r"↳\s*(.*?)\s+id=(\d+)\s+\[slave\s+keyboard", line)
-        if not m:
-            continue
-        state = run(display, "xinput", "query-state", m.group(2))
-        held[m.group(1)] = [int(k) for k in re.findall(r"key\[(\d+)\]=down", state)]
-    if not held:
-        raise AssertionError(f"no slave keyboards found in:\n{out}")
-    return held
+    """Keys held on every slave keyboard, by device name."""
+    return _held(display, "keyboard", "key")
 
 
 def any_button_down(display: str) -> bool:

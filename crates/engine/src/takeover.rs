@@ -425,12 +425,16 @@ impl Takeovers {
         self.state(session)
     }
 
-    fn end_holder(&self, reason: &str) {
-        let holder = self
-            .inner
+    /// The session holding the takeover.
+    fn holder(&self) -> Option<String> {
+        self.inner
             .lock()
             .ok()
-            .and_then(|i| i.holder.as_ref().map(|(s, _)| s.clone()));
+            .and_then(|i| i.holder.as_ref().map(|(s, _)| s.clone()))
+    }
+
+    fn end_holder(&self, reason: &str) {
+        let holder = self.holder();
         if let Some(session) = holder {
             self.end(&session, reason);
         }
@@ -492,11 +496,7 @@ impl Takeovers {
             tracing::warn!("ignoring a Continue click right after deskhand pressed a button");
             return;
         }
-        let holder = self
-            .inner
-            .lock()
-            .ok()
-            .and_then(|i| i.holder.as_ref().map(|(s, _)| s.clone()));
+        let holder = self.holder();
         if let Some(session) = holder {
             self.resume(Some(&session), ResumedBy::Indicator);
         }

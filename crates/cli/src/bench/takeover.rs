@@ -11,6 +11,9 @@ use serde_json::json;
 
 use super::{Client, Row, stats};
 
+/// Longest any step may take before the benchmark gives up.
+const LIMIT: Duration = Duration::from_secs(5);
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -23,6 +26,8 @@ pub(super) async fn measure(
     n: usize,
     rows: &mut Vec<Row>,
 ) -> anyhow::Result<()> {
+    // The xdotool runs before were the person moving the pointer: continue.
+    engine.resume_takeover(None).await;
     let (mut shows, mut hides) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for _ in 0..n {
         hides.push(ms(c
@@ -53,15 +58,24 @@ pub(super) async fn measure(
         tokio::time::sleep(Duration::from_millis(150)).await;
         let started = Instant::now();
         person.tap_key()?;
-        loop {
-            if let TakeoverEvent::Paused { .. } = events.recv().await? {
-                paused.push(ms(started.elapsed()));
-                break;
+        let wait = async {
+            loop {
+                if let TakeoverEvent::Paused { .. } = events.recv().await? {
+                    return anyhow::Ok(started.elapsed());
+                }
             }
-        }
-        while c.push().await?["paused"] != true {}
-        engine.resume_takeover(None).await;
-        while c.push().await?["paused"] != false {}
+        };
+        paused.push(ms(tokio::time::timeout(LIMIT, wait)
+            .await
+            .map_err(|_| anyhow::anyhow!("no takeover.paused after the person's key"))??));
+        tokio::time::timeout(LIMIT, async {
+            while c.push().await?["paused"] != true {}
+            engine.resume_takeover(None).await;
+            while c.push().await?["paused"] != false {}
+            anyhow::Ok(())
+        })
+        .await
+        .map_err(|_| anyhow::anyhow!("the takeover did not pause and resume"))??;
     }
     rows.push(Row {
         what: format!("person's key → takeover.paused ({size})"),
