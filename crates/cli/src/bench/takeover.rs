@@ -65,9 +65,9 @@ pub(super) async fn measure(
                 }
             }
         };
-        paused.push(ms(tokio::time::timeout(LIMIT, wait)
-            .await
-            .map_err(|_| anyhow::anyhow!("no takeover.paused after the person's key"))??));
+        paused.push(ms(tokio::time::timeout(LIMIT, wait).await.map_err(
+            |_| anyhow::anyhow!("no takeover.paused after the person's key"),
+        )??));
         tokio::time::timeout(LIMIT, async {
             while c.push().await?["paused"] != true {}
             engine.resume_takeover(None).await;
