@@ -54,6 +54,30 @@ async fn input_needs_a_takeover_and_the_takeover_needs_the_indicator() {
 }
 
 #[tokio::test]
+async fn hello_says_whether_takeover_is_possible() {
+    let server = Server::sandbox().await;
+    let c = server.handshaken_client().await;
+    let caps = c.hello["payload"]["capabilities"]
+        .as_array()
+        .expect("caps")
+        .clone();
+    assert!(caps.contains(&json!("takeover_handback")), "{caps:?}");
+
+    let desktop = MockDesktop::new();
+    let mut backend = desktop.backend();
+    backend.watcher = None;
+    let without = Server::start(desktop, backend, Consent::sandbox()).await;
+    let mut c = without.handshaken_client().await;
+    let caps = c.hello["payload"]["capabilities"]
+        .as_array()
+        .expect("caps")
+        .clone();
+    assert!(!caps.contains(&json!("takeover_handback")), "{caps:?}");
+    let r = c.request("TAKEOVER_REQUEST", json!({"on": true})).await;
+    assert_eq!(error_code(&r), "FEATURE_NOT_SUPPORTED", "{r}");
+}
+
+#[tokio::test]
 async fn no_indicator_no_takeover_and_one_takeover_at_a_time() {
     let server = Server::sandbox().await;
     server.desktop.state().indicator.fail_show = true;

@@ -161,6 +161,11 @@ impl Handler {
         if !features.coarse.is_empty() {
             capabilities.push("computer_use".to_owned());
         }
+        // Takeover with hand-back (an indicator and an input watcher, on
+        // X11 XInput 2.1): without it no synthetic input is granted.
+        if engine.takeover_available() {
+            capabilities.push("takeover_handback".to_owned());
+        }
         let hello = HelloPayload {
             protocol_version: PROTOCOL_VERSION,
             session_id: self.session.id.clone(),
