@@ -17,7 +17,10 @@ async fn hello_advertises_probed_features() {
     let p = &c.hello["payload"];
     assert_eq!(p["server"]["name"], "deskhand");
     assert_eq!(p["screen_resolution"], json!([1920, 1080]));
-    assert_eq!(p["capabilities"], json!(["computer_use", "takeover_handback"]));
+    assert_eq!(
+        p["capabilities"],
+        json!(["computer_use", "takeover_handback"])
+    );
     let fine: Vec<&str> = p["computer_use_features"]
         .as_array()
         .expect("features")
