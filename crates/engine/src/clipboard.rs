@@ -288,9 +288,19 @@ impl Engine {
     async fn clipboard_write_inner(&self, text: String, max_bytes: u64) -> Result<(), EngineError> {
         let cb = self.clipboard.backend("clipboard.write")?;
         bounded("clipboard content", &text, max_bytes)?;
+        self.write_remembered(cb, text).await.map(|_| ())
+    }
+
+    /// Writes `text` and remembers it as deskhand's own write; returns the
+    /// change count after it.
+    async fn write_remembered(
+        &self,
+        cb: Arc<dyn Clipboard>,
+        text: String,
+    ) -> Result<u64, EngineError> {
         let (text, count) = blocking(move || cb.write_text(&text).map(|n| (text, n))).await?;
         self.clipboard.remember_write(&text, count);
-        Ok(())
+        Ok(count)
     }
 
     /// `type` with `paste: true` for long text: put it on the clipboard,
@@ -318,11 +328,7 @@ impl Engine {
         } else {
             None
         };
-        let (text, written) = {
-            let cb = cb.clone();
-            blocking(move || cb.write_text(&text).map(|n| (text, n))).await?
-        };
-        self.clipboard.remember_write(&text, written);
+        let written = self.write_remembered(cb.clone(), text).await?;
         let id = session.id.clone();
         let chord = Action::Key {
             keys: vec![Key::Control, Key::Char('v')],

@@ -54,6 +54,13 @@ impl Executor {
         }
     }
 
+    /// Queues `job` for the desktop thread.
+    fn submit(&self, job: Job) -> Result<(), EngineError> {
+        let guard = self.tx.lock().map_err(|_| EngineError::ShuttingDown)?;
+        let tx = guard.as_ref().ok_or(EngineError::ShuttingDown)?;
+        tx.send(job).map_err(|_| EngineError::ShuttingDown)
+    }
+
     /// Runs `f` on the desktop thread and waits for its result.
     pub async fn run<R, F>(&self, f: F) -> Result<R, EngineError>
     where
@@ -61,14 +68,9 @@ impl Executor {
         F: FnOnce(&mut Desk) -> R + Send + 'static,
     {
         let (reply_tx, reply_rx) = oneshot::channel();
-        let job: Job = Box::new(move |desk| {
+        self.submit(Box::new(move |desk| {
             let _ = reply_tx.send(f(desk));
-        });
-        {
-            let guard = self.tx.lock().map_err(|_| EngineError::ShuttingDown)?;
-            let tx = guard.as_ref().ok_or(EngineError::ShuttingDown)?;
-            tx.send(job).map_err(|_| EngineError::ShuttingDown)?;
-        }
+        }))?;
         reply_rx.await.map_err(|_| EngineError::ShuttingDown)
     }
 
@@ -80,14 +82,9 @@ impl Executor {
         F: FnOnce(&mut Desk) -> R + Send + 'static,
     {
         let (reply_tx, reply_rx) = std::sync::mpsc::sync_channel(1);
-        let job: Job = Box::new(move |desk| {
+        self.submit(Box::new(move |desk| {
             let _ = reply_tx.send(f(desk));
-        });
-        {
-            let guard = self.tx.lock().map_err(|_| EngineError::ShuttingDown)?;
-            let tx = guard.as_ref().ok_or(EngineError::ShuttingDown)?;
-            tx.send(job).map_err(|_| EngineError::ShuttingDown)?;
-        }
+        }))?;
         reply_rx.recv().map_err(|_| EngineError::ShuttingDown)
     }
 

@@ -260,14 +260,8 @@ impl Takeovers {
 
     /// Synthetic input for `session` needs its takeover on and not paused.
     pub(crate) fn require_input(&self, session: &str) -> Result<(), EngineError> {
+        self.refuse_if_paused(session)?;
         let inner = self.inner.lock().map_err(|_| EngineError::ShuttingDown)?;
-        if let Some(reason) = inner.paused.get(session) {
-            return Err(EngineError::UserTookOver {
-                effect: "refused",
-                reason: *reason,
-                typed_characters: None,
-            });
-        }
         match &inner.holder {
             Some((s, _)) if s == session => Ok(()),
             _ => Err(EngineError::NotGranted {
@@ -311,6 +305,11 @@ impl Takeovers {
             }
             Ok(shown)
         })?
+    }
+
+    /// Takes the indicator down (and ends leaving it out of captures).
+    fn hide_indicator(&self) -> Result<IndicatorShown, EngineError> {
+        self.indicator_job(|i| i.hide().map(|()| IndicatorShown::default()))
     }
 
     /// Starts `session`'s takeover: the indicator first; without it, no
@@ -361,7 +360,7 @@ impl Takeovers {
             Ok(_) => {
                 // The session went away while its indicator came up.
                 drop(inner);
-                let _ = self.indicator_job(|i| i.hide().map(|()| IndicatorShown::default()));
+                let _ = self.hide_indicator();
                 return Ok(TakeoverState::default());
             }
             Err(e) => {
@@ -408,7 +407,7 @@ impl Takeovers {
                 _ => return inner.state(session),
             }
         };
-        if let Err(e) = self.indicator_job(|i| i.hide().map(|()| IndicatorShown::default())) {
+        if let Err(e) = self.hide_indicator() {
             tracing::warn!(error = %e, "hiding the takeover indicator failed");
         }
         let id = session.to_owned();
