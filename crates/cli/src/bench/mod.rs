@@ -297,6 +297,9 @@ async fn bench_size(args: &BenchArgs, w: u32, h: u32, rows: &mut Vec<Row>) -> an
     let mut cold = Vec::with_capacity(n);
     for i in 0..n {
         set_wallpaper(&display, &walls[i % 2])?;
+        // As after a keystroke below: let feh exit and the desktop settle,
+        // so that the figure is deskhand's and not feh's teardown.
+        tokio::time::sleep(Duration::from_millis(30)).await;
         cold.push(
             c.request("SCREENSHOT_REQUEST", png.clone())
                 .await?
@@ -351,6 +354,9 @@ async fn bench_size(args: &BenchArgs, w: u32, h: u32, rows: &mut Vec<Row>) -> an
     let mut jpeg = Vec::with_capacity(n);
     for i in 0..n {
         set_wallpaper(&display, &walls[i % 2])?;
+        // As after a keystroke below: let feh exit and the desktop settle,
+        // so that the figure is deskhand's and not feh's teardown.
+        tokio::time::sleep(Duration::from_millis(30)).await;
         let req = json!({"format": "jpeg", "quality": 75});
         jpeg.push(c.request("SCREENSHOT_REQUEST", req).await?.as_secs_f64() * 1000.0);
     }

@@ -1,8 +1,10 @@
 //! Turning a captured frame into PNG or JPEG bytes, fast: PNG filtered and
-//! deflated in stripes on every core (fdeflate's fast mode, Sub filter),
+//! deflated in stripes on every core (Sub filter, a Huffman-only deflate
+//! made for it),
 //! JPEG with libjpeg-turbo straight from the backend's buffer when no cursor
 //! is drawn.
 
+mod deflate;
 mod jpeg;
 mod png_parallel;
 
@@ -88,13 +90,19 @@ fn draw_cursor(rgb: &mut [u8], w: usize, origin: Point, c: &CursorImage) {
     }
 }
 
+/// Whether the cursor image has pixels on global row `y`.
+fn cursor_covers_row(c: &CursorImage, y: i32) -> bool {
+    let cy = i64::from(y) - i64::from(c.origin.y);
+    (0..i64::from(c.height)).contains(&cy)
+}
+
 /// Blends the cursor (premultiplied ARGB) into one RGB row whose first
 /// pixel is at global (`x0`, `y`).
 fn draw_cursor_row(row: &mut [u8], x0: i32, y: i32, c: &CursorImage) {
-    let cy = i64::from(y) - i64::from(c.origin.y);
-    if cy < 0 || cy >= i64::from(c.height) {
+    if !cursor_covers_row(c, y) {
         return;
     }
+    let cy = i64::from(y) - i64::from(c.origin.y);
     let w = (row.len() / 3) as i64;
     for cx in 0..i64::from(c.width) {
         let x = i64::from(c.origin.x) + cx - i64::from(x0);
