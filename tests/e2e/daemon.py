@@ -54,6 +54,9 @@ class Daemon:
                                                                   "RUNTIME_DIR")}
         for path in isolated.values():
             os.makedirs(path, mode=0o700, exist_ok=True)
+        # and away from the person's keychain: no session bus unless a test
+        # brings its own (test_keychain.py)
+        isolated["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path={self.tmp}/no-session-bus"
         self.proc = subprocess.Popen(
             self.argv, stdout=subprocess.PIPE, stderr=self._stderr,
             stdin=subprocess.PIPE if control else subprocess.DEVNULL,

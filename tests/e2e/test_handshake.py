@@ -50,9 +50,10 @@ def test_hello_ack_with_max_file_size_is_accepted(daemon):
         c.close()
 
 
-def test_token_survives_a_restart(tmp_path):
-    """The token is created on first run, kept 0600, and reused (not a
-    silent in-memory fallback)."""
+def test_token_survives_a_restart_without_a_keychain(tmp_path):
+    """With no OS keychain (no session bus here) the token is created on
+    first run, kept in a 0600 file, reused (not a silent in-memory
+    fallback), and the log says where it went."""
     from daemon import Daemon
 
     config = tmp_path / "config"
@@ -65,6 +66,7 @@ def test_token_survives_a_restart(tmp_path):
             d.client().close()  # the token works (and the daemon is fully up)
         finally:
             assert d.terminate() == 0, d.stderr_tail()
+        assert "no OS keychain answered" in d.stderr_path.read_text(), d.stderr_tail()
     assert tokens[0] == tokens[1], "a new token was minted on restart"
     stored = [p for p in config.rglob("*") if p.is_file()]
     assert stored, "no token file under $XDG_CONFIG_HOME"

@@ -354,11 +354,12 @@ impl MockDesktop {
             _ => {}
         }
         s.events.push(event.clone());
-        if event == Event::Key(Key::Char('v'), true) && s.keys.contains(&Key::Control) {
-            if let Some(text) = s.clipboard.text.clone() {
-                s.clipboard.fetches += 1;
-                s.events.push(Event::Paste(text));
-            }
+        if event == Event::Key(Key::Char('v'), true)
+            && s.keys.contains(&Key::Control)
+            && let Some(text) = s.clipboard.text.clone()
+        {
+            s.clipboard.fetches += 1;
+            s.events.push(Event::Paste(text));
         }
         Ok(())
     }

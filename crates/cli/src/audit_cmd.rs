@@ -90,11 +90,11 @@ fn follow(path: &Path, json: bool) -> anyhow::Result<()> {
             continue;
         }
         std::thread::sleep(Duration::from_millis(250));
-        if let Ok(meta) = std::fs::metadata(path) {
-            if meta.ino() != inode {
-                inode = meta.ino();
-                reader = BufReader::new(File::open(path)?);
-            }
+        if let Ok(meta) = std::fs::metadata(path)
+            && meta.ino() != inode
+        {
+            inode = meta.ino();
+            reader = BufReader::new(File::open(path)?);
         }
     }
 }

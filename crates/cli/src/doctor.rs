@@ -15,6 +15,7 @@ use deskhand_protocol::doctor::{
 };
 
 use crate::files;
+use crate::secrets::{self, Secret};
 
 /// Exit status when a requested capability lacks what it needs (EX_CONFIG).
 pub const EXIT_NOT_READY: i32 = 78;
@@ -389,26 +390,38 @@ pub fn report(display: Option<&str>) -> DoctorReport {
     }
 }
 
-/// The audit directory and the token file.
-fn file_probes() -> Vec<Probe> {
-    let state = files::state_dir();
-    let writable = std::fs::create_dir_all(&state).is_ok() && tempfile_in(&state);
-    let token = files::config_dir().join("token");
-    let token_msg = match std::fs::metadata(&token) {
-        Ok(m) if m.permissions().mode() & 0o077 == 0 => {
-            (true, format!("{} (0600)", token.display()))
-        }
+/// Where the token goes without a keychain, and whether that file is fine.
+fn token_file_message(why: &str) -> (bool, String) {
+    let token = Secret::Token.default_file();
+    match std::fs::symlink_metadata(&token) {
+        Ok(m) if m.permissions().mode() & 0o077 == 0 => (
+            true,
+            format!("{} (0600); no OS keychain: {why}", token.display()),
+        ),
         Ok(_) => (
             false,
             format!(
-                "{} is readable by others; deskhand will replace it",
+                "{} is readable by others; deskhand will replace it (no OS keychain: {why})",
                 token.display()
             ),
         ),
         Err(_) => (
             true,
-            format!("{} is created on first `deskhand serve`", token.display()),
+            format!(
+                "{} (0600) is created on first `deskhand serve`; no OS keychain: {why}",
+                token.display()
+            ),
         ),
+    }
+}
+
+/// The audit directory and where the token is kept.
+fn file_probes() -> Vec<Probe> {
+    let state = files::state_dir();
+    let writable = std::fs::create_dir_all(&state).is_ok() && tempfile_in(&state);
+    let token_msg = match secrets::keychain_status() {
+        Ok(()) => (true, "the OS keychain".to_owned()),
+        Err(why) => token_file_message(&why),
     };
     vec![
         probe_line(

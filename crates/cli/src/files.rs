@@ -1,5 +1,6 @@
-//! The files deskhand keeps: the token (0600) and the connection file
-//! (0600, written atomically, never through a symlink).
+//! The files deskhand keeps: secrets when there is no OS keychain (0600)
+//! and the connection file (0600, written atomically, never through a
+//! symlink).
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
@@ -7,6 +8,8 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+
+use crate::secrets;
 
 fn home() -> PathBuf {
     std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from)
@@ -82,43 +85,34 @@ pub fn write_private_atomic(path: &Path, content: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Loads the token, creating a 256-bit one on first run. The file must be
-/// ours and private; a token readable by others is replaced.
-pub fn load_or_create_token(path: &Path) -> anyhow::Result<String> {
-    load_or_create_secret(path, "token")
-}
-
-/// Loads the per-install key the audit log hashes typed and clipboard text
-/// with, creating it on first run (same rules as the token).
-pub fn load_or_create_audit_key(path: &Path) -> anyhow::Result<[u8; 32]> {
-    let hex = load_or_create_secret(path, "audit key")?;
-    let mut key = [0u8; 32];
-    for (i, byte) in key.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16)?;
+/// The secret in `path` when the file is ours, private (no access for
+/// group or others), not a symlink and holds 64 hex digits.
+pub fn read_private_secret(path: &Path) -> Option<String> {
+    let meta = fs::symlink_metadata(path).ok()?;
+    if meta.file_type().is_symlink() || meta.permissions().mode() & 0o077 != 0 {
+        return None;
     }
-    Ok(key)
+    let text = fs::read_to_string(path).ok()?;
+    let secret = text.trim();
+    secrets::is_secret(secret).then(|| secret.to_owned())
 }
 
-/// 256 random bits as 64 hex digits, kept in a private file.
-fn load_or_create_secret(path: &Path, what: &str) -> anyhow::Result<String> {
-    if let Ok(meta) = fs::symlink_metadata(path) {
-        if meta.file_type().is_symlink() {
-            bail!("{what} file {} is a symlink; refusing it", path.display());
-        }
-        let text = fs::read_to_string(path)?;
-        let token = text.trim();
-        let private = meta.permissions().mode() & 0o077 == 0;
-        if private && token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Ok(token.to_owned());
-        }
+/// 256 random bits as 64 hex digits, kept in a private file: loaded when
+/// valid, else (first run, or a file readable by others) made anew.
+pub fn load_or_create_secret(path: &Path, what: &str) -> anyhow::Result<String> {
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        bail!("{what} file {} is a symlink; refusing it", path.display());
+    }
+    if let Some(secret) = read_private_secret(path) {
+        return Ok(secret);
+    }
+    if path.exists() {
         tracing::warn!(path = %path.display(), "{what} file was not private or not valid; making a new one");
     }
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
-    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    write_private_atomic(path, format!("{token}\n").as_bytes())?;
+    let secret = secrets::random_secret()?;
+    write_private_atomic(path, format!("{secret}\n").as_bytes())?;
     tracing::info!(path = %path.display(), "created a new {what}");
-    Ok(token)
+    Ok(secret)
 }
 
 #[cfg(test)]
@@ -132,28 +126,24 @@ mod tests {
     }
 
     #[test]
-    fn audit_key_is_created_private_and_survives_a_restart() {
-        let d = tmpdir("audit-key");
-        let path = d.join("audit-key");
-        let first = load_or_create_audit_key(&path).expect("create");
-        let mode = fs::metadata(&path).expect("meta").permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
-        assert_eq!(load_or_create_audit_key(&path).expect("reload"), first);
-        assert_ne!(first, [0u8; 32]);
-        let _ = fs::remove_dir_all(&d);
-    }
-
-    #[test]
     fn token_is_created_private_and_survives_a_restart() {
         let d = tmpdir("token");
         let path = d.join("token");
-        let first = load_or_create_token(&path).expect("create");
+        let first = load_or_create_secret(&path, "token").expect("create");
         assert_eq!(first.len(), 64);
         let mode = fs::metadata(&path).expect("meta").permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
-        assert_eq!(load_or_create_token(&path).expect("reload"), first);
+        assert_eq!(
+            load_or_create_secret(&path, "token").expect("reload"),
+            first
+        );
+        assert_eq!(read_private_secret(&path), Some(first.clone()));
         fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).expect("chmod");
-        assert_ne!(load_or_create_token(&path).expect("rotate"), first);
+        assert_eq!(read_private_secret(&path), None, "not private");
+        assert_ne!(
+            load_or_create_secret(&path, "token").expect("rotate"),
+            first
+        );
         let _ = fs::remove_dir_all(&d);
     }
 

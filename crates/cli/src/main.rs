@@ -6,6 +6,7 @@ mod bench;
 mod control;
 mod doctor;
 mod files;
+mod secrets;
 mod serve;
 
 use clap::{Parser, Subcommand};

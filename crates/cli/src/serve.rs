@@ -16,6 +16,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
 
+use crate::secrets::{self, Secret};
 use crate::{control, files};
 
 /// Arguments of `deskhand serve`.
@@ -42,7 +43,7 @@ pub struct ServeArgs {
     /// Where to write the connection file (endpoint + token).
     #[arg(long)]
     connection_file: Option<PathBuf>,
-    /// Where the token is kept.
+    /// Keep the token in this file (0600) instead of the OS keychain.
     #[arg(long)]
     token_file: Option<PathBuf>,
     /// Origin allowed to connect (repeatable); none by default.
@@ -123,17 +124,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         read_foreign: args.enable_clipboard_read_foreign,
         foreign_reads_approved: args.approve_clipboard_reads,
     });
-    let audit_key = files::load_or_create_audit_key(&files::config_dir().join("audit-key"))?;
-    deskhand_engine::audit::set_text_key(audit_key);
+    let (audit_key, _) = secrets::load_or_create(Secret::AuditKey, None)?;
+    deskhand_engine::audit::set_text_key(secrets::secret_bytes(&audit_key)?);
     let audit_path = args
         .audit_log
         .unwrap_or_else(|| files::state_dir().join("audit.jsonl"));
     let audit = AuditLog::open(&audit_path)
         .with_context(|| format!("opening audit log {}", audit_path.display()))?;
-    let token_path = args
-        .token_file
-        .unwrap_or_else(|| files::config_dir().join("token"));
-    let token = Token::new(files::load_or_create_token(&token_path)?);
+    let (token, kept_in) = secrets::load_or_create(Secret::Token, args.token_file.as_deref())?;
+    tracing::info!(kept_in = %kept_in, "token loaded");
+    let token = Token::new(token);
 
     let options = deskhand_backend_x11::X11Options {
         kill_switch: Some(args.kill_switch.clone()),

@@ -49,7 +49,7 @@ fn scene(w: usize, h: usize, seed: u64) -> Vec<u8> {
         let (tw, th) = (w * 3 / 10, h * 6 / 10);
         for y in y0..(y0 + th).min(h) {
             for x in x0..(x0 + tw).min(w) {
-                let in_glyph = (y % 16) < 11 && (x % 9) < 6 && (rng.next() % 3 == 0);
+                let in_glyph = (y % 16) < 11 && (x % 9) < 6 && rng.next().is_multiple_of(3);
                 let v = if in_glyph { 30 } else { 245 };
                 let i = (y * w + x) * 4;
                 px[i..i + 3].copy_from_slice(&[v, v, v]);

@@ -151,12 +151,13 @@ impl AuditLog {
             }
         };
         line.push(b'\n');
-        if current.size > 0 && current.size + line.len() as u64 > self.rotate_bytes {
-            if let Some(path) = &self.path {
-                match self.rotate(path) {
-                    Ok(fresh) => *current = fresh,
-                    Err(e) => tracing::error!(error = %e, "audit log rotation failed"),
-                }
+        if current.size > 0
+            && current.size + line.len() as u64 > self.rotate_bytes
+            && let Some(path) = &self.path
+        {
+            match self.rotate(path) {
+                Ok(fresh) => *current = fresh,
+                Err(e) => tracing::error!(error = %e, "audit log rotation failed"),
             }
         }
         match current

@@ -214,10 +214,9 @@ impl Desk {
         if let Err(EngineError::UserTookOver {
             typed_characters, ..
         }) = &mut result
+            && matches!(action, Action::Type { .. } | Action::Paste { .. })
         {
-            if matches!(action, Action::Type { .. } | Action::Paste { .. }) {
-                *typed_characters = Some(self.typed);
-            }
+            *typed_characters = Some(self.typed);
         }
         if result.is_err() {
             self.release_session(session);

@@ -191,10 +191,10 @@ impl HandBack {
             *t = Some(reason);
         }
         tracing::info!(reason = reason.as_str(), "the person took over");
-        if let Ok(f) = self.on_trip.lock() {
-            if let Some(f) = f.as_ref() {
-                f(reason);
-            }
+        if let Ok(f) = self.on_trip.lock()
+            && let Some(f) = f.as_ref()
+        {
+            f(reason);
         }
     }
 

@@ -39,10 +39,10 @@ impl WindowRegistry {
     /// The handle of `w`: the one minted for the same identity, or a new one.
     pub fn handle_for(&mut self, w: &NativeWindow) -> String {
         let identity = Identity::of(w);
-        if let Some(handle) = self.by_native.get(&w.id) {
-            if self.by_handle.get(handle) == Some(&identity) {
-                return handle.clone();
-            }
+        if let Some(handle) = self.by_native.get(&w.id)
+            && self.by_handle.get(handle) == Some(&identity)
+        {
+            return handle.clone();
         }
         let handle = format!("win_{}", uuid::Uuid::new_v4());
         self.by_handle.insert(handle.clone(), identity);

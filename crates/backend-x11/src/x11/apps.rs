@@ -100,14 +100,12 @@ fn desktop_exec(id: &str) -> Result<Vec<String>, BackendError> {
         let line = line.trim();
         if line.starts_with('[') {
             in_entry = line == "[Desktop Entry]";
-        } else if in_entry {
-            if let Some(exec) = line.strip_prefix("Exec=") {
-                let words = split_exec(exec);
-                if words.is_empty() {
-                    break;
-                }
-                return Ok(words);
+        } else if in_entry && let Some(exec) = line.strip_prefix("Exec=") {
+            let words = split_exec(exec);
+            if words.is_empty() {
+                break;
             }
+            return Ok(words);
         }
     }
     Err(invalid(format!("{} has no Exec line", file.display())))

@@ -102,13 +102,12 @@ impl X11Windows {
                 .get_window_attributes(child)
                 .backend()?
                 .reply();
-            if let Ok(a) = attrs {
-                if a.map_state == MapState::VIEWABLE
-                    && a.class == WindowClass::INPUT_OUTPUT
-                    && !a.override_redirect
-                {
-                    out.push(child);
-                }
+            if let Ok(a) = attrs
+                && a.map_state == MapState::VIEWABLE
+                && a.class == WindowClass::INPUT_OUTPUT
+                && !a.override_redirect
+            {
+                out.push(child);
             }
         }
         Ok(out)

@@ -1,0 +1,223 @@
+//! Where deskhand keeps its secrets (the port token and the audit key): the
+//! OS keychain (Secret Service, macOS Keychain, Windows Credential Manager)
+//! when one answers, else a private 0600 file — said in the log, never a
+//! silent fallback, and never an in-memory store that forgets the token at
+//! exit (the `keyring` crate's default stores are the native ones).
+//!
+//! A keychain item is named after the config directory it belongs to, so
+//! two installs (or a test's isolated `XDG_CONFIG_HOME`) never share one.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::files;
+
+/// The keychain service name of every deskhand item.
+const SERVICE: &str = "deskhand";
+
+/// How long the keychain may take to answer. A locked keychain that shows
+/// an unlock prompt nobody answers must not stop deskhand from starting.
+const KEYCHAIN_WAIT: Duration = Duration::from_secs(10);
+
+/// A secret deskhand keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Secret {
+    /// The token every request to the local port carries.
+    Token,
+    /// The per-install key the audit log hashes text with.
+    AuditKey,
+}
+
+impl Secret {
+    fn what(self) -> &'static str {
+        match self {
+            Self::Token => "token",
+            Self::AuditKey => "audit key",
+        }
+    }
+
+    /// Its file in the config directory (used without a keychain).
+    pub fn default_file(self) -> PathBuf {
+        files::config_dir().join(match self {
+            Self::Token => "token",
+            Self::AuditKey => "audit-key",
+        })
+    }
+
+    /// Its keychain account: the secret and the config directory it
+    /// belongs to.
+    fn account(self) -> String {
+        format!("{} for {}", self.what(), files::config_dir().display())
+    }
+}
+
+/// Where a secret was found or put.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeptIn {
+    /// The OS keychain.
+    Keychain,
+    /// A private file.
+    File(PathBuf),
+}
+
+impl std::fmt::Display for KeptIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Keychain => write!(f, "the OS keychain"),
+            Self::File(p) => write!(f, "{} (0600)", p.display()),
+        }
+    }
+}
+
+/// Loads `secret` (64 hex digits: 256 random bits), creating it on first
+/// run. With `file`, only that file is used. Otherwise the keychain is
+/// tried first; a valid secret left in the default file by an earlier run
+/// without a keychain moves into it, and the file is removed.
+pub fn load_or_create(secret: Secret, file: Option<&Path>) -> anyhow::Result<(String, KeptIn)> {
+    if let Some(path) = file {
+        return Ok((
+            files::load_or_create_secret(path, secret.what())?,
+            KeptIn::File(path.to_owned()),
+        ));
+    }
+    let path = secret.default_file();
+    match in_keychain(secret, &path) {
+        Ok(value) => Ok((value, KeptIn::Keychain)),
+        Err(why) => {
+            tracing::warn!(
+                reason = %why,
+                file = %path.display(),
+                "no OS keychain answered; the {} is kept in a private file",
+                secret.what()
+            );
+            Ok((
+                files::load_or_create_secret(&path, secret.what())?,
+                KeptIn::File(path),
+            ))
+        }
+    }
+}
+
+/// Whether an OS keychain answers here, and if not why; for `doctor`.
+pub fn keychain_status() -> Result<(), String> {
+    with_timeout(|| {
+        keyring::Entry::store_status()
+            .as_ref()
+            .map(|_| ())
+            .map_err(ToString::to_string)
+    })
+}
+
+/// Runs `job` on its own thread, giving up after [`KEYCHAIN_WAIT`].
+fn with_timeout<T: Send + 'static>(
+    job: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("keychain".into())
+        .spawn(move || {
+            let _ = tx.send(job());
+        })
+        .map_err(|e| format!("cannot start the keychain thread: {e}"))?;
+    rx.recv_timeout(KEYCHAIN_WAIT)
+        .map_err(|_| format!("the keychain did not answer within {KEYCHAIN_WAIT:?}"))?
+}
+
+/// The secret from the keychain, put there first if missing.
+fn in_keychain(secret: Secret, legacy_file: &Path) -> Result<String, String> {
+    let account = secret.account();
+    let legacy = legacy_file.to_owned();
+    let (value, migrated) = with_timeout(move || {
+        if let Err(e) = keyring::Entry::store_status() {
+            return Err(e.to_string());
+        }
+        let entry = keyring::Entry::new(SERVICE, &account).map_err(|e| e.to_string())?;
+        match entry.get_password() {
+            Ok(v) if is_secret(&v) => return Ok((v, false)),
+            Ok(_) => tracing::warn!("the keychain held a malformed value; replacing it"),
+            Err(keyring::Error::NoEntry) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+        let (value, migrated) = match files::read_private_secret(&legacy) {
+            Some(v) => (v, true),
+            None => (random_secret().map_err(|e| e.to_string())?, false),
+        };
+        entry.set_password(&value).map_err(|e| e.to_string())?;
+        // A store that accepts but does not keep would lose the token.
+        match entry.get_password() {
+            Ok(back) if back == value => Ok((value, migrated)),
+            Ok(_) => Err("the keychain did not keep what was stored".into()),
+            Err(e) => Err(format!("the keychain lost what was stored: {e}")),
+        }
+    })?;
+    if migrated {
+        match std::fs::remove_file(legacy_file) {
+            Ok(()) => tracing::info!(
+                file = %legacy_file.display(),
+                "moved the {} from its file into the OS keychain",
+                secret.what()
+            ),
+            Err(e) => tracing::warn!(
+                file = %legacy_file.display(),
+                error = %e,
+                "the {} is in the OS keychain now, but its old file could not be removed",
+                secret.what()
+            ),
+        }
+    }
+    Ok(value)
+}
+
+/// 64 hex digits.
+pub fn is_secret(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// 256 random bits as 64 hex digits.
+pub fn random_secret() -> anyhow::Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// 64 hex digits as 32 bytes.
+pub fn secret_bytes(hex: &str) -> anyhow::Result<[u8; 32]> {
+    let mut key = [0u8; 32];
+    for (i, byte) in key.iter_mut().enumerate() {
+        let pair = hex.get(2 * i..2 * i + 2).context("secret too short")?;
+        *byte = u8::from_str_radix(pair, 16)?;
+    }
+    Ok(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_64_hex_digits_and_decode() {
+        let s = random_secret().expect("random");
+        assert!(is_secret(&s));
+        assert_ne!(s, random_secret().expect("random"));
+        assert!(!is_secret(&s[1..]));
+        assert!(!is_secret(&format!("{}g", &s[1..])));
+        let bytes = secret_bytes(&s).expect("decodes");
+        let back: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn an_explicit_file_is_used_and_nothing_else() {
+        let dir = std::env::temp_dir().join(format!("deskhand-secrets-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("token");
+        let (first, kept) = load_or_create(Secret::Token, Some(&path)).expect("create");
+        assert_eq!(kept, KeptIn::File(path.clone()));
+        let (again, _) = load_or_create(Secret::Token, Some(&path)).expect("reload");
+        assert_eq!(first, again);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

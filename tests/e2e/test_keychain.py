@@ -1,0 +1,113 @@
+"""The token and the audit key live in the OS keychain when one answers:
+a private D-Bus session with gnome-keyring (the Secret Service) unlocked
+with a known password, as on a person's desktop."""
+
+import os
+import subprocess
+import time
+
+import pytest
+
+from daemon import Daemon
+from xhelpers import missing, require, scratch_dir
+
+PASSWORD = b"deskhand-test-keyring"
+
+
+def name_has_owner(env: dict, name: str) -> bool:
+    out = subprocess.run(
+        ["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus",
+         "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", f"string:{name}"],
+        env=env, capture_output=True, text=True, timeout=10)
+    return out.returncode == 0 and "boolean true" in out.stdout
+
+
+@pytest.fixture
+def secret_service():
+    """A session bus and an unlocked gnome-keyring on it; yields the
+    environment that reaches them."""
+    require("dbus-daemon", "dbus-send", "gnome-keyring-daemon", "secret-tool")
+    home = scratch_dir("keyring-home-")
+    bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    address = bus.stdout.readline().strip()
+    env = {"DBUS_SESSION_BUS_ADDRESS": address, "HOME": home,
+           "XDG_DATA_HOME": f"{home}/data", "XDG_RUNTIME_DIR": home,
+           "PATH": os.environ["PATH"]}
+    keyring = subprocess.Popen(
+        ["gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets"],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    keyring.stdin.write(PASSWORD)
+    keyring.stdin.close()
+    try:
+        deadline = time.monotonic() + 15
+        while not name_has_owner(env, "org.freedesktop.secrets"):
+            if keyring.poll() is not None or time.monotonic() > deadline:
+                missing("a working gnome-keyring-daemon (the Secret Service)")
+            time.sleep(0.1)
+        yield env
+    finally:
+        for p in (keyring, bus):
+            p.kill()
+            p.wait(10)
+
+
+def bus_and_config(secret_service: dict, config) -> dict:
+    """The daemon's environment: the test's session bus, its config dir."""
+    return {"DBUS_SESSION_BUS_ADDRESS": secret_service["DBUS_SESSION_BUS_ADDRESS"],
+            "XDG_CONFIG_HOME": str(config)}
+
+
+def lookup(env: dict, account: str) -> str:
+    out = subprocess.run(["secret-tool", "lookup", "service", "deskhand", "username", account],
+                         env=env, capture_output=True, text=True, timeout=10)
+    return out.stdout.strip()
+
+
+def test_token_is_kept_in_the_keychain_and_survives_a_restart(secret_service, tmp_path):
+    config = tmp_path / "config"
+    config.mkdir(mode=0o700)
+    # an earlier run without a keychain left its token in a file
+    Daemon("--virtual=640x480", env={"XDG_CONFIG_HOME": str(config)}).terminate()
+    old_file = config / "deskhand" / "token"
+    old_token = old_file.read_text().strip()
+
+    env = bus_and_config(secret_service, config)
+    tokens = []
+    for _ in range(2):
+        d = Daemon("--virtual=640x480", env=env)
+        try:
+            tokens.append(d.token)
+            d.client().close()  # the token works
+        finally:
+            assert d.terminate() == 0, d.stderr_tail()
+        assert "no OS keychain" not in d.stderr_path.read_text(), d.stderr_tail()
+    assert tokens == [old_token, old_token], "the file's token did not move into the keychain"
+    assert not old_file.exists(), "the token file is still there after moving into the keychain"
+    assert not (config / "deskhand" / "audit-key").exists()
+    account = f"token for {config}/deskhand"
+    assert lookup(secret_service, account) == old_token, "the keychain does not hold the token"
+    assert len(lookup(secret_service, f"audit key for {config}/deskhand")) == 64
+
+
+def test_each_config_directory_has_its_own_keychain_token(secret_service, tmp_path):
+    tokens = []
+    for name in ("a", "b"):
+        config = tmp_path / name
+        config.mkdir(mode=0o700)
+        d = Daemon("--virtual=640x480", env=bus_and_config(secret_service, config))
+        tokens.append(d.token)
+        assert d.terminate() == 0, d.stderr_tail()
+        assert not (config / "deskhand" / "token").exists()
+    assert tokens[0] != tokens[1]
+
+
+def test_an_explicit_token_file_bypasses_the_keychain(secret_service, tmp_path):
+    config = tmp_path / "config"
+    config.mkdir(mode=0o700)
+    token_file = tmp_path / "my-token"
+    d = Daemon("--virtual=640x480", "--token-file", str(token_file),
+               env=bus_and_config(secret_service, config))
+    assert d.terminate() == 0, d.stderr_tail()
+    assert token_file.read_text().strip() == d.token
+    assert lookup(secret_service, f"token for {config}/deskhand") == ""
