@@ -43,6 +43,9 @@ pub struct Desk {
     pub handback: Arc<HandBack>,
     /// Characters sent by the `type` under way (for `typed_characters`).
     typed: usize,
+    /// The pointer was read by the check before the action and nothing was
+    /// sent since: its first move need not read it again.
+    pointer_fresh: bool,
 }
 
 fn stopped(reason: PausedReason, typed_characters: Option<usize>) -> EngineError {
@@ -63,12 +66,15 @@ impl Desk {
             windows: WindowRegistry::default(),
             handback,
             typed: 0,
+            pointer_fresh: false,
         }
     }
 
     /// The check before every synthetic call: has the person taken over,
-    /// or has the takeover ended?
-    fn step(&self) -> Result<(), EngineError> {
+    /// or has the takeover ended? (After it, the last pointer reading is
+    /// not fresh any more.)
+    fn step(&mut self) -> Result<(), EngineError> {
+        self.pointer_fresh = false;
         if let Some(reason) = self.handback.tripped() {
             return Err(stopped(reason, None));
         }
@@ -202,6 +208,7 @@ impl Desk {
                         .then_some(0),
                 });
             }
+            self.pointer_fresh = true;
         }
         if self.handback.is_revoked() {
             return Err(EngineError::NotGranted {
@@ -211,6 +218,7 @@ impl Desk {
         }
         self.typed = 0;
         let mut result = self.perform_input(session, action);
+        self.pointer_fresh = false;
         if let Err(EngineError::UserTookOver {
             typed_characters, ..
         }) = &mut result
@@ -373,10 +381,12 @@ impl Desk {
     }
 
     fn move_to(&mut self, p: Point) -> Result<(), EngineError> {
+        let fresh = self.pointer_fresh;
         self.step()?;
-        if self.handback.is_armed() {
-            // Every step of a move reads where the pointer is: a warp
-            // between two steps is the person's.
+        if self.handback.is_armed() && !fresh {
+            // Every step of a move reads where the pointer is (unless the
+            // check before the action just did): a warp between two steps
+            // is the person's.
             let now = self.backend.displays.cursor_position()?;
             if let Err(reason) = self.handback.check_pointer(now) {
                 return Err(stopped(reason, None));

@@ -4,7 +4,7 @@
 use deskhand_protocol::messages::ImageFormat;
 
 use crate::desk::Desk;
-use crate::encode::encode;
+use crate::encode::{EncodedImage, encode};
 use crate::error::EngineError;
 use crate::geometry::{Layout, Monitor, Point, Rect};
 
@@ -36,7 +36,7 @@ pub struct ShotSpec {
 #[derive(Debug, Clone)]
 pub struct Screenshot {
     /// PNG or JPEG bytes.
-    pub bytes: Vec<u8>,
+    pub bytes: EncodedImage,
     /// Their format.
     pub format: ImageFormat,
     /// The captured rectangle in global desktop pixels.

@@ -178,6 +178,11 @@ impl Exclusion {
             return Ok(());
         }
         let windows = self.windows_beneath(conn, root)?;
+        // Ask for every piece first, then paste the answers in the same
+        // order (background first, then the windows bottom to top): one
+        // round trip instead of one per piece. A background must answer; a
+        // window may have gone meanwhile.
+        let mut pieces = Vec::new();
         for (r, bg) in todo {
             if let Some(bg) = bg {
                 let origin = self
@@ -186,7 +191,7 @@ impl Exclusion {
                     .find(|(w, _)| *w == bg)
                     .map_or((r.x, r.y), |(_, b)| (b.x, b.y));
                 conn.clear_area(false, bg, 0, 0, 0, 0).backend()?;
-                let img = conn
+                let image = conn
                     .get_image(
                         ImageFormat::Z_PIXMAP,
                         bg,
@@ -196,16 +201,14 @@ impl Exclusion {
                         r.height as u16,
                         !0,
                     )
-                    .backend()?
-                    .reply()
                     .backend()?;
-                paste(frame, frame_rect, &r, &img.data);
+                pieces.push((r, image, true));
             }
             for (w, inner) in &windows {
                 let Some(part) = intersect(&r, inner) else {
                     continue;
                 };
-                let Ok(img) = conn
+                let image = conn
                     .get_image(
                         ImageFormat::Z_PIXMAP,
                         *w,
@@ -215,14 +218,18 @@ impl Exclusion {
                         part.height as u16,
                         !0,
                     )
-                    .backend()?
-                    .reply()
-                else {
-                    continue; // gone meanwhile
-                };
-                if img.data.len() >= part.width as usize * part.height as usize * 4 {
+                    .backend()?;
+                pieces.push((part, image, false));
+            }
+        }
+        for (part, image, required) in pieces {
+            match image.reply() {
+                Ok(img) if img.data.len() >= part.width as usize * part.height as usize * 4 => {
                     paste(frame, frame_rect, &part, &img.data);
                 }
+                Ok(_) => {}
+                Err(e) if required => return Err(e).backend(),
+                Err(_) => {} // the window is gone
             }
         }
         Ok(())

@@ -1,5 +1,5 @@
-//! A deflate block writer made for filtered screenshot rows, about twice as
-//! fast as fdeflate on photo-like content and with smaller output.
+//! A deflate block writer made for filtered screenshot rows: on photo-like
+//! content about 1.5 times as fast as fdeflate, with a sixth less output.
 //!
 //! Each stripe becomes ONE dynamic-Huffman block whose code is built from a
 //! sample of the stripe's own bytes (fdeflate uses one fixed table for every
@@ -116,6 +116,8 @@ impl<'a> BitWriter<'a> {
 
     /// Pads the pending bits to a byte; returns the length written.
     fn finish(mut self) -> usize {
+        self.flush();
+        // At most seven bits are left: one more (padded) byte.
         self.count = self.count.div_ceil(8) * 8;
         self.flush();
         self.pos

@@ -1,13 +1,14 @@
 //! Turning a captured frame into PNG or JPEG bytes, fast: PNG filtered and
 //! deflated in stripes on every core (Sub filter, a Huffman-only deflate
-//! made for it),
-//! JPEG with libjpeg-turbo straight from the backend's buffer when no cursor
-//! is drawn.
+//! made for it), JPEG with libjpeg-turbo straight from the backend's buffer
+//! when no cursor is drawn.
 
 mod deflate;
+mod image;
 mod jpeg;
 mod png_parallel;
 
+pub use image::EncodedImage;
 pub use png_parallel::StripeCache;
 
 use deskhand_protocol::messages::ImageFormat;
@@ -29,12 +30,12 @@ pub fn encode(
     quality: u8,
     cursor: Option<&CursorImage>,
     cache: &mut StripeCache,
-) -> Result<Vec<u8>, EncodeError> {
+) -> Result<EncodedImage, EncodeError> {
     match (format, cursor) {
-        (ImageFormat::Jpeg, None) => jpeg::encode_bgrx(frame, quality),
+        (ImageFormat::Jpeg, None) => jpeg::encode_bgrx(frame, quality).map(EncodedImage::from),
         (ImageFormat::Jpeg, Some(_)) => {
             let rgb = to_rgb(frame, origin, cursor);
-            jpeg::encode_rgb(&rgb, frame.width, frame.height, quality)
+            jpeg::encode_rgb(&rgb, frame.width, frame.height, quality).map(EncodedImage::from)
         }
         (ImageFormat::Png, _) => png_parallel::encode_png(frame, origin, cursor, cache),
     }
@@ -168,6 +169,7 @@ pub(crate) mod test_util {
             &mut StripeCache::default(),
         )
         .expect("encode")
+        .to_vec()
     }
 }
 

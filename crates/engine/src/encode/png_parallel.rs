@@ -12,10 +12,12 @@
 //! screenshot after each small action, and most stripes have not changed.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use xxhash_rust::xxh3::Xxh3;
 
 use super::deflate::{Deflater, FINAL_EMPTY_BLOCK};
+use super::image::EncodedImage;
 use super::{EncodeError, bgrx_row_to_rgb, cursor_covers_row, draw_cursor_row};
 use crate::backend::{CursorImage, Frame, PixelFormat};
 use crate::geometry::{Point, Rect};
@@ -50,13 +52,20 @@ impl std::fmt::Debug for Scratch {
     }
 }
 
-/// One stripe's deflate blocks, and the Adler-32 and length of the data
-/// they hold.
+/// One stripe's deflate blocks with their CRC-32 (for the IDAT chunk), and
+/// the Adler-32 and length of the data they hold.
 #[derive(Debug)]
 struct Stripe {
     deflate: Vec<u8>,
+    crc: crc32fast::Hasher,
     adler: u32,
     raw_len: usize,
+}
+
+impl AsRef<[u8]> for Stripe {
+    fn as_ref(&self) -> &[u8] {
+        &self.deflate
+    }
 }
 
 /// Encodes `frame`, captured at `origin`, as an 8-bit RGB PNG, reusing the
@@ -66,7 +75,7 @@ pub fn encode_png(
     origin: Point,
     cursor: Option<&CursorImage>,
     cache: &mut StripeCache,
-) -> Result<Vec<u8>, EncodeError> {
+) -> Result<EncodedImage, EncodeError> {
     encode_striped(frame, origin, cursor, cache, STRIPE_ROWS)
 }
 
@@ -77,7 +86,7 @@ fn encode_striped(
     cursor: Option<&CursorImage>,
     cache: &mut StripeCache,
     rows: usize,
-) -> Result<Vec<u8>, EncodeError> {
+) -> Result<EncodedImage, EncodeError> {
     let (w, h) = (frame.width as usize, frame.height as usize);
     if w == 0 || h == 0 || rows == 0 {
         return Err(EncodeError("empty image".into()));
@@ -93,9 +102,16 @@ fn encode_striped(
         .min(count);
     cache.scratch.resize_with(workers, Scratch::default);
     let previous = &cache.stripes;
-    let work = |worker: usize, scratch: &mut Scratch| -> Vec<(usize, u128, Arc<Stripe>)> {
+    // Stripes are handed out one at a time, so that a thread the scheduler
+    // delays takes fewer of them.
+    let next = AtomicUsize::new(0);
+    let work = |scratch: &mut Scratch| -> Vec<(usize, u128, Arc<Stripe>)> {
         let mut done = Vec::new();
-        for i in (worker..count).step_by(workers) {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= count {
+                break;
+            }
             let (y0, y1) = (i * rows, ((i + 1) * rows).min(h));
             let key = stripe_key(frame, y0, y1);
             let under_cursor = cursor.is_some_and(|c| {
@@ -119,10 +135,9 @@ fn encode_striped(
         let (first_scratch, others) = cache.scratch.split_at_mut(1);
         let handles: Vec<_> = others
             .iter_mut()
-            .enumerate()
-            .map(|(t, scratch)| scope.spawn(move || work(t + 1, scratch)))
+            .map(|scratch| scope.spawn(move || work(scratch)))
             .collect();
-        let first = work(0, &mut first_scratch[0]);
+        let first = work(&mut first_scratch[0]);
         std::iter::once(Ok(first))
             .chain(handles.into_iter().map(|h| {
                 h.join()
@@ -220,8 +235,12 @@ fn compress_rows_portable(
             },
         }
     }
+    let deflate = scratch.deflater.stripe(filtered);
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&deflate);
     Stripe {
-        deflate: scratch.deflater.stripe(filtered),
+        deflate,
+        crc,
         adler: simd_adler32::adler32(&filtered.as_slice()),
         raw_len: filtered.len(),
     }
@@ -266,41 +285,50 @@ fn adler32_combine(a: u32, b: u32, len_b: usize) -> u32 {
 }
 
 /// Signature, IHDR (8-bit RGB), one IDAT holding the zlib stream of the
-/// joined stripes, IEND.
-fn png_container(width: u32, height: u32, stripes: &[Arc<Stripe>]) -> Vec<u8> {
+/// joined stripes (shared with the cache, not copied), IEND.
+fn png_container(width: u32, height: u32, stripes: &[Arc<Stripe>]) -> EncodedImage {
+    const ZLIB_HEADER: [u8; 2] = [0x78, 0x01]; // deflate, 32 KiB window, fastest
     let deflated: usize = stripes.iter().map(|s| s.deflate.len()).sum();
-    let idat_len = 2 + deflated + FINAL_EMPTY_BLOCK.len() + 4;
-    let mut out = Vec::with_capacity(idat_len + 64);
-    out.extend_from_slice(b"\x89PNG\r\n\x1a\n");
+    let idat_len = ZLIB_HEADER.len() + deflated + FINAL_EMPTY_BLOCK.len() + 4;
+    let mut head = Vec::with_capacity(64);
+    head.extend_from_slice(b"\x89PNG\r\n\x1a\n");
     let mut ihdr = [0u8; 13];
     ihdr[..4].copy_from_slice(&width.to_be_bytes());
     ihdr[4..8].copy_from_slice(&height.to_be_bytes());
     // Bit depth 8, colour type 2 (RGB), deflate, adaptive filtering, no interlace.
     ihdr[8..].copy_from_slice(&[8, 2, 0, 0, 0]);
-    chunk(&mut out, b"IHDR", &[&ihdr]);
+    chunk(&mut head, b"IHDR", &ihdr);
+    head.extend_from_slice(&u32::try_from(idat_len).unwrap_or(u32::MAX).to_be_bytes());
+    head.extend_from_slice(b"IDAT");
+    head.extend_from_slice(&ZLIB_HEADER);
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(b"IDAT");
+    crc.update(&ZLIB_HEADER);
+    let mut image = EncodedImage::from(head);
+    for s in stripes {
+        crc.combine(&s.crc);
+        image.push_shared(s.clone());
+    }
     let adler = stripes
         .iter()
         .fold(1, |a, s| adler32_combine(a, s.adler, s.raw_len));
-    // zlib header: deflate, 32 KiB window, no dictionary, fastest.
-    let mut idat: Vec<&[u8]> = vec![&[0x78, 0x01]];
-    idat.extend(stripes.iter().map(|s| s.deflate.as_slice()));
-    let adler = adler.to_be_bytes();
-    idat.extend([FINAL_EMPTY_BLOCK.as_slice(), adler.as_slice()]);
-    chunk(&mut out, b"IDAT", &idat);
-    chunk(&mut out, b"IEND", &[]);
-    out
+    let mut tail = Vec::with_capacity(32);
+    tail.extend_from_slice(&FINAL_EMPTY_BLOCK);
+    tail.extend_from_slice(&adler.to_be_bytes());
+    crc.update(&tail);
+    tail.extend_from_slice(&crc.finalize().to_be_bytes());
+    chunk(&mut tail, b"IEND", &[]);
+    image.push(tail);
+    image
 }
 
-/// Appends one chunk whose data is `parts` concatenated.
-fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], parts: &[&[u8]]) {
-    let len: usize = parts.iter().map(|p| p.len()).sum();
-    let len = u32::try_from(len).unwrap_or(u32::MAX);
+/// Appends one chunk.
+fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+    let len = u32::try_from(data.len()).unwrap_or(u32::MAX);
     out.extend_from_slice(&len.to_be_bytes());
     let start = out.len();
     out.extend_from_slice(kind);
-    for p in parts {
-        out.extend_from_slice(p);
-    }
+    out.extend_from_slice(data);
     let crc = crc32fast::hash(&out[start..]);
     out.extend_from_slice(&crc.to_be_bytes());
 }
@@ -313,8 +341,8 @@ mod tests {
         crate::encode::test_util::frame(px, w, h)
     }
 
-    fn decode(png: &[u8]) -> Vec<u8> {
-        crate::encode::test_util::decode(png).2
+    fn decode(png: &EncodedImage) -> Vec<u8> {
+        crate::encode::test_util::decode(&png.to_vec()).2
     }
 
     #[test]

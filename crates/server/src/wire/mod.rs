@@ -13,6 +13,7 @@ use axum::extract::State;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use deskhand_engine::encode::EncodedImage;
 use deskhand_engine::{EngineError, Session, TakeoverEvent};
 use deskhand_protocol::messages::{
     AckPayload, CursorPositionResponse, DisplayInfoResponse, HelloAckPayload, HelloPayload,
@@ -42,7 +43,7 @@ pub(crate) async fn upgrade(State(state): State<Arc<AppState>>, ws: WebSocketUpg
 enum Reply {
     Message(MessageType, Value),
     /// A screenshot: its payload fields and the encoded image.
-    Screenshot(Value, Vec<u8>),
+    Screenshot(Value, EncodedImage),
     None,
 }
 
