@@ -341,6 +341,21 @@ mod tests {
         crate::encode::test_util::frame(px, w, h)
     }
 
+    /// The stripes the cache holds now.
+    fn cached(cache: &StripeCache) -> Vec<Arc<Stripe>> {
+        cache
+            .stripes
+            .iter()
+            .flatten()
+            .map(|(_, s)| s.clone())
+            .collect()
+    }
+
+    /// `w`×`h` BGRX test pixels, byte `i` being `i * mul % modulo`.
+    fn pattern(w: u32, h: u32, mul: u32, modulo: u32) -> Vec<u8> {
+        (0..w * h * 4).map(|i| (i * mul % modulo) as u8).collect()
+    }
+
     fn decode(png: &EncodedImage) -> Vec<u8> {
         crate::encode::test_util::decode(&png.to_vec()).2
     }
@@ -348,7 +363,7 @@ mod tests {
     #[test]
     fn striped_png_decodes_to_every_pixel() {
         let (w, h) = (23u32, 101u32);
-        let px: Vec<u8> = (0..w * h * 4).map(|i| (i * 7 % 253) as u8).collect();
+        let px = pattern(w, h, 7, 253);
         let frame = bgrx_frame(&px, w, h);
         let cursor = CursorImage {
             origin: Point::new(5, 44),
@@ -376,25 +391,15 @@ mod tests {
     #[test]
     fn unchanged_stripes_are_reused_and_changed_ones_are_not() {
         let (w, h) = (16u32, 40u32);
-        let mut px: Vec<u8> = (0..w * h * 4).map(|i| (i * 5 % 251) as u8).collect();
+        let mut px = pattern(w, h, 5, 251);
         let mut cache = StripeCache::default();
         let at = Point::new(3, 4);
         let first = encode_striped(&bgrx_frame(&px, w, h), at, None, &mut cache, 10).expect("1st");
-        let before: Vec<Arc<Stripe>> = cache
-            .stripes
-            .iter()
-            .flatten()
-            .map(|(_, s)| s.clone())
-            .collect();
+        let before: Vec<Arc<Stripe>> = cached(&cache);
         // Change one pixel in row 25 (stripe 2).
         px[(25 * w as usize + 3) * 4] ^= 0xff;
         let second = encode_striped(&bgrx_frame(&px, w, h), at, None, &mut cache, 10).expect("2nd");
-        let after: Vec<Arc<Stripe>> = cache
-            .stripes
-            .iter()
-            .flatten()
-            .map(|(_, s)| s.clone())
-            .collect();
+        let after: Vec<Arc<Stripe>> = cached(&cache);
         for (i, (b, a)) in before.iter().zip(&after).enumerate() {
             assert_eq!(Arc::ptr_eq(b, a), i != 2, "stripe {i} reuse");
         }
@@ -421,19 +426,14 @@ mod tests {
             10,
         )
         .expect("3rd");
-        let moved: Vec<Arc<Stripe>> = cache
-            .stripes
-            .iter()
-            .flatten()
-            .map(|(_, s)| s.clone())
-            .collect();
+        let moved: Vec<Arc<Stripe>> = cached(&cache);
         assert!(moved.iter().zip(&after).all(|(m, a)| !Arc::ptr_eq(m, a)));
     }
 
     #[test]
     fn the_avx2_build_writes_what_the_portable_one_writes() {
         let (w, h) = (37u32, 9u32);
-        let px: Vec<u8> = (0..w * h * 4).map(|i| (i * 31 % 241) as u8).collect();
+        let px = pattern(w, h, 31, 241);
         let frame = bgrx_frame(&px, w, h);
         let cursor = CursorImage {
             origin: Point::new(3, 2),
