@@ -90,7 +90,17 @@ fn measure(label: &str, frames: [&Frame<'_>; 2], format: ImageFormat) {
 }
 
 fn main() {
+    // `cargo bench -p deskhand-engine -- 1920 PNG`: only the rows whose
+    // label holds every word given.
+    let words: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let wanted = |label: &str| words.iter().all(|w| label.contains(w.as_str()));
     for (w, h) in [(1920usize, 1080usize), (3840, 2160)] {
+        if !wanted(&format!("encode {w}x{h} PNG")) && !wanted(&format!("encode {w}x{h} JPEG q75")) {
+            continue;
+        }
         let pixels = [
             scene(w, h, 0x9e37_79b9_7f4a_7c15),
             scene(w, h, 0x2545_f491_4f6c_dd1d),
@@ -103,11 +113,13 @@ fn main() {
             pixels: px,
         });
         let frames = [&frames[0], &frames[1]];
-        measure(&format!("encode {w}x{h} PNG"), frames, ImageFormat::Png);
-        measure(
-            &format!("encode {w}x{h} JPEG q75"),
-            frames,
-            ImageFormat::Jpeg,
-        );
+        for (label, format) in [
+            (format!("encode {w}x{h} PNG"), ImageFormat::Png),
+            (format!("encode {w}x{h} JPEG q75"), ImageFormat::Jpeg),
+        ] {
+            if wanted(&label) {
+                measure(&label, frames, format);
+            }
+        }
     }
 }

@@ -131,7 +131,8 @@ impl<'a> BitWriter<'a> {
 struct LitLenCode {
     lengths: [u8; LITLEN_SYMBOLS],
     table: [u32; LITLEN_SYMBOLS],
-    pairs: Vec<u32>,
+    /// Indexed by a `u16`, so that a lookup needs no bounds check.
+    pairs: Box<[u32; 1 << 16]>,
 }
 
 impl Default for LitLenCode {
@@ -139,14 +140,20 @@ impl Default for LitLenCode {
         Self {
             lengths: [0; LITLEN_SYMBOLS],
             table: [0; LITLEN_SYMBOLS],
-            pairs: vec![0; 1 << 16],
+            // Built on the heap (not moved through the stack).
+            pairs: vec![0; 1 << 16]
+                .into_boxed_slice()
+                .try_into()
+                .unwrap_or_else(|_| unreachable!("the length is 1 << 16")),
         }
     }
 }
 
 impl LitLenCode {
     /// Fits the code to a sample of `data`; every symbol gets a code, so
-    /// bytes outside the sample can be written too.
+    /// bytes outside the sample can be written too. Inlined so that the
+    /// pair table is built with the caller's vector instructions.
+    #[inline(always)]
     fn fit_to_sample(&mut self, data: &[u8]) {
         let mut counts = [1u32; LITLEN_SYMBOLS];
         for chunk in data.chunks(1024).step_by(SAMPLE_EVERY) {
@@ -185,12 +192,12 @@ impl LitLenCode {
         (u64::from(t & 0xffff), t >> 16)
     }
 
-    /// Eight literals (a little-endian word): two pairs, a flush, two
-    /// pairs, a flush.
+    /// Eight literals (a little-endian word): two pairs (at most 52 bits),
+    /// a flush, two pairs, a flush.
     #[inline(always)]
     fn put8(&self, w: &mut BitWriter<'_>, word: u64) {
         let pair = |shift: u32| {
-            let p = self.pairs[((word >> shift) & 0xffff) as usize];
+            let p = self.pairs[usize::from((word >> shift) as u16)];
             (
                 u64::from(p & ((1 << PAIR_CODE_BITS) - 1)),
                 p >> PAIR_CODE_BITS,
