@@ -89,6 +89,27 @@ def test_screenshots_never_show_the_indicator(client, display, apps):
     assert during.rows == without.rows, "the screenshot differs from one without takeover"
 
 
+def test_screenshots_leave_out_the_indicator_after_a_window_moves_under_it(client, display,
+                                                                          apps):
+    # The first screenshot during the takeover remembers the windows
+    # beneath the frame; the second must notice that one moved under it.
+    run(display, "xsetroot", "-solid", "#3a5a7a")
+    term = XTerm(display, cols=30, rows=8, pos="+300+300", bg="#a01010")
+    apps.append(term)
+    assert client.take_over(True)["payload"]["indicator"] is True
+    decode_png(client.screenshot(format="png")["image"])
+    run(display, "xdotool", "windowmove", term.wid, "0", "0")
+    poll(lambda: term.rect().x < 20 and term.rect().y < 40, what="the xterm at the corner")
+    time.sleep(0.3)
+    during = decode_png(client.screenshot(format="png")["image"])
+    client.take_over(False)
+    without = decode_png(client.screenshot(format="png")["image"])
+    r = term.rect()
+    assert r.x < 6, "the xterm reaches under the frame's left edge"
+    assert without.pixel(r.x + r.w - 4, r.y + r.h - 4) == (160, 16, 16)
+    assert during.rows == without.rows, "the frame or a stale piece is in the screenshot"
+
+
 def test_the_person_moving_the_pointer_stops_typing(client, display, apps, tmp_path):
     out = tmp_path / "typed.txt"
     term = XTerm(display, command=["bash", "-c", f"stty -icanon -echo; exec cat > {out}"])

@@ -150,9 +150,8 @@ impl X11Capture {
             let s = self.segment(size)?;
             (s.seg, s.addr)
         };
-        let reply = self
-            .shared
-            .conn
+        let conn = &self.shared.conn;
+        let image = conn
             .shm_get_image(
                 root,
                 rect.x as i16,
@@ -164,10 +163,9 @@ impl X11Capture {
                 seg,
                 0,
             )
-            .backend()?
-            .reply()
             .backend()?;
-        let got = reply.size as usize;
+        let repair = self.exclusion.begin(conn, root, &rect)?;
+        let got = image.reply().backend()?.size as usize;
         if got < size {
             return Err(BackendError::Failed(format!(
                 "short SHM image: {got} of {size} bytes"
@@ -177,7 +175,9 @@ impl X11Capture {
         // `size` bytes, and the reply has arrived, so the write is complete;
         // the server touches the segment again only at our next request.
         let pixels = unsafe { std::slice::from_raw_parts_mut(addr, size) };
-        self.leave_out_indicator(&rect, pixels)?;
+        if let Some(repair) = repair {
+            self.exclusion.finish(conn, &rect, repair, pixels)?;
+        }
         sink(&Frame {
             width: rect.width,
             height: rect.height,
@@ -188,23 +188,13 @@ impl X11Capture {
         Ok(())
     }
 
-    /// Paints the indicator's rectangles from what lies beneath it.
-    fn leave_out_indicator(&self, rect: &Rect, pixels: &mut [u8]) -> Result<(), BackendError> {
-        if self.exclusion.active() {
-            self.exclusion
-                .repair(&self.shared.conn, self.shared.root, rect, pixels)?;
-        }
-        Ok(())
-    }
-
     fn capture_plain(
         &mut self,
         rect: Rect,
         sink: &mut dyn FnMut(&Frame<'_>),
     ) -> Result<(), BackendError> {
-        let mut reply = self
-            .shared
-            .conn
+        let conn = &self.shared.conn;
+        let image = conn
             .get_image(
                 ImageFormat::Z_PIXMAP,
                 self.shared.root,
@@ -214,10 +204,13 @@ impl X11Capture {
                 rect.height as u16,
                 !0,
             )
-            .backend()?
-            .reply()
             .backend()?;
-        self.leave_out_indicator(&rect, &mut reply.data)?;
+        let repair = self.exclusion.begin(conn, self.shared.root, &rect)?;
+        let mut reply = image.reply().backend()?;
+        if let Some(repair) = repair {
+            self.exclusion
+                .finish(conn, &rect, repair, &mut reply.data)?;
+        }
         sink(&Frame {
             width: rect.width,
             height: rect.height,

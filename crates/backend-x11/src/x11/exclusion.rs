@@ -11,11 +11,13 @@
 
 use deskhand_engine::{BackendError, Rect};
 use x11rb::connection::{Connection, RequestConnection};
+use x11rb::cookie::Cookie;
 use x11rb::protocol::composite::{self, ConnectionExt as _, Redirect};
 use x11rb::protocol::shape::{self, ConnectionExt as _};
 use x11rb::protocol::xproto::{
-    BackPixmap, ClipOrdering, ConfigureWindowAux, ConnectionExt as _, CreateWindowAux, ImageFormat,
-    MapState, StackMode, Window, WindowClass,
+    BackPixmap, ClipOrdering, ConfigureWindowAux, ConnectionExt as _, CreateWindowAux,
+    GetGeometryReply, GetImageReply, GetWindowAttributesReply, ImageFormat, MapState,
+    QueryTreeReply, StackMode, Window, WindowClass,
 };
 use x11rb::rust_connection::RustConnection;
 
@@ -29,6 +31,8 @@ pub(crate) struct Exclusion {
     /// Hidden background holders, one per covered rectangle.
     backgrounds: Vec<(Window, Rect)>,
     redirected: bool,
+    /// The windows beneath as the last repair found them.
+    beneath: Beneath,
 }
 
 fn intersect(a: &Rect, b: &Rect) -> Option<Rect> {
@@ -71,6 +75,7 @@ impl Exclusion {
         windows: &[u64],
         covered: &[Rect],
     ) -> Result<(), BackendError> {
+        self.beneath = Beneath::default();
         for (w, _) in self.backgrounds.drain(..) {
             let _ = conn.destroy_window(w);
         }
@@ -154,17 +159,73 @@ impl Exclusion {
         Ok(())
     }
 
-    /// Paints the covered parts of `frame` (BGRX of `frame_rect`) from what
-    /// lies beneath the indicator.
-    pub(crate) fn repair(
+    /// Sends everything the repair of `frame_rect` needs, to be sent in
+    /// the same batch as the capture itself: the root's children and the
+    /// state of the windows found beneath the indicator last time (to check
+    /// that nothing moved), and the covered pieces as they would be if
+    /// nothing did. [`Exclusion::finish`] reads the answers; in the usual
+    /// case (no window mapped, moved or restacked since) the whole repair
+    /// costs no round trip of its own.
+    pub(crate) fn begin<'c>(
         &self,
-        conn: &RustConnection,
+        conn: &'c RustConnection,
         root: Window,
         frame_rect: &Rect,
+    ) -> Result<Option<PendingRepair<'c>>, BackendError> {
+        let todo = self.todo(frame_rect);
+        if !self.active() || todo.is_empty() {
+            return Ok(None);
+        }
+        let tree = conn.query_tree(root).backend()?;
+        let checks = request_states(conn, &self.beneath.children)?;
+        let pieces = self.request_pieces(conn, &todo, &self.beneath.windows)?;
+        Ok(Some(PendingRepair {
+            todo,
+            tree,
+            checks,
+            pieces,
+        }))
+    }
+
+    /// Paints the covered parts of `frame` (BGRX of `frame_rect`) from what
+    /// lies beneath the indicator, with the answers to [`Exclusion::begin`];
+    /// asks again (two more round trips) when the windows changed.
+    pub(crate) fn finish(
+        &mut self,
+        conn: &RustConnection,
+        frame_rect: &Rect,
+        pending: PendingRepair<'_>,
         frame: &mut [u8],
     ) -> Result<(), BackendError> {
-        let todo: Vec<(Rect, Option<Window>)> = self
-            .covered
+        let children: Vec<Window> = pending
+            .tree
+            .reply()
+            .backend()?
+            .children
+            .into_iter()
+            .filter(|w| !self.ours(w))
+            .collect();
+        let same_children = children == self.beneath.children;
+        let states = read_states(pending.checks);
+        let pieces = if same_children && states == self.beneath.windows {
+            pending.pieces
+        } else {
+            drop(pending.pieces);
+            let windows = if same_children {
+                states
+            } else {
+                read_states(request_states(conn, &children)?)
+            };
+            self.beneath = Beneath { children, windows };
+            self.request_pieces(conn, &pending.todo, &self.beneath.windows)?
+        };
+        paste_pieces(pieces, frame, frame_rect)
+    }
+
+    /// The covered rectangles inside `frame_rect`, each with its background
+    /// holder.
+    fn todo(&self, frame_rect: &Rect) -> Vec<(Rect, Option<Window>)> {
+        self.covered
             .iter()
             .zip(
                 self.backgrounds
@@ -173,17 +234,25 @@ impl Exclusion {
                     .chain(std::iter::repeat(None)),
             )
             .filter_map(|(c, bg)| intersect(c, frame_rect).map(|r| (r, bg)))
-            .collect();
-        if todo.is_empty() {
-            return Ok(());
-        }
-        let windows = self.windows_beneath(conn, root)?;
-        // Ask for every piece first, then paste the answers in the same
-        // order (background first, then the windows bottom to top): one
-        // round trip instead of one per piece. A background must answer; a
-        // window may have gone meanwhile.
+            .collect()
+    }
+
+    /// Whether `w` is one of the indicator's windows or a background
+    /// holder.
+    fn ours(&self, w: &Window) -> bool {
+        self.overlay.contains(w) || self.backgrounds.iter().any(|(b, _)| b == w)
+    }
+
+    /// Asks for every piece of `todo`, in paste order: the background
+    /// first, then `windows` bottom to top.
+    fn request_pieces<'c>(
+        &self,
+        conn: &'c RustConnection,
+        todo: &[(Rect, Option<Window>)],
+        windows: &[(Window, Rect)],
+    ) -> Result<Vec<Piece<'c>>, BackendError> {
         let mut pieces = Vec::new();
-        for (r, bg) in todo {
+        for &(r, bg) in todo {
             if let Some(bg) = bg {
                 let origin = self
                     .backgrounds
@@ -204,7 +273,7 @@ impl Exclusion {
                     .backend()?;
                 pieces.push((r, image, true));
             }
-            for (w, inner) in &windows {
+            for (w, inner) in windows {
                 let Some(part) = intersect(&r, inner) else {
                     continue;
                 };
@@ -222,60 +291,97 @@ impl Exclusion {
                 pieces.push((part, image, false));
             }
         }
-        for (part, image, required) in pieces {
-            match image.reply() {
-                Ok(img) if img.data.len() >= part.width as usize * part.height as usize * 4 => {
-                    paste(frame, frame_rect, &part, &img.data);
-                }
-                Ok(_) => {}
-                Err(e) if required => return Err(e).backend(),
-                Err(_) => {} // the window is gone
-            }
-        }
-        Ok(())
+        Ok(pieces)
     }
+}
 
-    /// Viewable top-level windows other than the indicator's, bottom of the
-    /// stack first, each with its inside rectangle (global).
-    fn windows_beneath(
-        &self,
-        conn: &RustConnection,
-        root: Window,
-    ) -> Result<Vec<(Window, Rect)>, BackendError> {
-        let children = conn.query_tree(root).backend()?.reply().backend()?.children;
-        let ours =
-            |w: &Window| self.overlay.contains(w) || self.backgrounds.iter().any(|(b, _)| b == w);
-        let candidates: Vec<Window> = children.into_iter().filter(|w| !ours(w)).collect();
-        // Ask for everything first, then read the answers: one round trip.
-        let mut cookies = Vec::with_capacity(candidates.len());
-        for &w in &candidates {
-            cookies.push((
+/// One covered piece asked for: where it goes, the image, and whether it
+/// must answer (a background must; a window may have gone meanwhile).
+type Piece<'c> = (Rect, Cookie<'c, RustConnection, GetImageReply>, bool);
+
+/// The requests of a repair, sent with the capture.
+pub(crate) struct PendingRepair<'c> {
+    todo: Vec<(Rect, Option<Window>)>,
+    tree: Cookie<'c, RustConnection, QueryTreeReply>,
+    checks: Vec<StateCookies<'c>>,
+    pieces: Vec<Piece<'c>>,
+}
+
+/// The attributes and geometry asked for one window.
+type StateCookies<'c> = (
+    Window,
+    Cookie<'c, RustConnection, GetWindowAttributesReply>,
+    Cookie<'c, RustConnection, GetGeometryReply>,
+);
+
+/// What the last repair found beneath the indicator: the root's other
+/// children, bottom of the stack first, and the viewable ones among them
+/// with their inside rectangles (global).
+#[derive(Default)]
+struct Beneath {
+    children: Vec<Window>,
+    windows: Vec<(Window, Rect)>,
+}
+
+/// Asks for the attributes and geometry of `windows`, all at once.
+fn request_states<'c>(
+    conn: &'c RustConnection,
+    windows: &[Window],
+) -> Result<Vec<StateCookies<'c>>, BackendError> {
+    windows
+        .iter()
+        .map(|&w| {
+            Ok((
                 w,
                 conn.get_window_attributes(w).backend()?,
                 conn.get_geometry(w).backend()?,
-            ));
+            ))
+        })
+        .collect()
+}
+
+/// The viewable windows among the answers, with their inside rectangles;
+/// a window that has gone meanwhile is left out.
+fn read_states(checks: Vec<StateCookies<'_>>) -> Vec<(Window, Rect)> {
+    let mut out = Vec::new();
+    for (w, attrs, geom) in checks {
+        let (Ok(a), Ok(g)) = (attrs.reply(), geom.reply()) else {
+            continue;
+        };
+        if a.map_state != MapState::VIEWABLE || a.class == WindowClass::INPUT_ONLY {
+            continue;
         }
-        let mut out = Vec::new();
-        for (w, attrs, geom) in cookies {
-            let (Ok(a), Ok(g)) = (attrs.reply(), geom.reply()) else {
-                continue;
-            };
-            if a.map_state != MapState::VIEWABLE || a.class == WindowClass::INPUT_ONLY {
-                continue;
-            }
-            let b = i32::from(g.border_width);
-            out.push((
-                w,
-                Rect::new(
-                    i32::from(g.x) + b,
-                    i32::from(g.y) + b,
-                    u32::from(g.width),
-                    u32::from(g.height),
-                ),
-            ));
-        }
-        Ok(out)
+        let b = i32::from(g.border_width);
+        out.push((
+            w,
+            Rect::new(
+                i32::from(g.x) + b,
+                i32::from(g.y) + b,
+                u32::from(g.width),
+                u32::from(g.height),
+            ),
+        ));
     }
+    out
+}
+
+/// Pastes the answered pieces in the order asked.
+fn paste_pieces(
+    pieces: Vec<Piece<'_>>,
+    frame: &mut [u8],
+    frame_rect: &Rect,
+) -> Result<(), BackendError> {
+    for (part, image, required) in pieces {
+        match image.reply() {
+            Ok(img) if img.data.len() >= part.width as usize * part.height as usize * 4 => {
+                paste(frame, frame_rect, &part, &img.data);
+            }
+            Ok(_) => {}
+            Err(e) if required => return Err(e).backend(),
+            Err(_) => {} // the window is gone
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
