@@ -3,13 +3,14 @@ a private D-Bus session with gnome-keyring (the Secret Service) unlocked
 with a known password, as on a person's desktop."""
 
 import os
+import re
 import subprocess
 import time
 
 import pytest
 
 from daemon import Daemon
-from xhelpers import missing, require, scratch_dir
+from xhelpers import missing, poll, require, scratch_dir
 
 PASSWORD = b"deskhand-test-keyring"
 
@@ -88,6 +89,39 @@ def test_token_is_kept_in_the_keychain_and_survives_a_restart(secret_service, tm
     account = f"token for {config}/deskhand"
     assert lookup(secret_service, account) == old_token, "the keychain does not hold the token"
     assert len(lookup(secret_service, f"audit key for {config}/deskhand")) == 64
+
+
+def bus_pids(env: dict) -> set[int]:
+    """The processes connected to the test's session bus."""
+    out = subprocess.run(
+        ["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus",
+         "/org/freedesktop/DBus", "org.freedesktop.DBus.ListNames"],
+        env=env, capture_output=True, text=True, timeout=10, check=True)
+    pids = set()
+    for name in re.findall(r'string "(:[0-9.]+)"', out.stdout):
+        pid = subprocess.run(
+            ["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus",
+             "/org/freedesktop/DBus", "org.freedesktop.DBus.GetConnectionUnixProcessID",
+             f"string:{name}"],
+            env=env, capture_output=True, text=True, timeout=10)
+        found = re.search(r"uint32 ([0-9]+)", pid.stdout)
+        if found:
+            pids.add(int(found.group(1)))
+    return pids
+
+
+def test_the_daemon_lets_go_of_the_bus_once_its_secrets_are_loaded(secret_service,
+                                                                    tmp_path):
+    config = tmp_path / "config"
+    config.mkdir(mode=0o700)
+    d = Daemon("--virtual=640x480", env=bus_and_config(secret_service, config))
+    try:
+        assert lookup(secret_service, f"token for {config}/deskhand") == d.token
+        poll(lambda: d.proc.pid not in bus_pids(secret_service),
+             what="the daemon's D-Bus connection to close")
+        d.client().close()  # and it still answers with its token
+    finally:
+        assert d.terminate() == 0, d.stderr_tail()
 
 
 def test_each_config_directory_has_its_own_keychain_token(secret_service, tmp_path):

@@ -101,6 +101,18 @@ pub fn load_or_create(secret: Secret, file: Option<&Path>) -> anyhow::Result<(St
     }
 }
 
+/// Lets go of the keychain once the secrets are loaded: its connection (on
+/// Linux a D-Bus connection with a thread of its own) is not kept for the
+/// daemon's lifetime. Closed on a thread of its own, so that a slow bus
+/// does not hold up start-up.
+pub fn release_keychain() {
+    if let Some(store) = keyring_core::unset_default_store() {
+        let _ = std::thread::Builder::new()
+            .name("keychain-release".into())
+            .spawn(move || drop(store));
+    }
+}
+
 /// Whether an OS keychain answers here, and if not why; for `doctor`.
 pub fn keychain_status() -> Result<(), String> {
     with_timeout(|| {

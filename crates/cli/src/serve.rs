@@ -132,6 +132,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let audit = AuditLog::open(&audit_path)
         .with_context(|| format!("opening audit log {}", audit_path.display()))?;
     let (token, kept_in) = secrets::load_or_create(Secret::Token, args.token_file.as_deref())?;
+    secrets::release_keychain();
     tracing::info!(kept_in = %kept_in, "token loaded");
     let token = Token::new(token);
 
