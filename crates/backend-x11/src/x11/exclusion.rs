@@ -189,7 +189,7 @@ impl Exclusion {
 
     /// Paints the covered parts of `frame` (BGRX of `frame_rect`) from what
     /// lies beneath the indicator, with the answers to [`Exclusion::begin`];
-    /// asks again (two more round trips) when the windows changed.
+    /// asks again (one or two more round trips) when the windows changed.
     pub(crate) fn finish(
         &mut self,
         conn: &RustConnection,
