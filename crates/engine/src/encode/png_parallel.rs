@@ -400,6 +400,16 @@ mod tests {
         (0..w * h * 4).map(|i| (i * mul % modulo) as u8).collect()
     }
 
+    /// A cursor image of one ARGB colour.
+    fn solid_cursor(origin: Point, width: u32, height: u32, argb: u32) -> CursorImage {
+        CursorImage {
+            origin,
+            width,
+            height,
+            argb: vec![argb; (width * height) as usize],
+        }
+    }
+
     fn decode(png: &EncodedImage) -> Vec<u8> {
         crate::encode::test_util::decode(&png.to_vec()).2
     }
@@ -409,12 +419,7 @@ mod tests {
         let (w, h) = (23u32, 101u32);
         let px = pattern(w, h, 7, 253);
         let frame = bgrx_frame(&px, w, h);
-        let cursor = CursorImage {
-            origin: Point::new(5, 44),
-            width: 2,
-            height: 4,
-            argb: vec![0xff_ff_ff_ff; 8],
-        };
+        let cursor = solid_cursor(Point::new(5, 44), 2, 4, 0xff_ff_ff_ff);
         let at = Point::new(0, 0);
         let one = decode(
             &encode_striped(&frame, at, Some(&cursor), &mut StripeCache::default(), 101)
@@ -479,12 +484,7 @@ mod tests {
         let (w, h) = (37u32, 9u32);
         let px = pattern(w, h, 31, 241);
         let frame = bgrx_frame(&px, w, h);
-        let cursor = CursorImage {
-            origin: Point::new(3, 2),
-            width: 2,
-            height: 3,
-            argb: vec![0x80_40_40_40; 6],
-        };
+        let cursor = solid_cursor(Point::new(3, 2), 2, 3, 0x80_40_40_40);
         for cursor in [None, Some(&cursor)] {
             let at = Point::new(0, 0);
             let a = compress_rows(&mut Scratch::default(), &frame, at, cursor, 0, 9);
