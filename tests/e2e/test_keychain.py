@@ -4,6 +4,7 @@ with a known password, as on a person's desktop."""
 
 import os
 import re
+import socket
 import subprocess
 import time
 
@@ -145,3 +146,28 @@ def test_an_explicit_token_file_bypasses_the_keychain(secret_service, tmp_path):
     assert d.terminate() == 0, d.stderr_tail()
     assert token_file.read_text().strip() == d.token
     assert lookup(secret_service, f"token for {config}/deskhand") == ""
+
+
+def test_a_keychain_that_never_answers_is_waited_for_once(tmp_path):
+    # A session bus socket that accepts and then says nothing: the D-Bus
+    # handshake hangs, as with an unlock prompt nobody answers.
+    path = tmp_path / "silent-bus"
+    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    silent.bind(str(path))
+    silent.listen(8)
+    config = tmp_path / "config"
+    config.mkdir(mode=0o700)
+    env = {"DBUS_SESSION_BUS_ADDRESS": f"unix:path={path}", "XDG_CONFIG_HOME": str(config)}
+    try:
+        d = Daemon("--virtual=640x480", env=env)
+        try:
+            d.client().close()
+        finally:
+            assert d.terminate() == 0, d.stderr_tail()
+        log = d.stderr_path.read_text()
+        # the audit key waited; the token after it did not wait again
+        assert re.search(r"did not answer within 10s(?! earlier)", log), d.stderr_tail()
+        assert "did not answer within 10s earlier" in log, d.stderr_tail()
+        assert (config / "deskhand" / "token").read_text().strip() == d.token
+    finally:
+        silent.close()

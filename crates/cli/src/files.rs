@@ -88,7 +88,11 @@ pub fn write_private_atomic(path: &Path, content: &[u8]) -> anyhow::Result<()> {
 /// The secret in `path` when the file is ours, private (no access for
 /// group or others), not a symlink and holds 64 hex digits.
 pub fn read_private_secret(path: &Path) -> Option<String> {
-    let meta = fs::symlink_metadata(path).ok()?;
+    private_secret(path, &fs::symlink_metadata(path).ok()?)
+}
+
+/// [`read_private_secret`] for a file whose metadata was already read.
+fn private_secret(path: &Path, meta: &fs::Metadata) -> Option<String> {
     if meta.file_type().is_symlink() || meta.permissions().mode() & 0o077 != 0 {
         return None;
     }
@@ -100,13 +104,13 @@ pub fn read_private_secret(path: &Path) -> Option<String> {
 /// 256 random bits as 64 hex digits, kept in a private file: loaded when
 /// valid, else (first run, or a file readable by others) made anew.
 pub fn load_or_create_secret(path: &Path, what: &str) -> anyhow::Result<String> {
-    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        bail!("{what} file {} is a symlink; refusing it", path.display());
-    }
-    if let Some(secret) = read_private_secret(path) {
-        return Ok(secret);
-    }
-    if path.exists() {
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        if meta.file_type().is_symlink() {
+            bail!("{what} file {} is a symlink; refusing it", path.display());
+        }
+        if let Some(secret) = private_secret(path, &meta) {
+            return Ok(secret);
+        }
         tracing::warn!(path = %path.display(), "{what} file was not private or not valid; making a new one");
     }
     let secret = secrets::random_secret()?;

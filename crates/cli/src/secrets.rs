@@ -8,6 +8,7 @@
 //! two installs (or a test's isolated `XDG_CONFIG_HOME`) never share one.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -123,10 +124,19 @@ pub fn keychain_status() -> Result<(), String> {
     })
 }
 
+/// Set once the keychain has not answered in time: later calls in this
+/// process (the token after the audit key) do not wait for it again.
+static KEYCHAIN_SILENT: AtomicBool = AtomicBool::new(false);
+
 /// Runs `job` on its own thread, giving up after [`KEYCHAIN_WAIT`].
 fn with_timeout<T: Send + 'static>(
     job: impl FnOnce() -> Result<T, String> + Send + 'static,
 ) -> Result<T, String> {
+    if KEYCHAIN_SILENT.load(Ordering::Relaxed) {
+        return Err(format!(
+            "the keychain did not answer within {KEYCHAIN_WAIT:?} earlier"
+        ));
+    }
     let (tx, rx) = mpsc::channel();
     std::thread::Builder::new()
         .name("keychain".into())
@@ -134,8 +144,10 @@ fn with_timeout<T: Send + 'static>(
             let _ = tx.send(job());
         })
         .map_err(|e| format!("cannot start the keychain thread: {e}"))?;
-    rx.recv_timeout(KEYCHAIN_WAIT)
-        .map_err(|_| format!("the keychain did not answer within {KEYCHAIN_WAIT:?}"))?
+    rx.recv_timeout(KEYCHAIN_WAIT).map_err(|_| {
+        KEYCHAIN_SILENT.store(true, Ordering::Relaxed);
+        format!("the keychain did not answer within {KEYCHAIN_WAIT:?}")
+    })?
 }
 
 /// The secret from the keychain, put there first if missing.
