@@ -14,7 +14,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use xxhash_rust::xxh3::Xxh3;
+use twox_hash::XxHash3_128;
 
 use super::deflate::{Deflater, FINAL_EMPTY_BLOCK};
 use super::image::EncodedImage;
@@ -159,14 +159,18 @@ fn encode_striped(
     Ok(png_container(frame.width, frame.height, &stripes))
 }
 
-/// 128-bit XXH3 of rows `y0..y1` (their pixels only, not the padding).
+/// 128-bit XXH3 of rows `y0..y1` (their pixels only, not the padding),
+/// with AVX2 where the CPU has it.
 fn stripe_key(frame: &Frame<'_>, y0: usize, y1: usize) -> u128 {
     let row = frame.width as usize * 4;
-    let mut h = Xxh3::new();
-    for y in y0..y1 {
-        h.update(&frame.pixels[y * frame.stride..][..row]);
+    if frame.stride == row {
+        return XxHash3_128::oneshot(&frame.pixels[y0 * row..y1 * row]);
     }
-    h.digest128()
+    let mut h = XxHash3_128::new();
+    for y in y0..y1 {
+        h.write(&frame.pixels[y * frame.stride..][..row]);
+    }
+    h.finish_128()
 }
 
 /// Converts, filters and deflates rows `y0..y1`, compiled for AVX2 and
@@ -477,6 +481,27 @@ mod tests {
         .expect("3rd");
         let moved: Vec<Arc<Stripe>> = cached(&cache);
         assert!(moved.iter().zip(&after).all(|(m, a)| !Arc::ptr_eq(m, a)));
+    }
+
+    #[test]
+    fn stripe_keys_cover_the_pixels_and_not_the_padding() {
+        let (w, h) = (37u32, 9u32);
+        let tight = pattern(w, h, 31, 241);
+        let row = w as usize * 4;
+        let mut padded = Vec::new();
+        for (y, r) in tight.chunks_exact(row).enumerate() {
+            padded.extend_from_slice(r);
+            padded.extend_from_slice(&[y as u8 ^ 0x5a; 12]);
+        }
+        let padded_frame = Frame {
+            stride: row + 12,
+            ..bgrx_frame(&padded, w, h)
+        };
+        let key = stripe_key(&bgrx_frame(&tight, w, h), 2, 7);
+        assert_eq!(stripe_key(&padded_frame, 2, 7), key);
+        let mut changed = tight.clone();
+        changed[6 * row + 5] ^= 1;
+        assert_ne!(stripe_key(&bgrx_frame(&changed, w, h), 2, 7), key);
     }
 
     #[test]

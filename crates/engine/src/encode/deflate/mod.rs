@@ -11,6 +11,9 @@
 //! stream ends on a byte boundary and stripes can simply be concatenated;
 //! [`FINAL_EMPTY_BLOCK`] ends the joined stream.
 
+#[cfg(target_arch = "x86_64")]
+mod shaped;
+
 /// The lit/len alphabet used: 256 literals, end of block, 29 lengths.
 const LITLEN_SYMBOLS: usize = 286;
 /// End-of-block symbol.
@@ -31,6 +34,10 @@ const CL_ORDER: [usize; 19] = [
 const MIN_RUN: usize = 5;
 /// Every how many 1 KiB chunks one is counted for the code.
 const SAMPLE_EVERY: usize = 16;
+/// The shaped code is used unless it costs more than one bit in this many
+/// over the entropy of the sample (a free code costs 1–3% over it).
+#[cfg(target_arch = "x86_64")]
+const SHAPE_TOLERANCE: f64 = 16.0;
 
 /// A final, empty fixed-Huffman block: ends a stream of joined stripes.
 pub const FINAL_EMPTY_BLOCK: [u8; 2] = [0x03, 0x00];
@@ -46,13 +53,69 @@ pub struct Deflater {
 impl Deflater {
     /// Writes `data` as one non-final dynamic-Huffman block followed by an
     /// empty stored block (the stream ends byte-aligned); returns the raw
-    /// deflate bytes, without zlib header or checksum.
+    /// deflate bytes, without zlib header or checksum. Where the CPU has
+    /// AVX2 and BMI2 the shaped code and its vector coder are used unless
+    /// they would cost too much output.
     #[inline(always)]
     pub fn stripe(&mut self, data: &[u8]) -> Vec<u8> {
-        let code = &mut self.code;
-        code.fit_to_sample(data);
-        // The worst case: every byte a longest code, plus the block header.
-        let worst = data.len() * usize::from(MAX_CODE_BITS) / 8 + 1024;
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2") {
+            // SAFETY: the CPU has AVX2 and BMI2, checked just above.
+            return unsafe { self.stripe_avx2(data) };
+        }
+        self.stripe_portable(data)
+    }
+
+    /// [`Deflater::stripe`] with a free code and the pair-table coder.
+    #[inline(always)]
+    fn stripe_portable(&mut self, data: &[u8]) -> Vec<u8> {
+        self.stripe_free(data, &limited_lengths(&sample_counts(data), MAX_CODE_BITS))
+    }
+
+    /// [`Deflater::stripe`] with the free code `lengths`.
+    #[inline(always)]
+    fn stripe_free(&mut self, data: &[u8], lengths: &[u8]) -> Vec<u8> {
+        self.code.fit_free(lengths);
+        self.block(|code, w| code.write_data(w, data), data.len())
+    }
+
+    /// [`Deflater::stripe`] compiled for AVX2: the shaped code and its
+    /// vector coder, unless the shape would cost more than
+    /// 1/[`SHAPE_TOLERANCE`] more bits than the sample's entropy (rows of
+    /// text whose frequent residuals are far from zero); then a free code.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,bmi1,bmi2")]
+    fn stripe_avx2(&mut self, data: &[u8]) -> Vec<u8> {
+        let counts = sample_counts(data);
+        let (shaped, prefix_bits) = shaped::shaped_lengths(&counts);
+        // Over the bytes counted (without the one added to every symbol).
+        let shaped_bits: f64 = counts
+            .iter()
+            .zip(&shaped)
+            .map(|(&c, &l)| f64::from(c - 1) * f64::from(l))
+            .sum();
+        if shaped_bits > entropy_bits(&counts) * (1.0 + 1.0 / SHAPE_TOLERANCE) {
+            return self.stripe_free(data, &limited_lengths(&counts, MAX_CODE_BITS));
+        }
+        let tables = self.code.fit_shaped(&shaped, prefix_bits);
+        self.block(
+            |code, w| code.write_data_shaped(w, data, &tables),
+            data.len(),
+        )
+    }
+
+    /// The block around the data that `write` writes with the current
+    /// code (`len` bytes of it).
+    #[inline(always)]
+    fn block(
+        &mut self,
+        write: impl for<'a> FnOnce(&LitLenCode, BitWriter<'a>) -> BitWriter<'a>,
+        len: usize,
+    ) -> Vec<u8> {
+        let code = &self.code;
+        // The worst case: every byte a longest literal code, plus the
+        // block header.
+        let worst = len * usize::from(MAX_CODE_BITS) / 8 + 1024;
         if self.scratch.len() < worst {
             self.scratch.resize(worst, 0);
         }
@@ -60,7 +123,7 @@ impl Deflater {
         // BFINAL 0, BTYPE 10 (dynamic).
         w.put(0b100, 3);
         write_code_lengths(&mut w, &code.lengths);
-        let mut w = code.write_data(w, data);
+        let mut w = write(code, w);
         let (end, end_len) = code.code(END_OF_BLOCK);
         w.put(end, end_len);
         // An empty stored block: BFINAL 0, BTYPE 00, then to a byte boundary.
@@ -150,32 +213,11 @@ impl Default for LitLenCode {
 }
 
 impl LitLenCode {
-    /// Fits the code to a sample of `data`; every symbol gets a code, so
-    /// bytes outside the sample can be written too. Inlined so that the
-    /// pair table is built with the caller's vector instructions.
+    /// Takes the free code `lengths` and builds the pair table. Inlined so
+    /// that the pair table is built with the caller's vector instructions.
     #[inline(always)]
-    fn fit_to_sample(&mut self, data: &[u8]) {
-        let mut counts = [1u32; LITLEN_SYMBOLS];
-        for chunk in data.chunks(1024).step_by(SAMPLE_EVERY) {
-            for &b in chunk {
-                counts[usize::from(b)] += 1;
-            }
-        }
-        for (l, limited) in self
-            .lengths
-            .iter_mut()
-            .zip(limited_lengths(&counts, MAX_CODE_BITS))
-        {
-            *l = limited;
-        }
-        for ((t, code), &len) in self
-            .table
-            .iter_mut()
-            .zip(canonical_codes(&self.lengths))
-            .zip(&self.lengths)
-        {
-            *t = u32::from(code) | u32::from(len) << 16;
-        }
+    fn fit_free(&mut self, lengths: &[u8]) {
+        self.set_lengths(lengths);
         let literals = &self.table[..256];
         for (row, &second) in self.pairs.chunks_exact_mut(256).zip(literals) {
             let (c1, n1) = (second & 0xffff, second >> 16);
@@ -183,6 +225,19 @@ impl LitLenCode {
                 let (c0, n0) = (first & 0xffff, first >> 16);
                 *entry = (c0 | c1 << n0) | (n0 + n1) << PAIR_CODE_BITS;
             }
+        }
+    }
+
+    /// Takes `lengths` (a complete code) and their canonical codes.
+    fn set_lengths(&mut self, lengths: &[u8]) {
+        self.lengths.copy_from_slice(lengths);
+        for ((t, code), &len) in self
+            .table
+            .iter_mut()
+            .zip(canonical_codes(lengths))
+            .zip(lengths)
+        {
+            *t = u32::from(code) | u32::from(len) << 16;
         }
     }
 
@@ -295,15 +350,42 @@ impl LitLenCode {
             self.put_literals(&mut w, &chunk[head..]);
             run = 0;
         }
-        let rest = chunks.remainder();
+        self.finish_data(w, run, chunks.remainder())
+    }
+
+    /// The last bytes of the data (`rest`), after a zero run of `run`
+    /// bytes that has not been written yet.
+    #[inline(always)]
+    fn finish_data<'a>(&self, mut w: BitWriter<'a>, run: usize, rest: &[u8]) -> BitWriter<'a> {
         let head = rest.iter().take_while(|&&b| b == 0).count();
-        run += head;
-        if run > 0 {
-            self.put_zero_run(&mut w, run);
+        if run + head > 0 {
+            self.put_zero_run(&mut w, run + head);
         }
         self.put_literals(&mut w, &rest[head..]);
         w
     }
+}
+
+/// Byte counts of every [`SAMPLE_EVERY`]th 1 KiB chunk of `data`, each
+/// symbol counted once more so that every symbol gets a code.
+#[inline(always)]
+fn sample_counts(data: &[u8]) -> [u32; LITLEN_SYMBOLS] {
+    let mut counts = [1u32; LITLEN_SYMBOLS];
+    for chunk in data.chunks(1024).step_by(SAMPLE_EVERY) {
+        for &b in chunk {
+            counts[usize::from(b)] += 1;
+        }
+    }
+    counts
+}
+
+/// The bits the bytes counted in `counts` (each count one more than the
+/// bytes seen) would take at their entropy: a lower bound of any code's.
+#[cfg(target_arch = "x86_64")]
+fn entropy_bits(counts: &[u32]) -> f64 {
+    let seen = counts.iter().filter(|&&c| c > 1).map(|&c| f64::from(c - 1));
+    let total: f64 = seen.clone().sum();
+    seen.map(|c| c * (total / c).log2()).sum()
 }
 
 /// Symbol, number of extra bits and their value for a match length 3..=258.
@@ -443,12 +525,26 @@ fn canonical_codes(lengths: &[u8]) -> Vec<u16> {
 mod tests {
     use super::*;
 
-    /// A zlib stream of the given stripes.
+    /// A zlib stream of the given stripes, by both coders where the CPU
+    /// has AVX2 (asserting that they agree on what they write).
     fn zlib(parts: &[&[u8]]) -> Vec<u8> {
+        let portable = zlib_by(parts, Deflater::stripe_portable);
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2") {
+            let shaped = zlib_by(parts, |d, p| {
+                // SAFETY: the CPU has AVX2 and BMI2, checked just above.
+                unsafe { d.stripe_avx2(p) }
+            });
+            assert_eq!(inflate(&shaped), inflate(&portable));
+        }
+        portable
+    }
+
+    fn zlib_by(parts: &[&[u8]], stripe: impl Fn(&mut Deflater, &[u8]) -> Vec<u8>) -> Vec<u8> {
         let mut out = vec![0x78, 0x01];
         let mut deflater = Deflater::default();
         for p in parts {
-            out.extend_from_slice(&deflater.stripe(p));
+            out.extend_from_slice(&stripe(&mut deflater, p));
         }
         out.extend_from_slice(&FINAL_EMPTY_BLOCK);
         let whole: Vec<u8> = parts.concat();
@@ -493,6 +589,58 @@ mod tests {
             assert_eq!(inflate(&zlib(&[c])), c, "{} bytes alone", c.len());
         }
         assert_eq!(inflate(&zlib(&cases)), cases.concat(), "joined");
+    }
+
+    /// Sub-filtered rows of dark text on a light background: mostly
+    /// zeros, and the two jumps between the colours (far from zero).
+    fn text_rows(rows: usize, seed: u32) -> Vec<u8> {
+        let mut x = seed.max(1);
+        let mut out = Vec::new();
+        for _ in 0..rows {
+            // The Sub filter type.
+            out.extend([1]);
+            let mut left = 245u8;
+            for px in 0..1920 {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                let v: u8 = if px % 9 < 6 && x.is_multiple_of(3) {
+                    30
+                } else {
+                    245
+                };
+                out.extend_from_slice(&[v.wrapping_sub(left); 3]);
+                left = v;
+            }
+        }
+        out
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_shape_is_used_where_it_costs_little_output() {
+        if !(std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2")) {
+            return;
+        }
+        let text = text_rows(64, 7);
+        // Residuals spread over -11..=7, as on a photo.
+        let photo: Vec<u8> = noise(64 * 5761, 5)
+            .iter()
+            .zip(noise(64 * 5761, 6))
+            .map(|(&a, b)| (a * 2 + b / 3).wrapping_sub(11))
+            .collect();
+        // SAFETY (both): the CPU has AVX2 and BMI2, checked above.
+        let text_avx2 = unsafe { Deflater::default().stripe_avx2(&text) };
+        let photo_avx2 = unsafe { Deflater::default().stripe_avx2(&photo) };
+        let text_free = Deflater::default().stripe_portable(&text);
+        let photo_free = Deflater::default().stripe_portable(&photo);
+        assert_eq!(text_avx2, text_free, "text rows get the free code");
+        assert_ne!(
+            photo_avx2, photo_free,
+            "photo-like rows get the shaped code"
+        );
+        let (a, f) = (photo_avx2.len(), photo_free.len());
+        assert!(a < f + f / 32, "the shape costs {a} bytes against {f}");
     }
 
     #[test]
