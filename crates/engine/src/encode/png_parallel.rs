@@ -97,9 +97,8 @@ fn encode_striped(
         cache.rect = Some(rect);
         cache.stripes = (0..count).map(|_| None).collect();
     }
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(count);
+    let pool = encoder_pool();
+    let workers = pool.map_or(1, |p| p.current_num_threads() + 1).min(count);
     cache.scratch.resize_with(workers, Scratch::default);
     let previous = &cache.stripes;
     // Stripes are handed out one at a time, so that a thread the scheduler
@@ -130,21 +129,28 @@ fn encode_striped(
         }
         done
     };
+    let work = |scratch: &mut Scratch| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(scratch)))
+            .map_err(|_| EncodeError("an encoder thread panicked".into()))
+    };
     let work = &work;
-    let results: Vec<Result<Vec<_>, EncodeError>> = std::thread::scope(|scope| {
-        let (first_scratch, others) = cache.scratch.split_at_mut(1);
-        let handles: Vec<_> = others
-            .iter_mut()
-            .map(|scratch| scope.spawn(move || work(scratch)))
-            .collect();
-        let first = work(&mut first_scratch[0]);
-        std::iter::once(Ok(first))
-            .chain(handles.into_iter().map(|h| {
-                h.join()
-                    .map_err(|_| EncodeError("encoder thread panicked".into()))
-            }))
-            .collect()
-    });
+    let mut results: Vec<Result<Vec<_>, EncodeError>> =
+        (0..workers).map(|_| Ok(Vec::new())).collect();
+    let (first_scratch, others) = cache.scratch.split_at_mut(1);
+    let (first_result, other_results) = results.split_at_mut(1);
+    match pool {
+        // The calling thread takes stripes too; the pool's threads (kept
+        // between captures, so that the scheduler wakes them where they
+        // last ran instead of queueing a new thread behind this one) take
+        // the rest.
+        Some(pool) if workers > 1 => pool.in_place_scope(|scope| {
+            for (scratch, result) in others.iter_mut().zip(other_results) {
+                scope.spawn(move |_| *result = work(scratch));
+            }
+            first_result[0] = work(&mut first_scratch[0]);
+        }),
+        _ => first_result[0] = work(&mut first_scratch[0]),
+    }
     let mut stripes: Vec<Option<Arc<Stripe>>> = (0..count).map(|_| None).collect();
     for result in results {
         for (i, key, stripe) in result? {
@@ -157,6 +163,26 @@ fn encode_striped(
         return Err(EncodeError("a stripe is missing".into()));
     }
     Ok(png_container(frame.width, frame.height, &stripes))
+}
+
+/// The encoder's worker threads: one fewer than the cores (the capturing
+/// thread works too), started on first use; `None` where there is one
+/// core or no thread could be started.
+fn encoder_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if threads < 2 {
+            return None;
+        }
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads - 1)
+            .thread_name(|i| format!("deskhand-png-{i}"))
+            .build()
+            .inspect_err(|e| tracing::warn!(error = %e, "no PNG encoder threads: one core only"))
+            .ok()
+    })
+    .as_ref()
 }
 
 /// 128-bit XXH3 of rows `y0..y1` (their pixels only, not the padding),
