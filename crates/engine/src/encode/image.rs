@@ -1,11 +1,31 @@
 //! Encoded image bytes kept in parts: a PNG's compressed stripes are not
 //! copied into one buffer (2.5 MB of fresh memory for a photo-like 1080p
-//! screen); whoever sends the image reads the parts in order.
+//! screen); whoever sends the image reads the parts in order, or their
+//! base64, which the encoder keeps for the parts it caches.
 
 use std::sync::Arc;
 
+/// A part shared with the encoder's cache.
+pub trait SharedPart: Send + Sync {
+    /// The part's bytes.
+    fn bytes(&self) -> &[u8];
+
+    /// The base64 of [`bytes`](Self::bytes), where kept: only for a part
+    /// whose length is a multiple of three (no padding), so that text for
+    /// parts that follow one another joins up.
+    fn base64(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl SharedPart for Vec<u8> {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
+
 /// Bytes shared with the encoder's cache.
-pub type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
+pub type SharedBytes = Arc<dyn SharedPart>;
 
 /// One part of an image.
 #[derive(Clone)]
@@ -18,7 +38,14 @@ impl Part {
     fn bytes(&self) -> &[u8] {
         match self {
             Self::Owned(v) => v,
-            Self::Shared(s) => (**s).as_ref(),
+            Self::Shared(s) => s.bytes(),
+        }
+    }
+
+    fn base64(&self) -> Option<&str> {
+        match self {
+            Self::Owned(_) => None,
+            Self::Shared(s) => s.base64(),
         }
     }
 }
@@ -56,7 +83,7 @@ impl EncodedImage {
 
     /// Appends bytes shared with someone else (the stripe cache).
     pub(crate) fn push_shared(&mut self, bytes: SharedBytes) {
-        self.len += (*bytes).as_ref().len();
+        self.len += bytes.bytes().len();
         self.parts.push(Part::Shared(bytes));
     }
 
@@ -75,6 +102,42 @@ impl EncodedImage {
         self.parts.iter().map(Part::bytes)
     }
 
+    /// Appends the base64 of all bytes to `out`: the kept text of a part
+    /// that starts on a three-byte boundary, SIMD-encoded bytes otherwise
+    /// (whole three-byte groups straight from each part, the one or two
+    /// bytes left at a part's end carried into the next).
+    pub fn append_base64(&self, out: &mut String) {
+        let b64 = base64_simd::STANDARD;
+        out.reserve(self.len.div_ceil(3) * 4);
+        let mut carry = [0u8; 3];
+        let mut carried = 0;
+        for part in &self.parts {
+            if carried == 0
+                && let Some(text) = part.base64()
+            {
+                out.push_str(text);
+                continue;
+            }
+            let mut bytes = part.bytes();
+            if carried > 0 {
+                let take = (3 - carried).min(bytes.len());
+                carry[carried..carried + take].copy_from_slice(&bytes[..take]);
+                carried += take;
+                bytes = &bytes[take..];
+                if carried < 3 {
+                    continue;
+                }
+                b64.encode_append(carry, out);
+            }
+            let whole = bytes.len() / 3 * 3;
+            b64.encode_append(&bytes[..whole], out);
+            let rest = &bytes[whole..];
+            carry[..rest.len()].copy_from_slice(rest);
+            carried = rest.len();
+        }
+        b64.encode_append(&carry[..carried], out);
+    }
+
     /// All bytes in one buffer.
     pub fn to_vec(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.len);
@@ -88,6 +151,64 @@ impl EncodedImage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A shared part with base64 text of its own.
+    struct Encoded(Vec<u8>, String);
+
+    impl SharedPart for Encoded {
+        fn bytes(&self) -> &[u8] {
+            &self.0
+        }
+        fn base64(&self) -> Option<&str> {
+            Some(&self.1)
+        }
+    }
+
+    fn base64(bytes: &[u8]) -> String {
+        base64_simd::STANDARD.encode_to_string(bytes)
+    }
+
+    #[test]
+    fn base64_of_parts_is_that_of_their_concatenation() {
+        let data: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        for cuts in [
+            vec![],
+            vec![1],
+            vec![2, 3],
+            vec![1, 2, 3, 4, 5, 6],
+            vec![0, 0, 7],
+            vec![500, 501, 999],
+        ] {
+            let mut image = EncodedImage::default();
+            let mut at = 0;
+            for c in cuts.iter().chain([&1000]) {
+                image.push(data[at..*c].to_vec());
+                at = *c;
+            }
+            let mut out = String::new();
+            image.append_base64(&mut out);
+            assert_eq!(out, base64(&data), "cuts {cuts:?}");
+        }
+        let mut out = String::new();
+        EncodedImage::from(b"a".to_vec()).append_base64(&mut out);
+        assert_eq!(out, "YQ==");
+    }
+
+    #[test]
+    fn kept_base64_is_used_where_a_part_starts_on_a_group_boundary() {
+        let mut image = EncodedImage::from(b"abc".to_vec());
+        // Kept text that differs from the real encoding shows where it
+        // was used.
+        image.push_shared(Arc::new(Encoded(b"def".to_vec(), "KEPT".into())));
+        image.push(b"g".to_vec());
+        image.push_shared(Arc::new(Encoded(b"hij".to_vec(), "NOTUSED!".into())));
+        let mut out = String::new();
+        image.append_base64(&mut out);
+        let mut expected = base64(b"abc");
+        expected.push_str("KEPT");
+        expected.push_str(&base64(b"ghij"));
+        assert_eq!(out, expected);
+    }
 
     #[test]
     fn parts_concatenate_in_order() {

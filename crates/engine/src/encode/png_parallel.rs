@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use twox_hash::XxHash3_128;
 
-use super::deflate::{Deflater, FINAL_EMPTY_BLOCK};
-use super::image::EncodedImage;
+use super::deflate::{Deflater, EMPTY_STORED_BLOCK, FINAL_EMPTY_BLOCK};
+use super::image::{EncodedImage, SharedPart};
 use super::{EncodeError, bgrx_row_to_rgb, cursor_covers_row, draw_cursor_row};
 use crate::backend::{CursorImage, Frame, PixelFormat};
 use crate::geometry::{Point, Rect};
@@ -52,19 +52,25 @@ impl std::fmt::Debug for Scratch {
     }
 }
 
-/// One stripe's deflate blocks with their CRC-32 (for the IDAT chunk), and
-/// the Adler-32 and length of the data they hold.
+/// One stripe's deflate blocks (a multiple of three bytes long) with their
+/// base64 and CRC-32 (for the IDAT chunk), and the Adler-32 and length of
+/// the data they hold.
 #[derive(Debug)]
 struct Stripe {
     deflate: Vec<u8>,
+    base64: String,
     crc: crc32fast::Hasher,
     adler: u32,
     raw_len: usize,
 }
 
-impl AsRef<[u8]> for Stripe {
-    fn as_ref(&self) -> &[u8] {
+impl SharedPart for Stripe {
+    fn bytes(&self) -> &[u8] {
         &self.deflate
+    }
+
+    fn base64(&self) -> Option<&str> {
+        Some(&self.base64)
     }
 }
 
@@ -265,10 +271,17 @@ fn compress_rows_portable(
             },
         }
     }
-    let deflate = scratch.deflater.stripe(filtered);
+    let mut deflate = scratch.deflater.stripe(filtered);
+    // Empty stored blocks (five bytes each) up to a multiple of three
+    // bytes, so that the stripe's base64 (made here, on the encoder's
+    // threads, and kept with it) joins the others' without padding.
+    while !deflate.len().is_multiple_of(3) {
+        deflate.extend_from_slice(&EMPTY_STORED_BLOCK);
+    }
     let mut crc = crc32fast::Hasher::new();
     crc.update(&deflate);
     Stripe {
+        base64: base64_simd::STANDARD.encode_to_string(&deflate),
         deflate,
         crc,
         adler: simd_adler32::adler32(&filtered.as_slice()),
@@ -358,8 +371,10 @@ fn adler32_combine(a: u32, b: u32, len_b: usize) -> u32 {
     (sum1 | (sum2 << 16)) as u32
 }
 
-/// Signature, IHDR (8-bit RGB), one IDAT holding the zlib stream of the
-/// joined stripes (shared with the cache, not copied), IEND.
+/// Signature, IHDR (8-bit RGB), a tEXt chunk naming deskhand (it brings
+/// the stripes' start to a multiple of three bytes, where their kept
+/// base64 joins up), one IDAT holding the zlib stream of the joined
+/// stripes (shared with the cache, not copied), IEND.
 fn png_container(width: u32, height: u32, stripes: &[Arc<Stripe>]) -> EncodedImage {
     const ZLIB_HEADER: [u8; 2] = [0x78, 0x01]; // deflate, 32 KiB window, fastest
     let deflated: usize = stripes.iter().map(|s| s.deflate.len()).sum();
@@ -372,12 +387,14 @@ fn png_container(width: u32, height: u32, stripes: &[Arc<Stripe>]) -> EncodedIma
     // Bit depth 8, colour type 2 (RGB), deflate, adaptive filtering, no interlace.
     ihdr[8..].copy_from_slice(&[8, 2, 0, 0, 0]);
     chunk(&mut head, b"IHDR", &ihdr);
+    chunk(&mut head, b"tEXt", b"Software\0deskhand");
     head.extend_from_slice(&u32::try_from(idat_len).unwrap_or(u32::MAX).to_be_bytes());
     head.extend_from_slice(b"IDAT");
     head.extend_from_slice(&ZLIB_HEADER);
     let mut crc = crc32fast::Hasher::new();
     crc.update(b"IDAT");
     crc.update(&ZLIB_HEADER);
+    debug_assert_eq!(head.len() % 3, 0, "the stripes start on a base64 group");
     let mut image = EncodedImage::from(head);
     for s in stripes {
         crc.combine(&s.crc);
@@ -465,6 +482,29 @@ mod tests {
             &[255, 255, 255],
             "cursor across a seam"
         );
+    }
+
+    #[test]
+    fn kept_base64_is_the_base64_of_the_png() {
+        let (w, h) = (29u32, 57u32);
+        let mut px = pattern(w, h, 11, 247);
+        let mut cache = StripeCache::default();
+        let at = Point::new(1, 2);
+        for round in 0..2 {
+            let png =
+                encode_striped(&bgrx_frame(&px, w, h), at, None, &mut cache, 8).expect("striped");
+            assert!(cached(&cache).iter().all(|s| s.deflate.len().is_multiple_of(3)));
+            let mut text = String::new();
+            png.append_base64(&mut text);
+            assert_eq!(
+                text,
+                base64_simd::STANDARD.encode_to_string(png.to_vec()),
+                "round {round}"
+            );
+            assert_eq!(decode(&png).len(), (w * h * 3) as usize);
+            // The second round reuses all stripes but the changed one.
+            px[(20 * w as usize + 3) * 4] ^= 0x55;
+        }
     }
 
     #[test]

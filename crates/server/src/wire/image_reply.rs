@@ -1,7 +1,7 @@
-//! The screenshot reply, written straight into its JSON text: the base64
-//! image is encoded once (SIMD), part by part, into the output buffer
-//! instead of being copied into a JSON value and scanned for escapes (it
-//! never needs any).
+//! The screenshot reply, written straight into its JSON text: the image's
+//! base64 (kept by the encoder for the parts it caches, SIMD-encoded for
+//! the rest) goes part by part into the output buffer instead of being
+//! copied into a JSON value and scanned for escapes (it never needs any).
 
 use std::fmt::Write as _;
 
@@ -24,7 +24,7 @@ pub fn screenshot_envelope(
         out.push(',');
     }
     let _ = write!(out, r#""ts":{ts},"payload":{{"image_base64":""#);
-    base64_parts(image.parts(), &mut out);
+    image.append_base64(&mut out);
     out.push('"');
     if let Some(fields) = rest.as_object() {
         for (key, value) in fields.iter().filter(|(k, _)| *k != "image_base64") {
@@ -36,33 +36,6 @@ pub fn screenshot_envelope(
     }
     out.push_str("}}");
     out
-}
-
-/// Appends the base64 of the parts' concatenation: whole 3-byte groups
-/// straight from each part, the 1–2 bytes left at a part's end carried
-/// into the next.
-fn base64_parts<'a>(parts: impl Iterator<Item = &'a [u8]>, out: &mut String) {
-    let b64 = base64_simd::STANDARD;
-    let mut carry = [0u8; 3];
-    let mut carried = 0;
-    for mut part in parts {
-        if carried > 0 {
-            let take = (3 - carried).min(part.len());
-            carry[carried..carried + take].copy_from_slice(&part[..take]);
-            carried += take;
-            part = &part[take..];
-            if carried < 3 {
-                continue;
-            }
-            b64.encode_append(carry, out);
-        }
-        let whole = part.len() / 3 * 3;
-        b64.encode_append(&part[..whole], out);
-        let rest = &part[whole..];
-        carry[..rest.len()].copy_from_slice(rest);
-        carried = rest.len();
-    }
-    b64.encode_append(&carry[..carried], out);
 }
 
 #[cfg(test)]
@@ -85,35 +58,5 @@ mod tests {
         assert_eq!(v["payload"]["image_base64"], "iVBORw==");
         assert_eq!(v["payload"]["width"], 2);
         assert_eq!(v["payload"]["meta"]["origin"], json!([1, 2]));
-    }
-
-    #[test]
-    fn parts_encode_like_their_concatenation() {
-        let data: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
-        for cuts in [
-            vec![],
-            vec![1],
-            vec![2, 3],
-            vec![1, 2, 3, 4, 5, 6],
-            vec![0, 0, 7],
-            vec![500, 501, 999],
-        ] {
-            let mut parts = Vec::new();
-            let mut at = 0;
-            for c in cuts.iter().chain([&1000]) {
-                parts.push(&data[at..*c]);
-                at = *c;
-            }
-            let mut out = String::new();
-            base64_parts(parts.into_iter(), &mut out);
-            assert_eq!(
-                out,
-                base64_simd::STANDARD.encode_to_string(&data),
-                "cuts {cuts:?}"
-            );
-        }
-        let mut out = String::new();
-        base64_parts([b"a".as_slice()].into_iter(), &mut out);
-        assert_eq!(out, "YQ==");
     }
 }

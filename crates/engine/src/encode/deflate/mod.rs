@@ -43,6 +43,10 @@ const SAMPLE_EVERY: usize = 16;
 #[cfg(target_arch = "x86_64")]
 const SHAPE_TOLERANCE: f64 = 16.0;
 
+/// An empty, non-final stored block, once the stream is on a byte
+/// boundary: pads a stripe's length.
+pub const EMPTY_STORED_BLOCK: [u8; 5] = [0x00, 0x00, 0x00, 0xff, 0xff];
+
 /// A final, empty fixed-Huffman block: ends a stream of joined stripes.
 pub const FINAL_EMPTY_BLOCK: [u8; 2] = [0x03, 0x00];
 
