@@ -493,7 +493,11 @@ mod tests {
         for round in 0..2 {
             let png =
                 encode_striped(&bgrx_frame(&px, w, h), at, None, &mut cache, 8).expect("striped");
-            assert!(cached(&cache).iter().all(|s| s.deflate.len().is_multiple_of(3)));
+            assert!(
+                cached(&cache)
+                    .iter()
+                    .all(|s| s.deflate.len().is_multiple_of(3))
+            );
             let mut text = String::new();
             png.append_base64(&mut text);
             assert_eq!(
