@@ -2,14 +2,16 @@
 //! cut into horizontal stripes of [`STRIPE_ROWS`] rows; each stripe is
 //! converted to RGB (cursor drawn in), Sub-filtered and deflated by
 //! [`Deflater`] (one dynamic-Huffman block plus an empty stored block, so it
-//! ends on a byte boundary), the stripes spread over one thread per core.
-//! The stripes' blocks are then concatenated into ONE zlib stream, as
-//! parallel gzip does, and their Adler-32 checksums combined.
+//! ends on a byte boundary, padded to a multiple of three bytes), the
+//! stripes spread over the capturing thread and a pool of one thread per
+//! other core. The stripes' blocks are then concatenated into ONE zlib
+//! stream, as parallel gzip does, and their Adler-32 checksums combined.
 //!
 //! Because stripes are independent, a stripe whose pixels are the same as
 //! in the last capture of the same rectangle (same 128-bit XXH3 of its
-//! rows, and no cursor drawn over it) is not compressed again: agents take a
-//! screenshot after each small action, and most stripes have not changed.
+//! rows, and no cursor drawn over it) is not compressed again, nor its
+//! base64 made again: agents take a screenshot after each small action, and
+//! most stripes have not changed.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -185,7 +187,7 @@ fn encoder_pool() -> Option<&'static rayon::ThreadPool> {
             .num_threads(threads - 1)
             .thread_name(|i| format!("deskhand-png-{i}"))
             .build()
-            .inspect_err(|e| tracing::warn!(error = %e, "no PNG encoder threads: one core only"))
+            .inspect_err(|e| tracing::warn!(error = %e, "PNG encoder threads did not start: encoding on one"))
             .ok()
     })
     .as_ref()
