@@ -654,6 +654,57 @@ mod tests {
         assert!(a < f + f / 32, "the shape costs {a} bytes against {f}");
     }
 
+    /// Residual-like rows with zero runs and rare outliers, from a fixed
+    /// seed: `spread` values around zero, a run of up to 700 zeros with
+    /// probability `zero_percent` at each 64-byte burst.
+    fn mixed_rows(len: usize, spread: u64, zero_percent: u64, seed: u64) -> Vec<u8> {
+        let mut x = seed.max(1);
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut data = Vec::with_capacity(len + 700);
+        while data.len() < len {
+            if rnd() % 100 < zero_percent {
+                let run = (rnd() % 700) as usize;
+                data.extend(std::iter::repeat_n(0u8, run));
+                continue;
+            }
+            for _ in 0..rnd() % 64 {
+                let near = (rnd() % spread) as i64 - (spread / 2) as i64;
+                let outlier = rnd().is_multiple_of(50);
+                data.push(if outlier { rnd() as u8 } else { near as u8 });
+            }
+        }
+        data.truncate(len);
+        data
+    }
+
+    #[test]
+    fn mixed_rows_round_trip_through_both_coders() {
+        let mut shaped = 0;
+        for i in 0..40u64 {
+            let spread = [17, 25, 40, 60, 90][(i % 5) as usize];
+            let data = mixed_rows(1000 + (i as usize * 1543) % 60_000, spread, i % 8, i + 1);
+            assert_eq!(inflate(&zlib(&[&data])), data, "case {i}");
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2") {
+                // SAFETY: the CPU has AVX2 and BMI2, checked just above.
+                let avx2 = unsafe { Deflater::default().stripe_avx2(&data) };
+                shaped += usize::from(avx2 != Deflater::default().stripe_portable(&data));
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2") {
+            assert!(
+                shaped >= 5,
+                "the shaped coder wrote only {shaped} of 40 cases"
+            );
+        }
+    }
+
     #[test]
     fn every_run_length_round_trips() {
         for run in 0..600 {
