@@ -567,16 +567,20 @@ mod tests {
         fdeflate::decompress_to_vec(z).expect("valid zlib stream")
     }
 
-    fn noise(len: usize, seed: u32) -> Vec<u8> {
+    /// A xorshift generator: the test data's one source of randomness.
+    pub(super) fn xorshift(seed: u32) -> impl FnMut() -> u32 {
         let mut x = seed.max(1);
-        (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                (x % 9) as u8
-            })
-            .collect()
+        move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        }
+    }
+
+    fn noise(len: usize, seed: u32) -> Vec<u8> {
+        let mut next = xorshift(seed);
+        (0..len).map(|_| (next() % 9) as u8).collect()
     }
 
     #[test]
@@ -605,17 +609,14 @@ mod tests {
     /// Sub-filtered rows of dark text on a light background: mostly
     /// zeros, and the two jumps between the colours (far from zero).
     fn text_rows(rows: usize, seed: u32) -> Vec<u8> {
-        let mut x = seed.max(1);
+        let mut next = xorshift(seed);
         let mut out = Vec::new();
         for _ in 0..rows {
             // The Sub filter type.
             out.extend([1]);
             let mut left = 245u8;
             for px in 0..1920 {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                let v: u8 = if px % 9 < 6 && x.is_multiple_of(3) {
+                let v: u8 = if px % 9 < 6 && next().is_multiple_of(3) {
                     30
                 } else {
                     245
@@ -657,14 +658,8 @@ mod tests {
     /// Residual-like rows with zero runs and rare outliers, from a fixed
     /// seed: `spread` values around zero, a run of up to 700 zeros with
     /// probability `zero_percent` at each 64-byte burst.
-    fn mixed_rows(len: usize, spread: u64, zero_percent: u64, seed: u64) -> Vec<u8> {
-        let mut x = seed.max(1);
-        let mut rnd = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+    fn mixed_rows(len: usize, spread: u32, zero_percent: u32, seed: u32) -> Vec<u8> {
+        let mut rnd = xorshift(seed);
         let mut data = Vec::with_capacity(len + 700);
         while data.len() < len {
             if rnd() % 100 < zero_percent {
@@ -673,7 +668,7 @@ mod tests {
                 continue;
             }
             for _ in 0..rnd() % 64 {
-                let near = (rnd() % spread) as i64 - (spread / 2) as i64;
+                let near = (rnd() % spread) as i32 - (spread / 2) as i32;
                 let outlier = rnd().is_multiple_of(50);
                 data.push(if outlier { rnd() as u8 } else { near as u8 });
             }
@@ -685,7 +680,7 @@ mod tests {
     #[test]
     fn mixed_rows_round_trip_through_both_coders() {
         let mut shaped = 0;
-        for i in 0..40u64 {
+        for i in 0..40u32 {
             let spread = [17, 25, 40, 60, 90][(i % 5) as usize];
             let data = mixed_rows(1000 + (i as usize * 1543) % 60_000, spread, i % 8, i + 1);
             assert_eq!(inflate(&zlib(&[&data])), data, "case {i}");

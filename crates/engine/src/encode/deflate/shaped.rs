@@ -328,34 +328,20 @@ fn put32(l: &Lookups, w: &mut BitWriter<'_>, v: __m256i) {
     let (codes8_b, lens8_b) = join_halves(codes_b, lens_b);
     let longest = _mm256_max_epi32(lens8_a, lens8_b);
     if _mm256_movemask_epi8(_mm256_cmpgt_epi32(longest, _mm256_set1_epi32(56))) == 0 {
-        let (ca, na): ([u64; 4], [u64; 4]) = (bytemuck::cast(codes8_a), bytemuck::cast(lens8_a));
-        let (cb, nb): ([u64; 4], [u64; 4]) = (bytemuck::cast(codes8_b), bytemuck::cast(lens8_b));
-        write_lanes(
-            w,
-            [
-                (ca[0], na[0]),
-                (cb[0], nb[0]),
-                (ca[2], na[2]),
-                (cb[2], nb[2]),
-            ],
-        );
+        let (a, b) = (lanes(codes8_a, lens8_a), lanes(codes8_b, lens8_b));
+        write_lanes(w, [a[0], b[0], a[2], b[2]]);
         return;
     }
-    let (ca, na): ([u64; 4], [u64; 4]) = (bytemuck::cast(codes_a), bytemuck::cast(lens_a));
-    let (cb, nb): ([u64; 4], [u64; 4]) = (bytemuck::cast(codes_b), bytemuck::cast(lens_b));
-    write_lanes(
-        w,
-        [
-            (ca[0], na[0]),
-            (ca[1], na[1]),
-            (cb[0], nb[0]),
-            (cb[1], nb[1]),
-            (ca[2], na[2]),
-            (ca[3], na[3]),
-            (cb[2], nb[2]),
-            (cb[3], nb[3]),
-        ],
-    );
+    let (a, b) = (lanes(codes_a, lens_a), lanes(codes_b, lens_b));
+    write_lanes(w, [a[0], a[1], b[0], b[1], a[2], a[3], b[2], b[3]]);
+}
+
+/// The four 64-bit (code, length) lanes of a vector pair.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn lanes(codes: __m256i, lens: __m256i) -> [(u64, u64); 4] {
+    let (c, n): ([u64; 4], [u64; 4]) = (bytemuck::cast(codes), bytemuck::cast(lens));
+    [(c[0], n[0]), (c[1], n[1]), (c[2], n[2]), (c[3], n[3])]
 }
 
 /// Joins each 64-bit lane pair (0 and 1, 2 and 3) into its first lane:
@@ -431,19 +417,17 @@ fn join_quads(l: &Lookups, first: __m256i, second: __m256i, len: __m256i) -> (__
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::xorshift;
     use super::*;
 
     /// Residual-like bytes: `spread` values around zero (or every byte
     /// value for 256), from a fixed seed; zero bytes are made ones when
     /// `no_zero` is set.
     fn residuals(len: usize, spread: u32, seed: u32, no_zero: bool) -> Vec<u8> {
-        let mut x = seed.max(1);
+        let mut next = xorshift(seed);
         (0..len)
             .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                let b = ((x % spread) as i32 - (spread / 2) as i32) as u8;
+                let b = ((next() % spread) as i32 - (spread / 2) as i32) as u8;
                 if no_zero && b == 0 { 1 } else { b }
             })
             .collect()
