@@ -1,16 +1,30 @@
 //! Input through ONE long-lived enigo instance (XTEST via x11rb).
 //! Characters outside the keymap are typed by remapping a spare keycode,
 //! which only works reliably when the same instance lives on.
+//!
+//! Pointer motion alone goes straight through XTEST on the backend's
+//! shared connection: enigo lists the input devices before every event
+//! (an extra round trip to the server, a third of a move's time), and a
+//! motion needs no device, key map or held-state bookkeeping. On the shared
+//! connection the move is also ordered before the next capture or pointer
+//! query.
+
+use std::sync::Arc;
 
 use deskhand_engine::{BackendError, Button, Input, Key, Point, ScrollDirection};
-use enigo::{Axis, Coordinate, Direction, Enigo, Keyboard, Mouse, Settings};
+use enigo::{Axis, Direction, Enigo, Keyboard, Mouse, Settings};
+use x11rb::protocol::xproto::{ConnectionExt as _, MOTION_NOTIFY_EVENT};
+use x11rb::protocol::xtest::ConnectionExt as _;
+
+use super::{Shared, X11ResultExt};
 
 pub struct X11Input {
     enigo: Enigo,
+    shared: Arc<Shared>,
 }
 
 impl X11Input {
-    pub fn new(display: &str) -> Result<Self, BackendError> {
+    pub fn new(display: &str, shared: Arc<Shared>) -> Result<Self, BackendError> {
         let settings = Settings {
             x11_display: Some(display.to_owned()),
             // No server-side delay between events: deskhand paces itself.
@@ -19,7 +33,7 @@ impl X11Input {
             ..Settings::default()
         };
         let enigo = Enigo::new(&settings).map_err(|e| BackendError::Unsupported(e.to_string()))?;
-        Ok(Self { enigo })
+        Ok(Self { enigo, shared })
     }
 }
 
@@ -98,9 +112,28 @@ fn function_key(n: u8) -> enigo::Key {
 
 impl Input for X11Input {
     fn move_pointer(&mut self, to: Point) -> Result<(), BackendError> {
-        self.enigo
-            .move_mouse(to.x, to.y, Coordinate::Abs)
-            .map_err(failed)
+        let (Ok(x), Ok(y)) = (i16::try_from(to.x), i16::try_from(to.y)) else {
+            return Err(BackendError::Failed(format!(
+                "({}, {}) is outside the X11 coordinate range",
+                to.x, to.y
+            )));
+        };
+        let conn = &self.shared.conn;
+        // Detail 0: absolute, on this screen's root. Device 0: the core
+        // pointer, as libXtst's XTestFakeMotionEvent sends it.
+        conn.xtest_fake_input(
+            MOTION_NOTIFY_EVENT,
+            0,
+            x11rb::CURRENT_TIME,
+            self.shared.root,
+            x,
+            y,
+            0,
+        )
+        .backend()?;
+        // Returns once the server has taken the motion.
+        conn.get_input_focus().backend()?.reply().backend()?;
+        Ok(())
     }
 
     fn button(&mut self, button: Button, press: bool) -> Result<(), BackendError> {

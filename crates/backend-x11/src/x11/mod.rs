@@ -115,7 +115,7 @@ pub fn open(display: Option<&str>, options: &crate::X11Options) -> Result<Backen
             None
         }
     };
-    let input = match input::X11Input::new(&name) {
+    let input = match input::X11Input::new(&name, shared.clone()) {
         Ok(i) => Some(Box::new(i) as Box<dyn deskhand_engine::Input>),
         Err(e) => {
             tracing::warn!(error = %e, "X11 input (XTEST) unavailable; input features are off");
