@@ -3,6 +3,7 @@
 //! screen); whoever sends the image reads the parts in order, or their
 //! base64, which the encoder keeps for the parts it caches.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// A part shared with the encoder's cache.
@@ -102,20 +103,25 @@ impl EncodedImage {
         self.parts.iter().map(Part::bytes)
     }
 
-    /// Appends the base64 of all bytes to `out`: the kept text of a part
-    /// that starts on a three-byte boundary, SIMD-encoded bytes otherwise
-    /// (whole three-byte groups straight from each part, the one or two
-    /// bytes left at a part's end carried into the next).
-    pub fn append_base64(&self, out: &mut String) {
+    /// The base64 of all bytes, in pieces that concatenate to it: the kept
+    /// text of a part that starts on a three-byte boundary, borrowed, and
+    /// SIMD-encoded text for the rest (whole three-byte groups straight from
+    /// each part, the one or two bytes left at a part's end carried into
+    /// the next). A sender can write the pieces as they are.
+    pub fn base64_pieces(&self) -> Vec<Cow<'_, str>> {
         let b64 = base64_simd::STANDARD;
-        out.reserve(self.len.div_ceil(3) * 4);
+        let mut pieces = Vec::with_capacity(self.parts.len() + 1);
+        let mut fresh = String::new();
         let mut carry = [0u8; 3];
         let mut carried = 0;
         for part in &self.parts {
             if carried == 0
                 && let Some(text) = part.base64()
             {
-                out.push_str(text);
+                if !fresh.is_empty() {
+                    pieces.push(Cow::Owned(std::mem::take(&mut fresh)));
+                }
+                pieces.push(Cow::Borrowed(text));
                 continue;
             }
             let mut bytes = part.bytes();
@@ -127,15 +133,28 @@ impl EncodedImage {
                 if carried < 3 {
                     continue;
                 }
-                b64.encode_append(carry, out);
+                b64.encode_append(carry, &mut fresh);
             }
             let whole = bytes.len() / 3 * 3;
-            b64.encode_append(&bytes[..whole], out);
+            b64.encode_append(&bytes[..whole], &mut fresh);
             let rest = &bytes[whole..];
             carry[..rest.len()].copy_from_slice(rest);
             carried = rest.len();
         }
-        b64.encode_append(&carry[..carried], out);
+        b64.encode_append(&carry[..carried], &mut fresh);
+        if !fresh.is_empty() {
+            pieces.push(Cow::Owned(fresh));
+        }
+        pieces
+    }
+
+    /// Appends the base64 of all bytes to `out` (the pieces of
+    /// [`Self::base64_pieces`], copied).
+    pub fn append_base64(&self, out: &mut String) {
+        out.reserve(self.len.div_ceil(3) * 4);
+        for piece in self.base64_pieces() {
+            out.push_str(&piece);
+        }
     }
 
     /// All bytes in one buffer.
@@ -208,6 +227,11 @@ mod tests {
         expected.push_str("KEPT");
         expected.push_str(&base64(b"ghij"));
         assert_eq!(out, expected);
+        // The kept text is lent, not copied.
+        let pieces = image.base64_pieces();
+        assert_eq!(pieces.len(), 3);
+        assert!(matches!(pieces[1], Cow::Borrowed("KEPT")));
+        assert_eq!(pieces.concat(), expected);
     }
 
     #[test]

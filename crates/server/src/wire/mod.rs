@@ -4,13 +4,13 @@
 mod clipboard;
 mod convert;
 mod image_reply;
+mod socket;
 mod takeover;
 mod windows_apps;
 
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use deskhand_engine::encode::EncodedImage;
@@ -22,21 +22,25 @@ use deskhand_protocol::messages::{
 use deskhand_protocol::{Envelope, ErrorCode, ErrorPayload, MessageType, PROTOCOL_VERSION};
 use serde::Serialize;
 use serde_json::Value;
+use tokio_tungstenite::tungstenite::{self, Message, protocol::WebSocketConfig};
+
+use self::socket::{UpgradeRequest, WireSocket};
 
 use crate::AppState;
 
 /// Upgrades an authenticated request to a wire-ops connection.
-pub(crate) async fn upgrade(State(state): State<Arc<AppState>>, ws: WebSocketUpgrade) -> Response {
+pub(crate) async fn upgrade(State(state): State<Arc<AppState>>, ws: UpgradeRequest) -> Response {
     let Ok(permit) = state.connections.clone().try_acquire_owned() else {
         return (StatusCode::SERVICE_UNAVAILABLE, "too many connections\n").into_response();
     };
     let max = state.config.max_message_bytes;
-    ws.max_message_size(max)
-        .max_frame_size(max)
-        .on_upgrade(move |socket| async move {
-            Connection::new(state, socket).run().await;
-            drop(permit);
-        })
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(max))
+        .max_frame_size(Some(max));
+    ws.on_upgrade(config, move |socket| async move {
+        Connection::new(state, socket).run().await;
+        drop(permit);
+    })
 }
 
 /// Outcome of one request: a reply, or nothing (HELLO_ACK).
@@ -49,7 +53,7 @@ enum Reply {
 
 /// A connection: the socket and the handler that answers its messages.
 struct Connection {
-    socket: WebSocket,
+    socket: WireSocket,
     handler: Handler,
     /// The last TAKEOVER_STATE sent, so that a change the client asked for
     /// is answered once, not answered and pushed.
@@ -75,7 +79,7 @@ fn to_value<T: Serialize>(v: &T) -> Value {
 }
 
 impl Connection {
-    fn new(state: Arc<AppState>, socket: WebSocket) -> Self {
+    fn new(state: Arc<AppState>, socket: WireSocket) -> Self {
         let session = state.engine.open_session("wire");
         Self {
             socket,
@@ -106,32 +110,38 @@ impl Connection {
         kind: MessageType,
         id: Option<String>,
         payload: Value,
-    ) -> Result<(), axum::Error> {
+    ) -> Result<(), tungstenite::Error> {
         let envelope = Envelope::new(kind, id, ts(), payload);
         let text = serde_json::to_string(&envelope).unwrap_or_default();
-        self.send_text(text).await
-    }
-
-    /// Sends one text frame; a client that stops reading for the idle
-    /// timeout is dropped (and its held input released), never waited on.
-    async fn send_text(&mut self, text: String) -> Result<(), axum::Error> {
         let idle = self.handler.state.config.idle_timeout;
-        match tokio::time::timeout(idle, self.socket.send(Message::Text(text.into()))).await {
-            Ok(sent) => sent,
-            Err(_) => Err(axum::Error::new(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "the client stopped reading",
-            ))),
-        }
+        unless_idle(idle, self.socket.send_text(text)).await
     }
 }
+
+/// A send that gives up when the client stops reading for `idle` (the
+/// connection is then dropped and its held input released), never waited
+/// on for longer.
+async fn unless_idle(
+    idle: std::time::Duration,
+    send: impl std::future::Future<Output = Result<(), tungstenite::Error>>,
+) -> Result<(), tungstenite::Error> {
+    match tokio::time::timeout(idle, send).await {
+        Ok(sent) => sent,
+        Err(_) => Err(tungstenite::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "the client stopped reading",
+        ))),
+    }
+}
+
+impl Connection {}
 
 impl Connection {
     /// Pushes this session's takeover changes as TAKEOVER_STATE (no id).
     async fn push_takeover(
         &mut self,
         event: Result<TakeoverEvent, tokio::sync::broadcast::error::RecvError>,
-    ) -> Result<(), axum::Error> {
+    ) -> Result<(), tungstenite::Error> {
         let state = match event {
             Ok(TakeoverEvent::State { session, state }) if session == self.handler.session.id => {
                 state
@@ -246,9 +256,9 @@ impl Connection {
                     let started = std::time::Instant::now();
                     let text =
                         image_reply::screenshot_envelope(id.as_deref(), ts(), &image, &fields);
-                    drop(image);
                     let built = started.elapsed();
-                    let sent = self.send_text(text).await;
+                    let idle = self.handler.state.config.idle_timeout;
+                    let sent = unless_idle(idle, self.socket.send_text_parts(&text.pieces())).await;
                     tracing::debug!(
                         build_ms = built.as_secs_f64() * 1000.0,
                         send_ms = (started.elapsed() - built).as_secs_f64() * 1000.0,
