@@ -24,7 +24,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt as _, StreamExt as _};
 use hyper::upgrade::{OnUpgrade, Upgraded};
 use hyper_util::rt::TokioIo;
-use tokio::io::AsyncWriteExt as _;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::frame::FrameHeader;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
@@ -121,12 +121,12 @@ impl UpgradeRequest {
     }
 }
 
-/// The server's side of one wire connection.
-pub(crate) struct WireSocket {
-    ws: WebSocketStream<TokioIo<Upgraded>>,
+/// The server's side of one wire connection (over any stream in tests).
+pub(crate) struct WireSocket<S = TokioIo<Upgraded>> {
+    ws: WebSocketStream<S>,
 }
 
-impl WireSocket {
+impl<S: AsyncRead + AsyncWrite + Unpin> WireSocket<S> {
     /// The next message, or `None` once the connection is closed.
     pub(crate) async fn recv(&mut self) -> Option<Result<Message, tungstenite::Error>> {
         self.ws.next().await
@@ -173,6 +173,39 @@ impl WireSocket {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_message_in_parts_arrives_whole_through_a_narrow_pipe() {
+        // A 4 KiB pipe takes the frame in many partial writes.
+        let (server, client) = tokio::io::duplex(4096);
+        let mut server = WireSocket {
+            ws: WebSocketStream::from_raw_socket(server, Role::Server, None).await,
+        };
+        let mut client = WebSocketStream::from_raw_socket(client, Role::Client, None).await;
+        let big: String = (0..300_000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        let parts = ["{\"x\":\"", &big[..100_001], "", &big[100_001..], "\"}"];
+        let expected = parts.concat();
+        let reader = tokio::spawn(async move {
+            let mut got = Vec::new();
+            for _ in 0..3 {
+                match client.next().await {
+                    Some(Ok(Message::Text(t))) => got.push(t.as_str().to_owned()),
+                    other => panic!("expected text, got {other:?}"),
+                }
+            }
+            got
+        });
+        server.send_text("before".into()).await.expect("send");
+        server.send_text_parts(&parts).await.expect("send parts");
+        server.send_text("after".into()).await.expect("send");
+        let got = reader.await.expect("reader");
+        assert_eq!(got[0], "before");
+        assert_eq!(got[1].len(), expected.len());
+        assert!(got[1] == expected, "the parts arrived changed");
+        assert_eq!(got[2], "after");
+    }
 
     #[test]
     fn connection_header_tokens_are_matched_whole_and_case_blind() {
