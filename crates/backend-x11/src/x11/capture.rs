@@ -151,6 +151,9 @@ impl X11Capture {
             (s.seg, s.addr)
         };
         let conn = &self.shared.conn;
+        // The repair's small requests go first: their replies are read while
+        // the server copies the screen into the segment.
+        let repair = self.exclusion.begin(conn, root, &rect)?;
         let image = conn
             .shm_get_image(
                 root,
@@ -164,7 +167,6 @@ impl X11Capture {
                 0,
             )
             .backend()?;
-        let repair = self.exclusion.begin(conn, root, &rect)?;
         let got = image.reply().backend()?.size as usize;
         if got < size {
             return Err(BackendError::Failed(format!(
@@ -194,6 +196,7 @@ impl X11Capture {
         sink: &mut dyn FnMut(&Frame<'_>),
     ) -> Result<(), BackendError> {
         let conn = &self.shared.conn;
+        let repair = self.exclusion.begin(conn, self.shared.root, &rect)?;
         let image = conn
             .get_image(
                 ImageFormat::Z_PIXMAP,
@@ -205,7 +208,6 @@ impl X11Capture {
                 !0,
             )
             .backend()?;
-        let repair = self.exclusion.begin(conn, self.shared.root, &rect)?;
         let mut reply = image.reply().backend()?;
         if let Some(repair) = repair {
             self.exclusion

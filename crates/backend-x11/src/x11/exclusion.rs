@@ -159,8 +159,9 @@ impl Exclusion {
         Ok(())
     }
 
-    /// Sends everything the repair of `frame_rect` needs, to be sent in
-    /// the same batch as the capture itself: the root's children and the
+    /// Sends everything the repair of `frame_rect` needs, to be sent just
+    /// before the capture itself (the small replies are then read while
+    /// the server copies the screen): the root's children and the
     /// state of the windows found beneath the indicator last time (to check
     /// that nothing moved), and the covered pieces as they would be if
     /// nothing did. [`Exclusion::finish`] reads the answers; in the usual
