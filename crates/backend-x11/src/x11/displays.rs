@@ -14,9 +14,13 @@ use std::time::{Duration, Instant};
 
 use deskhand_engine::{BackendError, Displays, Monitor, Point, Rect};
 use x11rb::connection::{Connection, RequestConnection};
+use x11rb::cookie::Cookie;
 use x11rb::protocol::Event;
 use x11rb::protocol::randr::{self, ConnectionExt as _, NotifyMask};
-use x11rb::protocol::xproto::{AtomEnum, ChangeWindowAttributesAux, ConnectionExt as _, EventMask};
+use x11rb::protocol::xproto::{
+    AtomEnum, ChangeWindowAttributesAux, ConnectionExt as _, EventMask, GetPropertyReply,
+};
+use x11rb::rust_connection::RustConnection;
 
 use super::{Shared, X11ResultExt};
 
@@ -96,27 +100,6 @@ impl X11Displays {
         name
     }
 
-    /// `Xft.dpi / 96` from the root's RESOURCE_MANAGER, else 1.0.
-    fn scale(&self) -> f64 {
-        let prop = self
-            .shared
-            .conn
-            .get_property(
-                false,
-                self.shared.root,
-                AtomEnum::RESOURCE_MANAGER,
-                AtomEnum::STRING,
-                0,
-                1 << 16,
-            )
-            .ok()
-            .and_then(|c| c.reply().ok());
-        prop.and_then(|p| parse_xft_dpi(&String::from_utf8_lossy(&p.value)))
-            .map(|dpi| (dpi / 96.0 * 100.0).round() / 100.0)
-            .filter(|s| *s > 0.0)
-            .unwrap_or(1.0)
-    }
-
     fn root_monitor(&self, scale: f64) -> Result<Vec<Monitor>, BackendError> {
         let g = self
             .shared
@@ -133,6 +116,30 @@ impl X11Displays {
             scale,
         }])
     }
+}
+
+/// Asks for the root's RESOURCE_MANAGER, where `Xft.dpi` lives.
+fn request_resources(shared: &Shared) -> Option<Cookie<'_, RustConnection, GetPropertyReply>> {
+    shared
+        .conn
+        .get_property(
+            false,
+            shared.root,
+            AtomEnum::RESOURCE_MANAGER,
+            AtomEnum::STRING,
+            0,
+            1 << 16,
+        )
+        .ok()
+}
+
+/// `Xft.dpi / 96` from the root's RESOURCE_MANAGER, else 1.0.
+fn scale_of(resources: Option<GetPropertyReply>) -> f64 {
+    resources
+        .and_then(|p| parse_xft_dpi(&String::from_utf8_lossy(&p.value)))
+        .map(|dpi| (dpi / 96.0 * 100.0).round() / 100.0)
+        .filter(|s| *s > 0.0)
+        .unwrap_or(1.0)
 }
 
 fn parse_xft_dpi(resources: &str) -> Option<f64> {
@@ -172,17 +179,25 @@ impl Displays for X11Displays {
 
 impl X11Displays {
     fn read_monitors(&mut self) -> Result<Vec<Monitor>, BackendError> {
-        let scale = self.scale();
-        if !self.randr_ok {
+        // Both questions go out before either answer is awaited: one round
+        // trip.
+        let shared = self.shared.clone();
+        let resources = request_resources(&shared);
+        let monitors = if self.randr_ok {
+            Some(
+                shared
+                    .conn
+                    .randr_get_monitors(shared.root, true)
+                    .backend()?,
+            )
+        } else {
+            None
+        };
+        let scale = scale_of(resources.and_then(|c| c.reply().ok()));
+        let Some(monitors) = monitors else {
             return self.root_monitor(scale);
-        }
-        let reply = self
-            .shared
-            .conn
-            .randr_get_monitors(self.shared.root, true)
-            .backend()?
-            .reply()
-            .backend()?;
+        };
+        let reply = monitors.reply().backend()?;
         if reply.monitors.is_empty() {
             return self.root_monitor(scale);
         }
