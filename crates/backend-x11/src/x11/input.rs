@@ -4,10 +4,11 @@
 //!
 //! Pointer motion alone goes straight through XTEST on the backend's
 //! shared connection: enigo lists the input devices before every event
-//! (an extra round trip to the server, a third of a move's time), and a
-//! motion needs no device, key map or held-state bookkeeping. On the shared
-//! connection the move is also ordered before the next capture or pointer
-//! query.
+//! (one more round trip to the server on every move), and a motion needs
+//! no device, key map or held-state bookkeeping. On the shared connection
+//! the move is also ordered before the next capture or pointer query.
+//! Button and key events (enigo's connection) wait for the server as
+//! motion does, so a drag's press, moves and release arrive in order.
 
 use std::sync::Arc;
 

@@ -134,8 +134,6 @@ async fn unless_idle(
     }
 }
 
-impl Connection {}
-
 impl Connection {
     /// Pushes this session's takeover changes as TAKEOVER_STATE (no id).
     async fn push_takeover(
