@@ -504,6 +504,51 @@ async fn token_origin_and_host_are_checked_before_the_upgrade() {
     );
 }
 
+/// The status line's code for a raw HTTP/1.1 GET of `/v1/ws` with the
+/// token and `headers`.
+async fn raw_get_status(server: &Server, headers: &str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(("127.0.0.1", server.port))
+        .await
+        .expect("connect");
+    let request = format!(
+        "GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {TOKEN}\r\n{headers}\r\n",
+        server.port
+    );
+    tcp.write_all(request.as_bytes()).await.expect("write");
+    let mut head = [0u8; 12];
+    tcp.read_exact(&mut head).await.expect("status line");
+    std::str::from_utf8(&head[9..12])
+        .expect("ascii")
+        .parse()
+        .expect("status code")
+}
+
+#[tokio::test]
+async fn requests_that_are_not_websocket_upgrades_are_refused() {
+    let server = Server::sandbox().await;
+    let upgrade = "Connection: keep-alive, Upgrade\r\nUpgrade: websocket\r\n";
+    let key = "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n";
+    // A plain GET.
+    assert_eq!(raw_get_status(&server, "").await, 400);
+    // No key, or a version other than 13.
+    let v13 = "Sec-WebSocket-Version: 13\r\n";
+    assert_eq!(
+        raw_get_status(&server, &format!("{upgrade}{v13}")).await,
+        400
+    );
+    let v8 = "Sec-WebSocket-Version: 8\r\n";
+    assert_eq!(
+        raw_get_status(&server, &format!("{upgrade}{v8}{key}")).await,
+        426
+    );
+    // The same with everything right is switched.
+    assert_eq!(
+        raw_get_status(&server, &format!("{upgrade}{v13}{key}")).await,
+        101
+    );
+}
+
 #[tokio::test]
 async fn oversized_messages_are_refused() {
     let server = Server::sandbox().await;
