@@ -40,6 +40,9 @@ use super::{LITLEN_SYMBOLS, LitLenCode, limited_lengths};
 const UNITS: usize = 256;
 /// Literals `16..240`: fourteen groups of sixteen with one high nibble.
 const MID_GROUPS: usize = 14;
+/// The choices of the length assignment: 32 single literals, the node
+/// over end of block and the lengths, and the mid groups.
+const NODES: usize = 34;
 /// Deflate's longest code.
 const MAX_BITS: u8 = 15;
 /// A cost no assignment reaches (the counts are kept below 2^24).
@@ -103,14 +106,18 @@ pub(super) fn shaped_lengths(counts: &[u32; LITLEN_SYMBOLS]) -> Option<([u8; LIT
     }
     let tail: u32 = counts[256..].iter().sum();
     let mid: u32 = counts[16..240].iter().sum();
-    let nodes: Vec<Node> = counts[..16]
+    let mut nodes = [Node::Single(0); NODES];
+    let all = counts[..16]
         .iter()
         .chain(&counts[240..256])
         .map(|&c| Node::Single(c))
-        .chain([Node::Single(tail), Node::Mid(mid)])
-        .collect();
-    // best[k][u]: the least cost of the first k nodes taking exactly u units.
-    let mut best = vec![[INFEASIBLE; UNITS + 1]; nodes.len() + 1];
+        .chain([Node::Single(tail), Node::Mid(mid)]);
+    for (slot, node) in nodes.iter_mut().zip(all) {
+        *slot = node;
+    }
+    // best[k][u]: the least cost of the first k nodes taking exactly u units
+    // (on the stack: this runs once per stripe).
+    let mut best = [[INFEASIBLE; UNITS + 1]; NODES + 1];
     best[0][0] = 0;
     for (k, node) in nodes.iter().enumerate() {
         let (done, rest) = best.split_at_mut(k + 1);
@@ -122,7 +129,7 @@ pub(super) fn shaped_lengths(counts: &[u32; LITLEN_SYMBOLS]) -> Option<([u8; LIT
         }
     }
     // Walk back from a complete code (all 256 units used).
-    let mut chosen = vec![0u8; nodes.len()];
+    let mut chosen = [0u8; NODES];
     let mut left = UNITS;
     for k in (0..nodes.len()).rev() {
         let target = best[k + 1][left];
