@@ -1,11 +1,14 @@
 //! The hand-back watcher: XInput 2 raw events on the root window (they
 //! arrive whatever grabs are active, tens of microseconds after the input,
-//! with the device that made them), the pointer polled every 20 ms while a
-//! takeover is on (warps make no raw event), and the kill-switch hotkey.
+//! with the device that made them), the pointer read at once when a device
+//! other than XTEST moves it and at least every 20 ms while a takeover is
+//! on (warps make no raw event; deskhand's own XTEST moves are checked by
+//! the desktop thread), and the kill-switch hotkey.
 
 use std::os::fd::{AsFd, AsRawFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use deskhand_engine::{BackendError, InputWatcher, Point, WatchedInput};
 use x11rb::connection::{Connection, RequestConnection};
@@ -183,9 +186,11 @@ impl X11Watcher {
         state & relevant == u16::from(self.kill.modifiers)
     }
 
-    /// Hands every queued event to `sink`.
-    fn drain(&self, sink: &(dyn Fn(WatchedInput) + Send + Sync)) -> Result<(), BackendError> {
+    /// Hands every queued event to `sink`; says whether a pointer device
+    /// other than XTEST moved (the person's hand, not deskhand's moves).
+    fn drain(&self, sink: &(dyn Fn(WatchedInput) + Send + Sync)) -> Result<bool, BackendError> {
         let synthetic = |source: u16| self.xtest_devices.contains(&source);
+        let mut moved = false;
         while let Some(event) = self.conn.poll_for_event().backend()? {
             match event {
                 // Auto-repeat of a held key is not a new press.
@@ -197,16 +202,18 @@ impl X11Watcher {
                 Event::XinputRawButtonPress(e) => sink(WatchedInput::ButtonPress {
                     synthetic: synthetic(e.sourceid),
                 }),
-                Event::XinputRawMotion(e) => sink(WatchedInput::Motion {
-                    synthetic: synthetic(e.sourceid),
-                }),
+                Event::XinputRawMotion(e) => {
+                    let synthetic = synthetic(e.sourceid);
+                    moved |= !synthetic;
+                    sink(WatchedInput::Motion { synthetic });
+                }
                 Event::KeyPress(e) if self.is_kill_switch(u16::from(e.state)) => {
                     sink(WatchedInput::KillSwitch);
                 }
                 _ => {}
             }
         }
-        Ok(())
+        Ok(moved)
     }
 
     fn run(self, sink: Arc<dyn Fn(WatchedInput) + Send + Sync>, armed: Arc<AtomicBool>) {
@@ -221,34 +228,47 @@ impl X11Watcher {
         sink: &(dyn Fn(WatchedInput) + Send + Sync),
         armed: &AtomicBool,
     ) -> Result<(), BackendError> {
+        let period = Duration::from_millis(POLL_ARMED_MS as u64);
+        let mut checked: Option<Instant> = None;
         loop {
             self.conn.flush().backend()?;
-            self.drain(sink)?;
+            let mut moved = self.drain(sink)?;
             let is_armed = armed.load(Ordering::SeqCst);
-            if is_armed {
+            // The pointer is read when the person's hand moved, and at
+            // least every period. XTEST motion alone (deskhand's moves,
+            // which the desktop thread checks itself) asks for no extra
+            // round trip: it would compete with deskhand's own.
+            while is_armed && (moved || checked.is_none_or(|t| t.elapsed() >= period)) {
                 let p = self
                     .conn
                     .query_pointer(self.root)
                     .backend()?
                     .reply()
                     .backend()?;
+                checked = Some(Instant::now());
                 sink(WatchedInput::Pointer(Point::new(
                     i32::from(p.root_x),
                     i32::from(p.root_y),
                 )));
                 // Events read while waiting for that reply are queued
                 // inside x11rb, not on the socket: handle them now.
-                self.drain(sink)?;
+                moved = self.drain(sink)?;
+            }
+            if !is_armed {
+                checked = None;
             }
             let mut fd = libc::pollfd {
                 fd: self.conn.stream().as_fd().as_raw_fd(),
                 events: libc::POLLIN,
                 revents: 0,
             };
-            let timeout = if is_armed {
-                POLL_ARMED_MS
-            } else {
-                POLL_IDLE_MS
+            let timeout = match checked {
+                Some(t) if is_armed => {
+                    let left = period.saturating_sub(t.elapsed()).as_millis();
+                    i32::try_from(left).unwrap_or(POLL_ARMED_MS).max(1)
+                }
+                _ if is_armed => POLL_ARMED_MS,
+                _ => POLL_IDLE_MS,
             };
             // SAFETY: one valid pollfd.
             unsafe { libc::poll(&mut fd, 1, timeout) };
