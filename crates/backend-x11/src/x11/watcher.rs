@@ -230,15 +230,17 @@ impl X11Watcher {
     ) -> Result<(), BackendError> {
         let period = Duration::from_millis(POLL_ARMED_MS as u64);
         let mut checked: Option<Instant> = None;
+        // The person's motion seen while the last read was awaited.
+        let mut moved_meanwhile = false;
         loop {
             self.conn.flush().backend()?;
-            let mut moved = self.drain(sink)?;
+            let moved = self.drain(sink)? | std::mem::take(&mut moved_meanwhile);
             let is_armed = armed.load(Ordering::SeqCst);
             // The pointer is read when the person's hand moved, and at
             // least every period. XTEST motion alone (deskhand's moves,
             // which the desktop thread checks itself) asks for no extra
             // round trip: it would compete with deskhand's own.
-            while is_armed && (moved || checked.is_none_or(|t| t.elapsed() >= period)) {
+            if is_armed && (moved || checked.is_none_or(|t| t.elapsed() >= period)) {
                 let p = self
                     .conn
                     .query_pointer(self.root)
@@ -252,7 +254,7 @@ impl X11Watcher {
                 )));
                 // Events read while waiting for that reply are queued
                 // inside x11rb, not on the socket: handle them now.
-                moved = self.drain(sink)?;
+                moved_meanwhile = self.drain(sink)?;
             }
             if !is_armed {
                 checked = None;
@@ -263,6 +265,7 @@ impl X11Watcher {
                 revents: 0,
             };
             let timeout = match checked {
+                _ if moved_meanwhile => 0,
                 Some(t) if is_armed => {
                     let left = period.saturating_sub(t.elapsed()).as_millis();
                     i32::try_from(left).unwrap_or(POLL_ARMED_MS).max(1)
