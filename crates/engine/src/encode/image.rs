@@ -148,15 +148,6 @@ impl EncodedImage {
         pieces
     }
 
-    /// Appends the base64 of all bytes to `out` (the pieces of
-    /// [`Self::base64_pieces`], copied).
-    pub fn append_base64(&self, out: &mut String) {
-        out.reserve(self.len.div_ceil(3) * 4);
-        for piece in self.base64_pieces() {
-            out.push_str(&piece);
-        }
-    }
-
     /// All bytes in one buffer.
     pub fn to_vec(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.len);
@@ -204,12 +195,10 @@ mod tests {
                 image.push(data[at..*c].to_vec());
                 at = *c;
             }
-            let mut out = String::new();
-            image.append_base64(&mut out);
+            let out = image.base64_pieces().concat();
             assert_eq!(out, base64(&data), "cuts {cuts:?}");
         }
-        let mut out = String::new();
-        EncodedImage::from(b"a".to_vec()).append_base64(&mut out);
+        let out = EncodedImage::from(b"a".to_vec()).base64_pieces().concat();
         assert_eq!(out, "YQ==");
     }
 
@@ -221,8 +210,7 @@ mod tests {
         image.push_shared(Arc::new(Encoded(b"def".to_vec(), "KEPT".into())));
         image.push(b"g".to_vec());
         image.push_shared(Arc::new(Encoded(b"hij".to_vec(), "NOTUSED!".into())));
-        let mut out = String::new();
-        image.append_base64(&mut out);
+        let out = image.base64_pieces().concat();
         let mut expected = base64(b"abc");
         expected.push_str("KEPT");
         expected.push_str(&base64(b"ghij"));

@@ -500,8 +500,7 @@ mod tests {
                     .iter()
                     .all(|s| s.deflate.len().is_multiple_of(3))
             );
-            let mut text = String::new();
-            png.append_base64(&mut text);
+            let text = png.base64_pieces().concat();
             assert_eq!(
                 text,
                 base64_simd::STANDARD.encode_to_string(png.to_vec()),
