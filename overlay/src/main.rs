@@ -9,6 +9,8 @@ mod app;
 mod messages;
 mod paint;
 #[cfg(target_os = "linux")]
+mod quiet;
+#[cfg(target_os = "linux")]
 mod x11;
 
 use std::io::Write;
@@ -33,6 +35,11 @@ fn main() -> anyhow::Result<()> {
     let event_loop = EventLoop::<app::UserEvent>::with_user_event()
         .with_x11()
         .build()?;
+    if let Err(e) = quiet::stop_device_events(&event_loop) {
+        // Only costs CPU: the overlay works as before. (stdout carries
+        // the protocol, and nothing may come before `ready`.)
+        eprintln!("deskhand-overlay: still woken by every input event: {e:#}");
+    }
     let x = x11::X11Side::connect()?;
 
     let proxy = event_loop.create_proxy();

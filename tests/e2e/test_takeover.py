@@ -266,11 +266,40 @@ def test_continue_right_after_deskhands_own_click_does_not_resume(client, displa
     assert client.pushed_state()["paused"] is False
 
 
-def test_killing_the_overlay_ends_the_takeover(daemon, client):
+def overlay_pids(daemon) -> list[int]:
     kids = [pid for pid in daemon.descendants()
             if "deskhand-overlay" in open(f"/proc/{pid}/cmdline", "rb").read().decode(
                 "utf-8", "replace")]
     assert kids, "no overlay process"
+    return kids
+
+
+def wakeups(pid: int) -> int:
+    """How many times the process's threads went to sleep and were woken."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/status") as f:
+            total += sum(int(line.split()[1]) for line in f
+                         if line.startswith(("voluntary_ctxt_switches",
+                                             "nonvoluntary_ctxt_switches")))
+    return total
+
+
+def test_the_overlay_sleeps_while_the_pointer_moves(daemon, client):
+    """The indicator needs only its own windows' events: pointer motion
+    elsewhere (deskhand's, or the person's) must not wake it each time."""
+    (overlay,) = overlay_pids(daemon)
+    time.sleep(0.3)  # let it settle after showing
+    before = wakeups(overlay)
+    moves = 200
+    for i in range(moves):
+        client.act("mouse_move", coordinate=[100 + i % 300, 200 + i % 150])
+    woken = wakeups(overlay) - before
+    assert woken < moves // 10, f"the overlay woke {woken} times for {moves} pointer moves"
+
+
+def test_killing_the_overlay_ends_the_takeover(daemon, client):
+    kids = overlay_pids(daemon)
     for pid in kids:
         os.kill(pid, 9)
     state = client.pushed_state()

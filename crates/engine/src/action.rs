@@ -12,6 +12,10 @@ use crate::keys::Key;
 /// Longest `wait` and `hold_key` the engine performs.
 pub const MAX_WAIT: Duration = Duration::from_millis(5000);
 
+/// Most keys of a chord, or wheel steps, in a brief action
+/// ([`Action::is_brief`]).
+const BRIEF_MAX_EVENTS: usize = 8;
+
 /// One input action.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -119,6 +123,26 @@ impl Action {
             | Action::Type { .. }
             | Action::Paste { .. }
             | Action::Wait { .. } => Vec::new(),
+        }
+    }
+
+    /// Whether the action takes only a few round trips to the display
+    /// server, with no sleeping: a move, a single click, a press or release,
+    /// a short chord, a few wheel steps. Such an action may run on the
+    /// caller's thread when the desktop is idle, without the hop to the
+    /// desktop thread and back.
+    pub fn is_brief(&self) -> bool {
+        match self {
+            Action::MoveTo(_) | Action::ButtonDown { .. } | Action::ButtonUp { .. } => true,
+            Action::Click { count, .. } => *count <= 1,
+            Action::Key { keys } => keys.len() <= BRIEF_MAX_EVENTS,
+            Action::Scroll { amount, .. } => *amount as usize <= BRIEF_MAX_EVENTS,
+            Action::Glide { .. }
+            | Action::Drag { .. }
+            | Action::HoldKey { .. }
+            | Action::Type { .. }
+            | Action::Paste { .. }
+            | Action::Wait { .. } => false,
         }
     }
 

@@ -74,7 +74,7 @@ impl Engine {
             apps.sort_by_key(|a| (!a.frontmost, a.pid));
             Ok(apps)
         };
-        self.audited(session, "app.list", job, |apps: &Vec<RunningApp>| {
+        self.audited(session, "app.list", false, job, |apps: &Vec<RunningApp>| {
             json!({"apps": apps.len(), "include_background": include_background})
         })
         .await
@@ -161,7 +161,7 @@ impl Engine {
                 })
                 .collect())
         };
-        self.audited(session, "permissions.check", job, |_| {
+        self.audited(session, "permissions.check", false, job, |_| {
             serde_json::Value::Null
         })
         .await

@@ -293,6 +293,7 @@ impl Engine {
         self.audited(
             session,
             "display_info",
+            true,
             |desk| desk.layout(),
             |_| Value::Null,
         )
@@ -306,7 +307,7 @@ impl Engine {
             let layout = desk.layout()?;
             Ok((p, layout.monitor_at(p).map(|m| m.index)))
         };
-        self.audited(session, "cursor_position", job, |_| Value::Null)
+        self.audited(session, "cursor_position", true, job, |_| Value::Null)
             .await
     }
 
@@ -319,6 +320,7 @@ impl Engine {
         self.audited(
             session,
             "screenshot",
+            false,
             move |desk| screenshot::take(desk, spec),
             |s| serde_json::json!({"rect": s.rect.corners(), "format": s.format}),
         )
@@ -353,6 +355,7 @@ impl Engine {
         self.audited(
             session,
             "window.list",
+            false,
             job,
             |list| serde_json::json!({"windows": list.len()}),
         )
@@ -430,14 +433,18 @@ impl Engine {
             }
             other => other,
         };
+        let action_is_brief = action.is_brief();
         let id = session.id.clone();
-        self.exec
-            .run(move |desk| {
-                desk.check_bounds(&action)?;
-                desk.perform(&id, &action)
-            })
-            .await
-            .and_then(|r| r)
+        let job = move |desk: &mut Desk| {
+            desk.check_bounds(&action)?;
+            desk.perform(&id, &action)
+        };
+        let result = if action_is_brief {
+            self.exec.run_brief(job).await
+        } else {
+            self.exec.run(job).await
+        };
+        result.and_then(|r| r)
     }
 
     /// Records an op that an adapter refused before it reached the engine
@@ -474,12 +481,14 @@ impl Engine {
         }
     }
 
-    /// Runs `job` on the desktop thread as op `op` of `session` and audits
-    /// it, with the target `describe` gives on success.
+    /// Runs `job` on the desktop thread (or, when `brief` and the desktop
+    /// is idle, at once: see [`Executor::run_brief`]) as op `op` of
+    /// `session` and audits it, with the target `describe` gives on success.
     async fn audited<R, F>(
         &self,
         session: &Session,
         op: &str,
+        brief: bool,
         job: F,
         describe: impl FnOnce(&R) -> Value,
     ) -> Result<R, EngineError>
@@ -488,7 +497,12 @@ impl Engine {
         F: FnOnce(&mut Desk) -> Result<R, EngineError> + Send + 'static,
     {
         let started = Instant::now();
-        let result = self.exec.run(job).await.and_then(|r| r);
+        let result = if brief {
+            self.exec.run_brief(job).await
+        } else {
+            self.exec.run(job).await
+        };
+        let result = result.and_then(|r| r);
         let target = result.as_ref().map_or(Value::Null, describe);
         self.record(session, op, target, result.as_ref().map(|_| ()), started);
         result
