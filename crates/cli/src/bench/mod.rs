@@ -4,6 +4,7 @@
 //! side by side with the reference tools in the same run, and prints one
 //! table with medians, p95s and ratios.
 
+mod pointer;
 mod takeover;
 
 use std::process::{Child, Command, Stdio};
@@ -374,17 +375,17 @@ async fn bench_size(args: &BenchArgs, w: u32, h: u32, rows: &mut Vec<Row>) -> an
         peer: xwd,
     });
 
-    let mv = time_ours(&mut c, n * 5, "INPUT_ACTION", |i| {
-        json!({"action": "mouse_move", "coordinate": [(i * 37) % w as usize, (i * 53) % h as usize]})
-    })
+    // 30 rounds of 7 moves (with the defaults): 210 moves, 30 xdotool runs.
+    pointer::measure(
+        &mut c,
+        &engine,
+        &display,
+        (w, h),
+        pn * 3,
+        n.div_ceil(6),
+        rows,
+    )
     .await?;
-    let xdo = time_command(pn * 3, &display, &[&["xdotool", "mousemove", "200", "300"]]);
-    rows.push(Row {
-        what: format!("mouse_move round trip ({size})"),
-        ours: mv,
-        peer_name: "xdotool mousemove".into(),
-        peer: xdo,
-    });
 
     takeover::measure(&mut c, &engine, &display, &size, n, rows).await?;
 

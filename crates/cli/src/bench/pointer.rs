@@ -1,0 +1,100 @@
+//! mouse_move against `xdotool mousemove`, interleaved: each round is one
+//! xdotool run and then a few of deskhand's moves, so that both sides see
+//! the same moments of the host (a virtual machine's neighbours can double
+//! every figure for a minute; two measurements taken one after the other
+//! would compare different minutes).
+
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use deskhand_engine::Engine;
+use serde_json::json;
+
+use super::{Client, Row, stats};
+
+/// Longest the takeover may take to pause after xdotool's warp and to
+/// resume.
+const LIMIT: Duration = Duration::from_secs(5);
+/// Quiet time after the resume, before deskhand's moves are timed (the
+/// overlay repaints, xdotool's connection is torn down in the X server).
+const SETTLE: Duration = Duration::from_millis(20);
+
+pub(super) async fn measure(
+    c: &mut Client,
+    engine: &Arc<Engine>,
+    display: &str,
+    (w, h): (u32, u32),
+    rounds: usize,
+    moves_per_round: usize,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
+    let (w, h) = (w as usize, h as usize);
+    let target = |i: usize| [(i * 37) % w, (i * 53) % h];
+    // Warm up (the first move after a capture reads the layout).
+    c.request(
+        "INPUT_ACTION",
+        json!({"action": "mouse_move", "coordinate": target(0)}),
+    )
+    .await?;
+    let (mut ours, mut peer) = (Vec::new(), Some(Vec::new()));
+    let mut last = target(0);
+    let mut i = 1;
+    for _ in 0..rounds {
+        if let Some(times) = &mut peer {
+            // Half the screen away from deskhand's last target: the
+            // person's move, which pauses the takeover.
+            let to = [(last[0] + w / 2) % w, (last[1] + h / 2) % h];
+            match xdotool_mousemove(display, to) {
+                Some(took) => times.push(took),
+                None => {
+                    eprintln!("  (reference xdotool unavailable or failed)");
+                    peer = None;
+                    continue;
+                }
+            }
+            tokio::time::timeout(LIMIT, async {
+                while c.push().await?["paused"] != true {}
+                engine.resume_takeover(None).await;
+                while c.push().await?["paused"] != false {}
+                anyhow::Ok(())
+            })
+            .await
+            .context("the takeover did not pause after xdotool's move and resume")??;
+            tokio::time::sleep(SETTLE).await;
+        }
+        for _ in 0..moves_per_round {
+            last = target(i);
+            i += 1;
+            let took = c
+                .request(
+                    "INPUT_ACTION",
+                    json!({"action": "mouse_move", "coordinate": last}),
+                )
+                .await?;
+            ours.push(took.as_secs_f64() * 1000.0);
+        }
+    }
+    rows.push(Row {
+        what: format!("mouse_move round trip ({w}×{h})"),
+        ours: stats(ours),
+        peer_name: "xdotool mousemove".into(),
+        peer: peer.map(stats),
+    });
+    Ok(())
+}
+
+/// One `xdotool mousemove` (process start included, as an agent's shell
+/// would run it); its time in milliseconds, or `None` when it failed.
+fn xdotool_mousemove(display: &str, to: [usize; 2]) -> Option<f64> {
+    let started = Instant::now();
+    Command::new("xdotool")
+        .args(["mousemove", &to[0].to_string(), &to[1].to_string()])
+        .env("DISPLAY", display)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+        .then(|| started.elapsed().as_secs_f64() * 1000.0)
+}
