@@ -375,7 +375,8 @@ async fn bench_size(args: &BenchArgs, w: u32, h: u32, rows: &mut Vec<Row>) -> an
         peer: xwd,
     });
 
-    // 30 rounds of 7 moves (with the defaults): 210 moves, 30 xdotool runs.
+    // 30 rounds of 7 moves (with the defaults): 30 xdotool runs, 30 moves
+    // after idle, 180 one after another.
     pointer::measure(
         &mut c,
         &engine,
