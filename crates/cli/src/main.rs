@@ -78,7 +78,7 @@ fn main() -> anyhow::Result<()> {
             rt.shutdown_background();
             result
         }
-        Command::Bench(args) => runtime()?.block_on(bench::run(args)),
+        Command::Bench(args) => bench::run(args, runtime()?),
         Command::Audit(args) => audit_cmd::run(args),
         Command::Doctor(args) => {
             let code = doctor::run(args)?;

@@ -249,33 +249,46 @@ fn paint_scene(
     Ok((terms, walls))
 }
 
-async fn bench_size(args: &BenchArgs, w: u32, h: u32, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+async fn bench_size(
+    args: &BenchArgs,
+    daemon: &tokio::runtime::Handle,
+    (w, h): (u32, u32),
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
     let mut vd = VirtualDesktop::start(w, h)?;
     let display = vd.display().to_owned();
     let dir = std::env::temp_dir().join(format!("deskhand-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let (mut terms, walls) = paint_scene(&display, w, h, &dir)?;
 
-    let backend = deskhand_backend_x11::open(Some(&display))?;
-    let engine = Arc::new(Engine::new(
-        backend,
-        Consent::sandbox(),
-        AuditLog::disabled(),
-    ));
     let mut secret = [0u8; 32];
     getrandom::fill(&mut secret).map_err(|e| anyhow::anyhow!("{e}"))?;
     let token: String = secret.iter().map(|b| format!("{b:02x}")).collect();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let url = format!("ws://{}/v1/ws", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(deskhand_server::serve(
-        listener,
-        engine.clone(),
-        ServerConfig::new(Token::new(token.clone())),
-        async {
-            let _ = stopped.await;
-        },
-    ));
+    // The daemon's side, on the daemon's runtime (its listener registered
+    // with that runtime's reactor).
+    let (engine, url, server) = {
+        let _daemon = daemon.enter();
+        let backend = deskhand_backend_x11::open(Some(&display))?;
+        let engine = Arc::new(Engine::new(
+            backend,
+            Consent::sandbox(),
+            AuditLog::disabled(),
+        ));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        listener.set_nonblocking(true)?;
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        let url = format!("ws://{}/v1/ws", listener.local_addr()?);
+        let server = daemon.spawn(deskhand_server::serve(
+            listener,
+            engine.clone(),
+            ServerConfig::new(Token::new(token.clone())),
+            async {
+                let _ = stopped.await;
+            },
+        ));
+        (engine, url, server)
+    };
     let mut c = Client::connect(&url, &token).await?;
     let size = format!("{w}×{h}");
     let n = args.samples;
@@ -403,7 +416,16 @@ async fn bench_size(args: &BenchArgs, w: u32, h: u32, rows: &mut Vec<Row>) -> an
     Ok(())
 }
 
-pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
+/// Runs the benchmark. The daemon's side (engine and server) runs on
+/// `daemon`, a runtime like `deskhand serve`'s; the agent's side (the
+/// WebSocket client and the reference tools) on this thread with a runtime
+/// of its own, as in an agent's process: the client's socket is read by the
+/// thread that waits on it, not handed over from one of the daemon's
+/// threads (one more thread wake-up per reply, which no agent pays).
+pub fn run(args: BenchArgs, daemon: tokio::runtime::Runtime) -> anyhow::Result<()> {
+    let agent = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let mut rows = Vec::new();
     for size in &args.sizes {
         let (w, h) = size
@@ -411,7 +433,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
             .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
             .with_context(|| format!("bad size {size}"))?;
         eprintln!("measuring on a {w}x{h} virtual desktop …");
-        bench_size(&args, w, h, &mut rows).await?;
+        agent.block_on(bench_size(&args, daemon.handle(), (w, h), &mut rows))?;
     }
     print_table(&rows);
     Ok(())
