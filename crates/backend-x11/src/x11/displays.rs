@@ -166,13 +166,9 @@ impl Displays for X11Displays {
     }
 
     fn cursor_position(&mut self) -> Result<Point, BackendError> {
-        let r = self
-            .shared
-            .conn
-            .query_pointer(self.shared.root)
-            .backend()?
-            .reply()
-            .backend()?;
+        let r = self.shared.conn.query_pointer(self.shared.root).backend()?;
+        self.shared.spin_for_reply();
+        let r = r.reply().backend()?;
         Ok(Point::new(i32::from(r.root_x), i32::from(r.root_y)))
     }
 }

@@ -133,7 +133,9 @@ impl Input for X11Input {
         )
         .backend()?;
         // Returns once the server has taken the motion.
-        conn.get_input_focus().backend()?.reply().backend()?;
+        let sync = conn.get_input_focus().backend()?;
+        self.shared.spin_for_reply();
+        sync.reply().backend()?;
         Ok(())
     }
 

@@ -29,6 +29,37 @@ pub(crate) struct Shared {
     pub root: Window,
 }
 
+/// How long a round trip on the input path is awaited without sleeping.
+const SPIN_FOR_REPLY: std::time::Duration = std::time::Duration::from_micros(300);
+
+impl Shared {
+    /// Sends what is buffered and waits, without sleeping, up to
+    /// [`SPIN_FOR_REPLY`] for the server to answer; the reply is then read
+    /// as usual (blocking, if it has not come by then). The input path's
+    /// round trips (the pointer check, a move's sync) take tens of
+    /// microseconds: sleeping in poll(2) lets this CPU halt, and on a
+    /// virtual machine waking it again costs about as much as the round
+    /// trip (measured: a move one after another 0.23-0.25 ms sleeping,
+    /// 0.16-0.18 ms spinning).
+    pub fn spin_for_reply(&self) {
+        use std::os::fd::{AsFd, AsRawFd};
+        use x11rb::connection::Connection as _;
+        if self.conn.flush().is_err() {
+            return; // the reply's read reports the broken connection
+        }
+        let mut fd = libc::pollfd {
+            fd: self.conn.stream().as_fd().as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let started = std::time::Instant::now();
+        // SAFETY: one valid pollfd, no timeout.
+        while unsafe { libc::poll(&mut fd, 1, 0) } == 0 && started.elapsed() < SPIN_FOR_REPLY {
+            std::hint::spin_loop();
+        }
+    }
+}
+
 /// Maps x11rb's errors: a broken connection means the display is gone; an
 /// X error reply means this one request failed.
 pub(crate) trait X11ResultExt<T> {
