@@ -39,8 +39,8 @@ impl Shared {
     /// round trips (the pointer check, a move's sync) take tens of
     /// microseconds: sleeping in poll(2) lets this CPU halt, and on a
     /// virtual machine waking it again costs about as much as the round
-    /// trip (measured: a move one after another 0.23-0.25 ms sleeping,
-    /// 0.16-0.18 ms spinning).
+    /// trip (measured: a move one after another 0.23-0.29 ms sleeping,
+    /// 0.16-0.22 ms spinning).
     pub fn spin_for_reply(&self) {
         use std::os::fd::{AsFd, AsRawFd};
         use x11rb::connection::Connection as _;
