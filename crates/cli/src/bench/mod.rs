@@ -423,6 +423,9 @@ async fn bench_size(
 /// thread that waits on it, not handed over from one of the daemon's
 /// threads (one more thread wake-up per reply, which no agent pays).
 pub fn run(args: BenchArgs, daemon: tokio::runtime::Runtime) -> anyhow::Result<()> {
+    if args.samples == 0 || args.peer_samples == 0 {
+        bail!("--samples and --peer-samples must be at least 1");
+    }
     let agent = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
