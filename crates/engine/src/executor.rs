@@ -135,6 +135,19 @@ impl Executor {
         self.run(f).await
     }
 
+    /// [`Executor::run_brief`] when `brief`, else [`Executor::run`].
+    pub async fn run_maybe_brief<R, F>(&self, brief: bool, f: F) -> Result<R, EngineError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Desk) -> R + Send + 'static,
+    {
+        if brief {
+            self.run_brief(f).await
+        } else {
+            self.run(f).await
+        }
+    }
+
     /// Like [`Executor::run`], for threads outside the async runtime (never
     /// the desktop thread itself).
     pub fn run_blocking<R, F>(&self, f: F) -> Result<R, EngineError>

@@ -439,12 +439,10 @@ impl Engine {
             desk.check_bounds(&action)?;
             desk.perform(&id, &action)
         };
-        let result = if action_is_brief {
-            self.exec.run_brief(job).await
-        } else {
-            self.exec.run(job).await
-        };
-        result.and_then(|r| r)
+        self.exec
+            .run_maybe_brief(action_is_brief, job)
+            .await
+            .and_then(|r| r)
     }
 
     /// Records an op that an adapter refused before it reached the engine
@@ -497,12 +495,7 @@ impl Engine {
         F: FnOnce(&mut Desk) -> Result<R, EngineError> + Send + 'static,
     {
         let started = Instant::now();
-        let result = if brief {
-            self.exec.run_brief(job).await
-        } else {
-            self.exec.run(job).await
-        };
-        let result = result.and_then(|r| r);
+        let result = self.exec.run_maybe_brief(brief, job).await.and_then(|r| r);
         let target = result.as_ref().map_or(Value::Null, describe);
         self.record(session, op, target, result.as_ref().map(|_| ()), started);
         result

@@ -35,6 +35,9 @@ pub struct BenchArgs {
     peer_samples: usize,
 }
 
+/// Longest any step may take before the benchmark gives up.
+const LIMIT: Duration = Duration::from_secs(5);
+
 /// Median and p95 of a set of samples, in milliseconds.
 #[derive(Debug, Clone, Copy)]
 struct Stats {
@@ -96,6 +99,19 @@ impl Client {
             bail!("no takeover (is deskhand-overlay built next to deskhand?): {state}");
         }
         Ok(c)
+    }
+
+    /// Waits until the person's input has paused the takeover, resumes it
+    /// as the host would, and waits until that is pushed too.
+    async fn resume_after_pause(&mut self, engine: &Engine) -> anyhow::Result<()> {
+        tokio::time::timeout(LIMIT, async {
+            while self.push().await?["paused"] != true {}
+            engine.resume_takeover(None).await;
+            while self.push().await?["paused"] != false {}
+            anyhow::Ok(())
+        })
+        .await
+        .map_err(|_| anyhow::anyhow!("the takeover did not pause and resume"))?
     }
 
     /// The next TAKEOVER_STATE deskhand pushed.

@@ -17,9 +17,6 @@ use serde_json::json;
 
 use super::{Client, Row, stats};
 
-/// Longest the takeover may take to pause after xdotool's warp and to
-/// resume.
-const LIMIT: Duration = Duration::from_secs(5);
 /// Quiet time before each round's first move (after the resume: the
 /// overlay repaints, xdotool's connection is torn down in the X server).
 const IDLE: Duration = Duration::from_millis(20);
@@ -60,14 +57,9 @@ pub(super) async fn measure(
                     continue;
                 }
             }
-            tokio::time::timeout(LIMIT, async {
-                while c.push().await?["paused"] != true {}
-                engine.resume_takeover(None).await;
-                while c.push().await?["paused"] != false {}
-                anyhow::Ok(())
-            })
-            .await
-            .context("the takeover did not pause after xdotool's move and resume")??;
+            c.resume_after_pause(engine)
+                .await
+                .context("after xdotool's move")?;
         }
         tokio::time::sleep(IDLE).await;
         for m in 0..moves_per_round {

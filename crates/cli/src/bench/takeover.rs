@@ -9,10 +9,7 @@ use deskhand_backend_x11::FakePerson;
 use deskhand_engine::{Engine, TakeoverEvent};
 use serde_json::json;
 
-use super::{Client, Row, stats};
-
-/// Longest any step may take before the benchmark gives up.
-const LIMIT: Duration = Duration::from_secs(5);
+use super::{Client, LIMIT, Row, stats};
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
@@ -68,14 +65,7 @@ pub(super) async fn measure(
         paused.push(ms(tokio::time::timeout(LIMIT, wait).await.map_err(
             |_| anyhow::anyhow!("no takeover.paused after the person's key"),
         )??));
-        tokio::time::timeout(LIMIT, async {
-            while c.push().await?["paused"] != true {}
-            engine.resume_takeover(None).await;
-            while c.push().await?["paused"] != false {}
-            anyhow::Ok(())
-        })
-        .await
-        .map_err(|_| anyhow::anyhow!("the takeover did not pause and resume"))??;
+        c.resume_after_pause(engine).await?;
     }
     rows.push(Row {
         what: format!("person's key → takeover.paused ({size})"),
