@@ -7,6 +7,7 @@
 mod pointer;
 mod takeover;
 
+use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,10 +17,9 @@ use clap::Args;
 use deskhand_backend_x11::VirtualDesktop;
 use deskhand_engine::{AuditLog, Consent, Engine};
 use deskhand_server::{ServerConfig, Token};
-use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tungstenite::Message;
+use tungstenite::client::IntoClientRequest;
 
 /// Arguments of `deskhand bench`.
 #[derive(Debug, Args)]
@@ -61,94 +61,100 @@ struct Row {
     peer: Option<Stats>,
 }
 
-/// A WebSocket client speaking the wire ops, as an agent would.
+/// A WebSocket client speaking the wire ops, as an agent would, and as
+/// lean as one can be: a blocking socket, read by the thread that waits for
+/// the reply (as `xdotool`, the reference, is a plain blocking process), so
+/// that what is timed is deskhand's part and not a client runtime's.
 struct Client {
-    ws: tokio_tungstenite::WebSocketStream<
-        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
-    >,
+    ws: tungstenite::WebSocket<TcpStream>,
     next: u64,
 }
 
 impl Client {
-    async fn connect(url: &str, token: &str) -> anyhow::Result<Self> {
+    fn connect(url: &str, token: &str) -> anyhow::Result<Self> {
         let mut req = url.into_client_request()?;
         req.headers_mut()
             .insert("Authorization", format!("Bearer {token}").parse()?);
+        let host = req.uri().host().context("no host in the URL")?;
+        let port = req.uri().port_u16().context("no port in the URL")?;
+        let stream = TcpStream::connect((host, port))?;
+        stream.set_nodelay(true)?;
+        // No wait for deskhand may hang the benchmark.
+        stream.set_read_timeout(Some(LIMIT))?;
         // Screenshots of large desktops exceed tungstenite's default 16 MiB.
-        let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        let config = tungstenite::protocol::WebSocketConfig::default()
             .max_message_size(None)
             .max_frame_size(None);
-        let (ws, _) = tokio_tungstenite::connect_async_with_config(req, Some(config), true).await?;
+        let (ws, _) = tungstenite::client::client_with_config(req, stream, Some(config))
+            .map_err(|e| anyhow::anyhow!("WebSocket handshake: {e}"))?;
         let mut c = Self { ws, next: 0 };
-        c.recv().await?;
-        c.ws.send(Message::Text(
-            json!({"type": "HELLO_ACK", "id": "ack", "ts": 0, "payload": {}})
-                .to_string()
-                .into(),
-        ))
-        .await?;
+        c.recv()?;
+        c.send(json!({"type": "HELLO_ACK", "id": "ack", "ts": 0, "payload": {}}))?;
         // Input needs a takeover, as for any agent (the indicator shows).
-        c.ws.send(Message::Text(
-            json!({"type": "TAKEOVER_REQUEST", "id": "takeover", "ts": 0, "payload": {"on": true}})
-                .to_string()
-                .into(),
-        ))
-        .await?;
-        let state = c.recv().await?;
+        c.send(
+            json!({"type": "TAKEOVER_REQUEST", "id": "takeover", "ts": 0, "payload": {"on": true}}),
+        )?;
+        let state = c.recv()?;
         if state["payload"]["on"] != true {
             bail!("no takeover (is deskhand-overlay built next to deskhand?): {state}");
         }
         Ok(c)
     }
 
+    fn send(&mut self, msg: Value) -> anyhow::Result<()> {
+        Ok(self.ws.send(Message::Text(msg.to_string().into()))?)
+    }
+
     /// Waits until the person's input has paused the takeover, resumes it
     /// as the host would, and waits until that is pushed too.
     async fn resume_after_pause(&mut self, engine: &Engine) -> anyhow::Result<()> {
-        tokio::time::timeout(LIMIT, async {
-            while self.push().await?["paused"] != true {}
-            engine.resume_takeover(None).await;
-            while self.push().await?["paused"] != false {}
-            anyhow::Ok(())
-        })
-        .await
-        .map_err(|_| anyhow::anyhow!("the takeover did not pause and resume"))?
+        let deadline = Instant::now() + LIMIT;
+        let mut wait_for = |paused: bool| loop {
+            if Instant::now() > deadline {
+                bail!("the takeover did not pause and resume");
+            }
+            if self.push()?["paused"] == paused {
+                return anyhow::Ok(());
+            }
+        };
+        wait_for(true)?;
+        engine.resume_takeover(None).await;
+        wait_for(false)
     }
 
     /// The next TAKEOVER_STATE deskhand pushed.
-    async fn push(&mut self) -> anyhow::Result<Value> {
+    fn push(&mut self) -> anyhow::Result<Value> {
         loop {
-            let v = self.recv().await?;
+            let v = self.recv()?;
             if v["type"] == "TAKEOVER_STATE" && v.get("id").is_none() {
                 return Ok(v["payload"].clone());
             }
         }
     }
 
-    async fn recv(&mut self) -> anyhow::Result<Value> {
-        while let Some(msg) = self.ws.next().await {
-            if let Message::Text(t) = msg? {
+    fn recv(&mut self) -> anyhow::Result<Value> {
+        loop {
+            if let Message::Text(t) = self.ws.read()? {
                 return Ok(serde_json::from_str(t.as_str())?);
             }
         }
-        bail!("connection closed")
     }
 
     /// One request; returns the time until the whole reply had arrived
     /// (parsing it is the client's business and not counted) and checks
     /// that the reply is not an error.
-    async fn request(&mut self, kind: &str, payload: Value) -> anyhow::Result<Duration> {
+    fn request(&mut self, kind: &str, payload: Value) -> anyhow::Result<Duration> {
         self.next += 1;
         let msg = json!({"type": kind, "id": self.next.to_string(), "ts": 0, "payload": payload});
+        let msg = Message::Text(msg.to_string().into());
         let started = Instant::now();
-        self.ws.send(Message::Text(msg.to_string().into())).await?;
+        self.ws.send(msg)?;
         let text = loop {
-            match self.ws.next().await {
+            match self.ws.read()? {
                 // A pushed TAKEOVER_STATE is not the reply.
-                Some(Ok(Message::Text(t))) if is_push(t.as_str()) => continue,
-                Some(Ok(Message::Text(t))) => break t,
-                Some(Ok(_)) => continue,
-                Some(Err(e)) => return Err(e.into()),
-                None => bail!("connection closed"),
+                Message::Text(t) if is_push(t.as_str()) => continue,
+                Message::Text(t) => break t,
+                _ => continue,
             }
         };
         let elapsed = started.elapsed();
@@ -166,17 +172,17 @@ fn is_push(text: &str) -> bool {
     text.len() < 4096 && text.contains("\"TAKEOVER_STATE\"") && !text.contains("\"id\"")
 }
 
-async fn time_ours(
+fn time_ours(
     c: &mut Client,
     n: usize,
     kind: &str,
     payload: impl Fn(usize) -> Value,
 ) -> anyhow::Result<Stats> {
     // Warm up (SHM segment, caches).
-    c.request(kind, payload(0)).await?;
+    c.request(kind, payload(0))?;
     let mut ms = Vec::with_capacity(n);
     for i in 0..n {
-        let took = c.request(kind, payload(i + 1)).await?;
+        let took = c.request(kind, payload(i + 1))?;
         ms.push(took.as_secs_f64() * 1000.0);
     }
     Ok(stats(ms))
@@ -305,7 +311,7 @@ async fn bench_size(
         ));
         (engine, url, server)
     };
-    let mut c = Client::connect(&url, &token).await?;
+    let mut c = Client::connect(&url, &token)?;
     let size = format!("{w}×{h}");
     let n = args.samples;
     let pn = args.peer_samples;
@@ -330,12 +336,7 @@ async fn bench_size(
         // As after a keystroke below: let feh exit and the desktop settle,
         // so that the figure is deskhand's and not feh's teardown.
         tokio::time::sleep(Duration::from_millis(30)).await;
-        cold.push(
-            c.request("SCREENSHOT_REQUEST", png.clone())
-                .await?
-                .as_secs_f64()
-                * 1000.0,
-        );
+        cold.push(c.request("SCREENSHOT_REQUEST", png.clone())?.as_secs_f64() * 1000.0);
     }
     set_wallpaper(&display, &walls[0])?;
     rows.push(Row {
@@ -351,20 +352,13 @@ async fn bench_size(
     c.request(
         "INPUT_ACTION",
         json!({"action": "left_click", "coordinate": [tx, ty]}),
-    )
-    .await?;
+    )?;
     let mut small = Vec::with_capacity(n);
     for i in 0..n {
         let ch = char::from(b'a' + (i % 26) as u8).to_string();
-        c.request("INPUT_ACTION", json!({"action": "type", "text": ch}))
-            .await?;
+        c.request("INPUT_ACTION", json!({"action": "type", "text": ch}))?;
         tokio::time::sleep(Duration::from_millis(30)).await;
-        small.push(
-            c.request("SCREENSHOT_REQUEST", png.clone())
-                .await?
-                .as_secs_f64()
-                * 1000.0,
-        );
+        small.push(c.request("SCREENSHOT_REQUEST", png.clone())?.as_secs_f64() * 1000.0);
     }
     rows.push(Row {
         what: format!("screenshot {size} PNG, one character typed"),
@@ -373,7 +367,7 @@ async fn bench_size(
         peer: scrot,
     });
 
-    let unchanged = time_ours(&mut c, n, "SCREENSHOT_REQUEST", |_| png.clone()).await?;
+    let unchanged = time_ours(&mut c, n, "SCREENSHOT_REQUEST", |_| png.clone())?;
     rows.push(Row {
         what: format!("screenshot {size} PNG, nothing changed"),
         ours: unchanged,
@@ -388,7 +382,7 @@ async fn bench_size(
         // so that the figure is deskhand's and not feh's teardown.
         tokio::time::sleep(Duration::from_millis(30)).await;
         let req = json!({"format": "jpeg", "quality": 75});
-        jpeg.push(c.request("SCREENSHOT_REQUEST", req).await?.as_secs_f64() * 1000.0);
+        jpeg.push(c.request("SCREENSHOT_REQUEST", req)?.as_secs_f64() * 1000.0);
     }
     let xwd_out = dir.join("root.xwd");
     let xwd_s = xwd_out.to_string_lossy();

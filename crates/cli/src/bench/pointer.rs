@@ -38,8 +38,7 @@ pub(super) async fn measure(
     c.request(
         "INPUT_ACTION",
         json!({"action": "mouse_move", "coordinate": target(0)}),
-    )
-    .await?;
+    )?;
     let (mut after_idle, mut back_to_back) = (Vec::new(), Vec::new());
     let mut peer = Some(Vec::new());
     let mut last = target(0);
@@ -65,12 +64,10 @@ pub(super) async fn measure(
         for m in 0..moves_per_round {
             last = target(i);
             i += 1;
-            let took = c
-                .request(
-                    "INPUT_ACTION",
-                    json!({"action": "mouse_move", "coordinate": last}),
-                )
-                .await?;
+            let took = c.request(
+                "INPUT_ACTION",
+                json!({"action": "mouse_move", "coordinate": last}),
+            )?;
             let took = took.as_secs_f64() * 1000.0;
             if m == 0 {
                 after_idle.push(took);

@@ -27,12 +27,8 @@ pub(super) async fn measure(
     engine.resume_takeover(None).await;
     let (mut shows, mut hides) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for _ in 0..n {
-        hides.push(ms(c
-            .request("TAKEOVER_REQUEST", json!({"on": false}))
-            .await?));
-        shows.push(ms(c
-            .request("TAKEOVER_REQUEST", json!({"on": true}))
-            .await?));
+        hides.push(ms(c.request("TAKEOVER_REQUEST", json!({"on": false}))?));
+        shows.push(ms(c.request("TAKEOVER_REQUEST", json!({"on": true}))?));
     }
     rows.push(Row {
         what: format!("takeover indicator shown ({size})"),
