@@ -99,6 +99,24 @@ def test_outside_the_union_is_out_of_bounds(dual, xorg, coord):
     assert pointer(xorg.display) == (20, 20)
 
 
+def test_setmonitor_bounds_the_very_next_input(dual, xorg):
+    """Input keeps the layout between actions; a monitor set with `xrandr
+    --setmonitor` still bounds the very next one (no DISPLAY_INFO between)."""
+    from xhelpers import run
+
+    _, c = dual
+    c.act("mouse_move", coordinate=[900, 100])  # DUMMY0's right half
+    run(xorg.display, "xrandr", "--setmonitor", "DESKHAND-LEFT", "640/100x800/100+0+0", "DUMMY0")
+    try:
+        msg = c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [900, 200]})
+        assert msg["type"] == "ERROR" and msg["payload"]["code"] == "INPUT_OUT_OF_BOUNDS", msg
+        assert pointer(xorg.display) == (900, 100), "the refused move happened"
+    finally:
+        run(xorg.display, "xrandr", "--delmonitor", "DESKHAND-LEFT")
+    c.act("mouse_move", coordinate=[900, 200])
+    assert pointer(xorg.display) == (900, 200)
+
+
 def test_layout_change_is_seen_live(dual, xorg):
     """Move DUMMY1 below DUMMY0: DISPLAY_INFO and the bounds follow at once."""
     from xhelpers import poll, run

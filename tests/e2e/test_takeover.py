@@ -136,6 +136,23 @@ def test_the_person_moving_the_pointer_stops_typing(client, display, apps, tmp_p
     assert client.pushed_state()["paused"] is True
 
 
+def test_the_persons_move_right_before_deskhands_is_kept(client, display):
+    """The person moves the pointer just before the agent's move arrives
+    (before the watcher's next look, as a rule): the move is refused,
+    nothing of it happens, and the pointer stays where the person put it."""
+    client.act("mouse_move", coordinate=[100, 100])
+    run(display, "xdotool", "mousemove", "50", "750")
+    reply = client.request("INPUT_ACTION", {"action": "left_click", "coordinate": [600, 400]})
+    assert reply["type"] == "ERROR", reply
+    p = reply["payload"]
+    assert (p["code"], p["details"]["effect"], p["details"]["paused_reason"]) == \
+        ("USER_TOOK_OVER", "refused", "pointer_moved"), p
+    time.sleep(0.1)
+    assert pointer(display) == (50, 750), "deskhand moved the pointer away from the person"
+    no_keys_or_buttons_held(display)
+    assert client.pushed_state()["paused"] is True
+
+
 def test_an_unlogged_xtest_key_pauses_and_acts_are_refused_until_continue(client, display):
     time.sleep(0.3)
     run(display, "xdotool", "key", "shift")

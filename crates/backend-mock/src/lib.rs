@@ -370,6 +370,18 @@ impl Input for MockDesktop {
         self.input_event(Event::Move(to))
     }
 
+    fn move_pointer_if_within(
+        &mut self,
+        within: Rect,
+        to: Point,
+    ) -> Option<Result<Point, BackendError>> {
+        let pointer = self.state().pointer;
+        if !within.contains(pointer) {
+            return Some(Ok(pointer));
+        }
+        Some(self.input_event(Event::Move(to)).map(|()| to))
+    }
+
     fn button(&mut self, button: Button, press: bool) -> Result<(), BackendError> {
         self.input_event(Event::Button(button, press))
     }

@@ -146,6 +146,23 @@ impl Action {
         }
     }
 
+    /// Whether the first thing the action sends is a pointer move (the
+    /// hand-back check can then be made by the move itself).
+    pub fn starts_with_move(&self) -> bool {
+        match self {
+            Action::MoveTo(_) | Action::Glide { .. } | Action::Drag { .. } => true,
+            Action::Click { at, .. }
+            | Action::ButtonDown { at, .. }
+            | Action::ButtonUp { at, .. }
+            | Action::Scroll { at, .. } => at.is_some(),
+            Action::Key { .. }
+            | Action::HoldKey { .. }
+            | Action::Type { .. }
+            | Action::Paste { .. }
+            | Action::Wait { .. } => false,
+        }
+    }
+
     /// Whether the action sends synthetic input (all but `Wait`).
     pub fn sends_input(&self) -> bool {
         !matches!(self, Action::Wait { .. })
@@ -184,5 +201,34 @@ impl Action {
             }
             Action::Wait { duration } => json!({"duration_ms": duration.as_millis() as u64}),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn actions_that_start_with_a_move_are_those_with_a_first_point() {
+        let p = Point::new(1, 2);
+        let click = |at| Action::Click {
+            at,
+            button: Button::Left,
+            count: 1,
+            modifiers: Vec::new(),
+        };
+        assert!(Action::MoveTo(p).starts_with_move());
+        assert!(click(Some(p)).starts_with_move());
+        assert!(
+            !click(None).starts_with_move(),
+            "a click where the pointer is"
+        );
+        assert!(
+            !Action::Key {
+                keys: vec![Key::Return]
+            }
+            .starts_with_move()
+        );
+        assert!(!Action::Type { text: "x".into() }.starts_with_move());
     }
 }

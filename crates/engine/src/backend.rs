@@ -123,6 +123,20 @@ pub trait Capture: Send {
 pub trait Input: Send {
     /// Moves the pointer to `to`.
     fn move_pointer(&mut self, to: Point) -> Result<(), BackendError>;
+    /// Moves the pointer to `to` only if it is inside `within` at that
+    /// moment, as the display server decides in the same step as the move
+    /// (nothing the person does can come between a check and the move),
+    /// and returns where the pointer is afterwards. `None`, with nothing
+    /// sent, from a backend that cannot: the engine then reads the pointer
+    /// and moves in two steps.
+    fn move_pointer_if_within(
+        &mut self,
+        within: Rect,
+        to: Point,
+    ) -> Option<Result<Point, BackendError>> {
+        let _ = (within, to);
+        None
+    }
     /// Presses (`true`) or releases (`false`) a button.
     fn button(&mut self, button: Button, press: bool) -> Result<(), BackendError>;
     /// Presses or releases a key.

@@ -46,11 +46,22 @@ pub struct Desk {
     /// The pointer was read by the check before the action and nothing was
     /// sent since: its first move need not read it again.
     pointer_fresh: bool,
+    /// Nothing of the action under way was sent yet, and its first move
+    /// makes the hand-back check (the person's input then refuses it).
+    first_step: bool,
 }
 
 fn stopped(reason: PausedReason, typed_characters: Option<usize>) -> EngineError {
     EngineError::UserTookOver {
         effect: "stopped",
+        reason,
+        typed_characters,
+    }
+}
+
+fn refused(reason: PausedReason, typed_characters: Option<usize>) -> EngineError {
+    EngineError::UserTookOver {
+        effect: "refused",
         reason,
         typed_characters,
     }
@@ -67,6 +78,7 @@ impl Desk {
             handback,
             typed: 0,
             pointer_fresh: false,
+            first_step: false,
         }
     }
 
@@ -75,6 +87,7 @@ impl Desk {
     /// not fresh any more.)
     fn step(&mut self) -> Result<(), EngineError> {
         self.pointer_fresh = false;
+        self.first_step = false;
         if let Some(reason) = self.handback.tripped() {
             return Err(stopped(reason, None));
         }
@@ -197,18 +210,22 @@ impl Desk {
     /// Performs `action` for `session`. On a backend failure everything the
     /// session holds is released before the error is returned.
     pub fn perform(&mut self, session: &str, action: &Action) -> Result<(), EngineError> {
-        if self.handback.is_armed() || self.handback.tripped().is_some() {
-            // Before anything is sent: where is the pointer now?
-            let p = self.backend.displays.cursor_position()?;
-            if let Err(reason) = self.handback.check_pointer(p) {
-                return Err(EngineError::UserTookOver {
-                    effect: "refused",
-                    reason,
-                    typed_characters: matches!(action, Action::Type { .. } | Action::Paste { .. })
-                        .then_some(0),
-                });
+        let typing = matches!(action, Action::Type { .. } | Action::Paste { .. });
+        if let Some(reason) = self.handback.tripped() {
+            return Err(refused(reason, typing.then_some(0)));
+        }
+        if self.handback.is_armed() {
+            if action.starts_with_move() {
+                // The first move checks the pointer as it moves.
+                self.first_step = true;
+            } else {
+                // Before anything is sent: where is the pointer now?
+                let p = self.backend.displays.cursor_position()?;
+                if let Err(reason) = self.handback.check_pointer(p) {
+                    return Err(refused(reason, typing.then_some(0)));
+                }
+                self.pointer_fresh = true;
             }
-            self.pointer_fresh = true;
         }
         if self.handback.is_revoked() {
             return Err(EngineError::NotGranted {
@@ -219,6 +236,7 @@ impl Desk {
         self.typed = 0;
         let mut result = self.perform_input(session, action);
         self.pointer_fresh = false;
+        self.first_step = false;
         if let Err(EngineError::UserTookOver {
             typed_characters, ..
         }) = &mut result
@@ -381,16 +399,33 @@ impl Desk {
     }
 
     fn move_to(&mut self, p: Point) -> Result<(), EngineError> {
-        let fresh = self.pointer_fresh;
+        let (fresh, first) = (self.pointer_fresh, self.first_step);
         self.step()?;
         if self.handback.is_armed() && !fresh {
-            // Every step of a move reads where the pointer is (unless the
+            // Every step of a move checks where the pointer is (unless the
             // check before the action just did): a warp between two steps
             // is the person's.
-            let now = self.backend.displays.cursor_position()?;
-            if let Err(reason) = self.handback.check_pointer(now) {
-                return Err(stopped(reason, None));
+            let took_over = |reason| match first {
+                true => refused(reason, None),
+                false => stopped(reason, None),
+            };
+            if let Some(within) = self.handback.guard() {
+                // Checked by the display server as it moves the pointer.
+                self.handback.will_move(p);
+                if let Some(at) = self.input()?.move_pointer_if_within(within, p) {
+                    let at = at?;
+                    if at == p {
+                        return Ok(());
+                    }
+                    // Not moved: the pointer was away from deskhand's last
+                    // target. Away from all its recent ones, it is the
+                    // person's; near an older one (a drag's trail), move.
+                    self.handback.check_pointer(at).map_err(took_over)?;
+                    return Ok(self.input()?.move_pointer(p)?);
+                }
             }
+            let now = self.backend.displays.cursor_position()?;
+            self.handback.check_pointer(now).map_err(took_over)?;
         }
         self.handback.will_move(p);
         Ok(self.input()?.move_pointer(p)?)

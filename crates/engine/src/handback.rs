@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::backend::WatchedInput;
-use crate::geometry::Point;
+use crate::geometry::{Point, Rect};
 
 /// How far the pointer may be from where deskhand put it, in pixels.
 pub const THRESHOLD_PX: i32 = 8;
@@ -244,6 +244,23 @@ impl HandBack {
         }
     }
 
+    /// While armed, the square the pointer must still be in for deskhand to
+    /// move it on: within [`THRESHOLD_PX`] of where deskhand last put it.
+    pub fn guard(&self) -> Option<Rect> {
+        if !self.is_armed() {
+            return None;
+        }
+        let m = self.marks.lock().ok()?;
+        let (newest, _) = m.trail.back()?;
+        let side = 2 * THRESHOLD_PX.unsigned_abs() + 1;
+        Some(Rect {
+            x: newest.x - THRESHOLD_PX,
+            y: newest.y - THRESHOLD_PX,
+            width: side,
+            height: side,
+        })
+    }
+
     /// Checks the pointer against where deskhand put it (before every
     /// synthetic call).
     pub fn check_pointer(&self, p: Point) -> Result<(), PausedReason> {
@@ -271,9 +288,13 @@ impl HandBack {
         }
     }
 
-    /// Logs a pointer target before it is sent.
+    /// Logs a pointer target before it is sent (once: the newest target
+    /// logged again stays as it is).
     pub fn will_move(&self, to: Point) {
         if let Ok(mut m) = self.marks.lock() {
+            if m.trail.back().is_some_and(|(q, _)| *q == to) {
+                return;
+            }
             let now = Instant::now();
             if let Some(newest) = m.trail.back_mut() {
                 newest.1 = Some(now);
@@ -386,6 +407,35 @@ mod tests {
         assert!(
             !hb.pressed_button_before(click + Duration::from_secs(2), Duration::from_millis(1500))
         );
+    }
+
+    #[test]
+    fn the_guard_is_the_square_within_eight_pixels_of_the_newest_target() {
+        let (hb, _) = armed_at(100, 50);
+        hb.will_move(Point::new(300, 200));
+        let guard = hb.guard().expect("armed");
+        assert_eq!(
+            (guard.x, guard.y, guard.width, guard.height),
+            (292, 192, 17, 17)
+        );
+        for inside in [Point::new(292, 192), Point::new(308, 208)] {
+            assert!(guard.contains(inside) && hb.check_pointer(inside).is_ok());
+        }
+        assert!(!guard.contains(Point::new(309, 200)));
+        assert!(!guard.contains(Point::new(300, 191)));
+        hb.disarm();
+        assert_eq!(hb.guard(), None, "nothing is guarded while disarmed");
+    }
+
+    #[test]
+    fn a_target_logged_twice_is_one_target() {
+        let (hb, _) = armed_at(0, 0);
+        hb.will_move(Point::new(40, 40));
+        hb.will_move(Point::new(40, 40));
+        let m = hb.marks.lock().expect("marks");
+        let trail: Vec<_> = m.trail.iter().map(|(p, _)| *p).collect();
+        assert_eq!(trail, [Point::new(0, 0), Point::new(40, 40)]);
+        assert_eq!(m.trail.back().and_then(|(_, replaced)| *replaced), None);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::{Server, error_code};
 use deskhand_backend_mock::{Event, MockDesktop};
-use deskhand_engine::{AuditLog, Button, Consent, WatchedInput};
+use deskhand_engine::{AuditLog, Button, Consent, Point, WatchedInput};
 use serde_json::{Value, json};
 
 fn state(reply: &Value) -> &Value {
@@ -150,6 +150,46 @@ async fn the_person_moving_the_pointer_pauses_until_continue() {
         .act(json!({"action": "left_click", "coordinate": [5, 5]}))
         .await;
     assert_eq!(r["type"], "ACK", "acts again after Continue: {r}");
+}
+
+#[tokio::test]
+async fn a_move_of_the_persons_not_yet_reported_refuses_the_next_move_and_stays() {
+    let server = Server::sandbox().await;
+    let mut c = server.ready_client().await;
+    c.act(json!({"action": "mouse_move", "coordinate": [100, 100]}))
+        .await;
+    // Within 8 px of deskhand's target: a hand on the mouse, not the person
+    // taking over.
+    server.desktop.state().pointer = Point::new(106, 93);
+    let r = c
+        .act(json!({"action": "mouse_move", "coordinate": [200, 200]}))
+        .await;
+    assert_eq!(r["type"], "ACK", "{r}");
+    assert_eq!(server.desktop.state().pointer, Point::new(200, 200));
+
+    // The person moves; the watcher has not reported it yet.
+    server.desktop.state().pointer = Point::new(400, 300);
+    let before = server.desktop.state().events.len();
+    let r = c
+        .act(json!({"action": "left_click", "coordinate": [5, 5]}))
+        .await;
+    assert_eq!(error_code(&r), "USER_TOOK_OVER", "{r}");
+    let d = &r["payload"]["details"];
+    assert_eq!(
+        (&d["effect"], &d["paused_reason"]),
+        (&json!("refused"), &json!("pointer_moved"))
+    );
+    let (pointer, sent) = {
+        let s = server.desktop.state();
+        (s.pointer, s.events.len() - before)
+    };
+    assert_eq!(
+        pointer,
+        Point::new(400, 300),
+        "the person's move was undone"
+    );
+    assert_eq!(sent, 0, "nothing sent");
+    assert_eq!(state(&c.next_push().await)["paused"], true);
 }
 
 #[tokio::test]

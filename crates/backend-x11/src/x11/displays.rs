@@ -2,15 +2,14 @@
 //! scale from `Xft.dpi`, and the pointer through QueryPointer.
 //!
 //! The bounds check of every input action reads the layout, so for it the
-//! layout is cached: re-read after the server says it changed (RandR
-//! screen, CRTC and output notifications; the root's RESOURCE_MANAGER,
-//! where `Xft.dpi` lives) and at least every [`INPUT_LAYOUT_MAX_AGE`],
-//! since `xrandr --setmonitor` sends no notification. DISPLAY_INFO and
+//! layout is cached until the server says it changed: RandR screen, CRTC
+//! and output notifications; a ConfigureNotify of the root, which is all
+//! that `xrandr --setmonitor` and `--delmonitor` send; a change of the
+//! root's RESOURCE_MANAGER, where `Xft.dpi` lives. DISPLAY_INFO and
 //! screenshots always read it fresh.
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use deskhand_engine::{BackendError, Displays, Monitor, Point, Rect};
 use x11rb::connection::{Connection, RequestConnection};
@@ -24,16 +23,12 @@ use x11rb::rust_connection::RustConnection;
 
 use super::{Shared, X11ResultExt};
 
-/// Longest time the input bounds check trusts a cached layout.
-const INPUT_LAYOUT_MAX_AGE: Duration = Duration::from_millis(250);
-
 pub struct X11Displays {
     shared: Arc<Shared>,
     randr_ok: bool,
     atom_names: HashMap<u32, String>,
-    /// The layout as last read and when; `None` once the server reported a
-    /// change.
-    cached: Option<(Instant, Vec<Monitor>)>,
+    /// The layout as last read; `None` once the server reported a change.
+    cached: Option<Vec<Monitor>>,
 }
 
 impl X11Displays {
@@ -56,7 +51,8 @@ impl X11Displays {
                 NotifyMask::SCREEN_CHANGE | NotifyMask::CRTC_CHANGE | NotifyMask::OUTPUT_CHANGE;
             let _ = shared.conn.randr_select_input(root, mask);
         }
-        let attrs = ChangeWindowAttributesAux::new().event_mask(EventMask::PROPERTY_CHANGE);
+        let attrs = ChangeWindowAttributesAux::new()
+            .event_mask(EventMask::PROPERTY_CHANGE | EventMask::STRUCTURE_NOTIFY);
         let _ = shared.conn.change_window_attributes(root, &attrs);
         let _ = shared.conn.flush();
         Self {
@@ -73,6 +69,7 @@ impl X11Displays {
         while let Some(event) = self.shared.conn.poll_for_event().backend()? {
             let changed = match event {
                 Event::RandrScreenChangeNotify(_) | Event::RandrNotify(_) => true,
+                Event::ConfigureNotify(c) => c.window == self.shared.root,
                 Event::PropertyNotify(p) => p.atom == u32::from(AtomEnum::RESOURCE_MANAGER),
                 _ => false,
             };
@@ -153,15 +150,15 @@ impl Displays for X11Displays {
     fn monitors(&mut self) -> Result<Vec<Monitor>, BackendError> {
         self.drain_events()?;
         let monitors = self.read_monitors()?;
-        self.cached = Some((Instant::now(), monitors.clone()));
+        self.cached = Some(monitors.clone());
         Ok(monitors)
     }
 
     fn monitors_for_input(&mut self) -> Result<Vec<Monitor>, BackendError> {
         self.drain_events()?;
         match &self.cached {
-            Some((at, monitors)) if at.elapsed() < INPUT_LAYOUT_MAX_AGE => Ok(monitors.clone()),
-            _ => self.monitors(),
+            Some(monitors) => Ok(monitors.clone()),
+            None => self.monitors(),
         }
     }
 

@@ -2,20 +2,25 @@
 //! Characters outside the keymap are typed by remapping a spare keycode,
 //! which only works reliably when the same instance lives on.
 //!
-//! Pointer motion alone goes straight through XTEST on the backend's
-//! shared connection: enigo lists the input devices before every event
-//! (one more round trip to the server on every move), and a motion needs
-//! no device, key map or held-state bookkeeping. On the shared connection
-//! the move is also ordered before the next capture or pointer query.
-//! Button and key events (enigo's connection) wait for the server as
-//! motion does, so a drag's press, moves and release arrive in order.
+//! Pointer motion is a `WarpPointer` on the backend's shared connection,
+//! as `xdotool mousemove` does it: applications get the same motion,
+//! enter and leave events as from a device (no raw event: the hand-back
+//! watcher is not woken by deskhand's own moves). enigo would list the
+//! input devices before every event, one more round trip per move. A warp
+//! can also be made conditional: the server moves the pointer only if it
+//! is still inside a rectangle, which makes the hand-back check and the
+//! move one step. The `QueryPointer` after it is answered once the warp is
+//! done and says where the pointer is. On the shared connection the move
+//! is also ordered before the next capture or pointer query. Button and key
+//! events (enigo's connection) wait for the server as motion does, so a
+//! drag's press, moves and release arrive in order.
 
 use std::sync::Arc;
 
-use deskhand_engine::{BackendError, Button, Input, Key, Point, ScrollDirection};
+use deskhand_engine::{BackendError, Button, Input, Key, Point, Rect, ScrollDirection};
 use enigo::{Axis, Direction, Enigo, Keyboard, Mouse, Settings};
-use x11rb::protocol::xproto::{ConnectionExt as _, MOTION_NOTIFY_EVENT};
-use x11rb::protocol::xtest::ConnectionExt as _;
+use x11rb::NONE;
+use x11rb::protocol::xproto::ConnectionExt as _;
 
 use super::{Shared, X11ResultExt};
 
@@ -111,32 +116,55 @@ fn function_key(n: u8) -> enigo::Key {
     KEYS[usize::from(n.clamp(1, 24)) - 1]
 }
 
-impl Input for X11Input {
-    fn move_pointer(&mut self, to: Point) -> Result<(), BackendError> {
+impl X11Input {
+    /// Warps the pointer to `to` (only while it is inside `source`, a
+    /// rectangle of the root, when given) and returns where it is once
+    /// the server has done it.
+    fn warp(&self, source: Option<(i16, i16, u16, u16)>, to: Point) -> Result<Point, BackendError> {
         let (Ok(x), Ok(y)) = (i16::try_from(to.x), i16::try_from(to.y)) else {
             return Err(BackendError::Failed(format!(
                 "({}, {}) is outside the X11 coordinate range",
                 to.x, to.y
             )));
         };
+        let root = self.shared.root;
+        let (src_window, (sx, sy, sw, sh)) = match source {
+            Some(rect) => (root, rect),
+            None => (NONE, (0, 0, 0, 0)),
+        };
         let conn = &self.shared.conn;
-        // Detail 0: absolute, on this screen's root. Device 0: the core
-        // pointer, as libXtst's XTestFakeMotionEvent sends it.
-        conn.xtest_fake_input(
-            MOTION_NOTIFY_EVENT,
-            0,
-            x11rb::CURRENT_TIME,
-            self.shared.root,
-            x,
-            y,
-            0,
-        )
-        .backend()?;
-        // Returns once the server has taken the motion.
-        let sync = conn.get_input_focus().backend()?;
+        conn.warp_pointer(src_window, root, sx, sy, sw, sh, x, y)
+            .backend()?;
+        let at = conn.query_pointer(root).backend()?;
         self.shared.spin_for_reply();
-        sync.reply().backend()?;
-        Ok(())
+        let at = at.reply().backend()?;
+        Ok(Point::new(i32::from(at.root_x), i32::from(at.root_y)))
+    }
+}
+
+impl Input for X11Input {
+    fn move_pointer(&mut self, to: Point) -> Result<(), BackendError> {
+        self.warp(None, to).map(|_| ())
+    }
+
+    fn move_pointer_if_within(
+        &mut self,
+        within: Rect,
+        to: Point,
+    ) -> Option<Result<Point, BackendError>> {
+        // X counts the far edge in and reads a width of 0 as "to the
+        // window's edge": a 1-pixel rectangle cannot be said.
+        let source = (
+            i16::try_from(within.x).ok()?,
+            i16::try_from(within.y).ok()?,
+            u16::try_from(within.width.saturating_sub(1))
+                .ok()
+                .filter(|w| *w > 0)?,
+            u16::try_from(within.height.saturating_sub(1))
+                .ok()
+                .filter(|h| *h > 0)?,
+        );
+        Some(self.warp(Some(source), to))
     }
 
     fn button(&mut self, button: Button, press: bool) -> Result<(), BackendError> {

@@ -36,11 +36,13 @@ impl Shared {
     /// Sends what is buffered and waits, without sleeping, up to
     /// [`SPIN_FOR_REPLY`] for the server to answer; the reply is then read
     /// as usual (blocking, if it has not come by then). The input path's
-    /// round trips (the pointer check, a move's sync) take tens of
+    /// round trips (the pointer check, a move's warp) take tens of
     /// microseconds: sleeping in poll(2) lets this CPU halt, and on a
     /// virtual machine waking it again costs about as much as the round
     /// trip (measured: a move one after another 0.23-0.29 ms sleeping,
-    /// 0.16-0.22 ms spinning).
+    /// 0.16-0.22 ms spinning). Between two looks the CPU is yielded, not
+    /// held: the scheduler often wakes the X server on this very CPU, and
+    /// a spin would keep it from answering until the spin gives up.
     pub fn spin_for_reply(&self) {
         use std::os::fd::{AsFd, AsRawFd};
         use x11rb::connection::Connection as _;
@@ -55,7 +57,8 @@ impl Shared {
         let started = std::time::Instant::now();
         // SAFETY: one valid pollfd, no timeout.
         while unsafe { libc::poll(&mut fd, 1, 0) } == 0 && started.elapsed() < SPIN_FOR_REPLY {
-            std::hint::spin_loop();
+            // SAFETY: no arguments.
+            unsafe { libc::sched_yield() };
         }
     }
 }
