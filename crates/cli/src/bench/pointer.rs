@@ -5,7 +5,8 @@
 //! would compare different minutes). The first move of a round comes after
 //! 20 ms of quiet, as an agent's move comes after its thinking: on a
 //! virtual machine the idle CPUs must be woken and the caches are cold, so
-//! it is reported apart from the moves that follow one another.
+//! it is reported apart from the moves that follow one another. xdotool's
+//! run comes after the same quiet, so that it meets the same cold X server.
 
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -45,6 +46,7 @@ pub(super) async fn measure(
     let mut i = 1;
     for _ in 0..rounds {
         if let Some(times) = &mut peer {
+            tokio::time::sleep(IDLE).await;
             // Half the screen away from deskhand's last target: the
             // person's move, which pauses the takeover.
             let to = [(last[0] + w / 2) % w, (last[1] + h / 2) % h];
@@ -84,7 +86,7 @@ pub(super) async fn measure(
         rows.push(Row {
             what: format!("mouse_move round trip, {what} ({w}×{h})"),
             ours: stats(times),
-            peer_name: "xdotool mousemove".into(),
+            peer_name: "xdotool mousemove (after 20 ms idle)".into(),
             peer,
         });
     }
