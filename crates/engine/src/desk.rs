@@ -419,7 +419,8 @@ impl Desk {
                     }
                     // Not moved: the pointer was away from deskhand's last
                     // target. Away from all its recent ones, it is the
-                    // person's; near an older one (a drag's trail), move.
+                    // person's; near an older one (each counts as
+                    // deskhand's for a while), move as usual.
                     self.handback.check_pointer(at).map_err(took_over)?;
                     return Ok(self.input()?.move_pointer(p)?);
                 }
