@@ -189,25 +189,31 @@ fn time_ours(
 }
 
 fn time_command(n: usize, display: &str, argv: &[&[&str]]) -> Option<Stats> {
-    let mut ms = Vec::with_capacity(n);
-    for _ in 0..n {
-        let t = Instant::now();
-        for args in argv {
-            let ok = Command::new(args[0])
-                .args(&args[1..])
-                .env("DISPLAY", display)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            if !ok {
-                eprintln!("  (reference {} unavailable or failed)", args[0]);
-                return None;
-            }
-        }
-        ms.push(t.elapsed().as_secs_f64() * 1000.0);
-    }
+    let ms = (0..n)
+        .map(|_| time_commands_once(display, argv))
+        .collect::<Option<Vec<_>>>()?;
     Some(stats(ms))
+}
+
+/// Runs the commands one after the other (process start included, as an
+/// agent's shell would run them); their time in milliseconds, or `None`
+/// (said on stderr) when one failed.
+fn time_commands_once(display: &str, argv: &[&[&str]]) -> Option<f64> {
+    let t = Instant::now();
+    for args in argv {
+        let ok = Command::new(args[0])
+            .args(&args[1..])
+            .env("DISPLAY", display)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("  (reference {} unavailable or failed)", args[0]);
+            return None;
+        }
+    }
+    Some(t.elapsed().as_secs_f64() * 1000.0)
 }
 
 /// Makes a plasma-fractal wallpaper (photo-like, hard to compress).

@@ -8,15 +8,14 @@
 //! it is reported apart from the moves that follow one another. xdotool's
 //! run comes after the same quiet, so that it meets the same cold X server.
 
-use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
 use deskhand_engine::Engine;
 use serde_json::json;
 
-use super::{Client, Row, stats};
+use super::{Client, Row, stats, time_commands_once};
 
 /// Quiet time before each round's first move (after the resume: the
 /// overlay repaints, xdotool's connection is torn down in the X server).
@@ -35,7 +34,7 @@ pub(super) async fn measure(
     let moves_per_round = moves_per_round.max(2);
     let (w, h) = (w as usize, h as usize);
     let target = |i: usize| [(i * 37) % w, (i * 53) % h];
-    // Warm up (the first move after a capture reads the layout).
+    // Warm up (the first move after the captures).
     c.request(
         "INPUT_ACTION",
         json!({"action": "mouse_move", "coordinate": target(0)}),
@@ -50,10 +49,10 @@ pub(super) async fn measure(
             // Half the screen away from deskhand's last target: the
             // person's move, which pauses the takeover.
             let to = [(last[0] + w / 2) % w, (last[1] + h / 2) % h];
-            match xdotool_mousemove(display, to) {
+            let (x, y) = (to[0].to_string(), to[1].to_string());
+            match time_commands_once(display, &[&["xdotool", "mousemove", &x, &y]]) {
                 Some(took) => times.push(took),
                 None => {
-                    eprintln!("  (reference xdotool unavailable or failed)");
                     peer = None;
                     continue;
                 }
@@ -91,18 +90,4 @@ pub(super) async fn measure(
         });
     }
     Ok(())
-}
-
-/// One `xdotool mousemove` (process start included, as an agent's shell
-/// would run it); its time in milliseconds, or `None` when it failed.
-fn xdotool_mousemove(display: &str, to: [usize; 2]) -> Option<f64> {
-    let started = Instant::now();
-    Command::new("xdotool")
-        .args(["mousemove", &to[0].to_string(), &to[1].to_string()])
-        .env("DISPLAY", display)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-        .then(|| started.elapsed().as_secs_f64() * 1000.0)
 }
