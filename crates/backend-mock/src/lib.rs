@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use deskhand_engine::backend::{CursorImage, Frame, PixelFormat};
 use deskhand_engine::{
-    Apps, Backend, BackendError, Button, Capture, Displays, Input, Key, LaunchTarget, Monitor,
-    NativeWindow, Permissions, Point, ProcessInfo, Rect, ScrollDirection, Windows,
+    Apps, Backend, BackendError, Button, Capture, Displays, Input, Key, LaunchPlan, LaunchTarget,
+    Monitor, NativeWindow, Permissions, Point, ProcessInfo, Rect, ScrollDirection, Windows,
 };
 use deskhand_protocol::messages::PermissionStatus;
 
@@ -245,21 +245,40 @@ impl Apps for MockDesktop {
         Ok(self.state().processes.clone())
     }
 
-    /// Records the launch and starts a process; an id or path containing
-    /// `missing` does not exist.
-    fn launch(&mut self, target: &LaunchTarget, args: &[String]) -> Result<u32, BackendError> {
+    /// Resolves to the path or id itself; one containing `missing` does
+    /// not exist, and one containing `link-to-` goes by the name after it
+    /// too (a symlink).
+    fn resolve(
+        &mut self,
+        target: &LaunchTarget,
+        args: &[String],
+    ) -> Result<LaunchPlan, BackendError> {
         let name = match target {
             LaunchTarget::Executable(p) | LaunchTarget::AppId(p) => p.clone(),
         };
         if name.contains("missing") {
             return Err(BackendError::InvalidTarget(format!("no such app {name}")));
         }
+        let aliases = name
+            .split_once("link-to-")
+            .map(|(_, to)| vec![format!("/bin/{to}")])
+            .unwrap_or_default();
+        Ok(LaunchPlan {
+            target: target.clone(),
+            program: name,
+            args: args.to_vec(),
+            aliases,
+        })
+    }
+
+    /// Records the launch and starts a process.
+    fn launch(&mut self, plan: &LaunchPlan) -> Result<u32, BackendError> {
         let mut s = self.state();
         let pid = FIRST_LAUNCHED_PID + s.launches.len() as u32;
-        s.launches.push((target.clone(), args.to_vec()));
+        s.launches.push((plan.target.clone(), plan.args.clone()));
         s.processes.push(ProcessInfo {
             pid,
-            name,
+            name: plan.program.clone(),
             exe: None,
         });
         Ok(pid)

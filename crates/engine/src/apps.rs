@@ -80,8 +80,10 @@ impl Engine {
         .await
     }
 
-    /// Launches an app (no shell) and, with `activate`, brings its first
-    /// window to the front when it appears. Needs the input grant.
+    /// Launches an app (no shell, no command runner: see
+    /// [`crate::launch_policy`]) and, with `activate`, brings its first
+    /// window to the front when it appears. It changes what the person
+    /// sees, so it needs the session's takeover, as input does.
     pub async fn launch_app(
         self: &Arc<Self>,
         session: &Session,
@@ -90,31 +92,34 @@ impl Engine {
         activate: bool,
     ) -> Result<u32, EngineError> {
         let started = Instant::now();
-        let what = match &target {
+        let mut audit_target = match &target {
             LaunchTarget::Executable(p) => json!({"executable_path": p, "args": args.len()}),
             LaunchTarget::AppId(id) => json!({"bundle_id": id, "args": args.len()}),
         };
         let result = match self
             .input_granted()
-            .and_then(|()| self.takeovers.refuse_if_paused(&session.id))
+            .and_then(|()| self.takeovers.require_input(&session.id))
         {
-            Ok(()) => self
-                .exec
-                .run(move |desk| {
-                    let apps = desk
-                        .backend
-                        .apps
-                        .as_mut()
-                        .ok_or(EngineError::NotSupported {
-                            feature: "app.launch",
-                        })?;
-                    Ok(apps.launch(&target, &args)?)
-                })
-                .await
-                .and_then(|r| r),
+            Ok(()) => {
+                let allowed = self.consent.launch_allow.clone();
+                self.exec
+                    .run(move |desk| {
+                        let apps = desk
+                            .backend
+                            .apps
+                            .as_mut()
+                            .ok_or(EngineError::NotSupported {
+                                feature: "app.launch",
+                            })?;
+                        let plan = apps.resolve(&target, &args)?;
+                        crate::launch_policy::check(&plan, &allowed)?;
+                        Ok(apps.launch(&plan)?)
+                    })
+                    .await
+                    .and_then(|r| r)
+            }
             Err(e) => Err(e),
         };
-        let mut audit_target = what;
         if let Ok(pid) = &result {
             audit_target["pid"] = json!(pid);
         }
@@ -127,8 +132,8 @@ impl Engine {
         );
         if let (Ok(pid), true) = (&result, activate) {
             let engine = Arc::clone(self);
-            let pid = *pid;
-            tokio::spawn(async move { engine.activate_when_shown(pid).await });
+            let (pid, session) = (*pid, session.clone());
+            tokio::spawn(async move { engine.activate_when_shown(&session, pid).await });
         }
         result
     }
@@ -167,10 +172,15 @@ impl Engine {
         .await
     }
 
-    /// Focuses and raises the first window of `pid` once it appears.
-    async fn activate_when_shown(&self, pid: u32) {
+    /// Focuses and raises the first window of `pid` once it appears, while
+    /// `session` still holds its takeover.
+    async fn activate_when_shown(&self, session: &Session, pid: u32) {
         let deadline = Instant::now() + ACTIVATE_WITHIN;
         while Instant::now() < deadline {
+            if self.takeovers.require_input(&session.id).is_err() {
+                tracing::info!(pid, "the takeover ended before the launched app showed");
+                return;
+            }
             let focused = self
                 .exec
                 .run(move |desk| {

@@ -33,6 +33,14 @@ pub struct AuditRecord<'a> {
     pub duration_ms: f64,
 }
 
+/// Largest audit record, newline included: one request can never push
+/// the earlier history out of the rotated files.
+pub const MAX_RECORD_BYTES: usize = 4096;
+/// Longest string kept in a record's target; longer ones are cut.
+const MAX_FIELD_CHARS: usize = 256;
+/// Most items of an array or object kept in a record's target.
+const MAX_FIELD_ITEMS: usize = 32;
+
 /// Default size at which the audit file is rotated.
 pub const DEFAULT_ROTATE_BYTES: u64 = 10 * 1024 * 1024;
 /// Default number of rotated files kept besides the current one.
@@ -143,12 +151,8 @@ impl AuditLog {
         let Some(current) = guard.as_mut() else {
             return;
         };
-        let mut line = match serde_json::to_vec(record) {
-            Ok(line) => line,
-            Err(e) => {
-                tracing::error!(error = %e, "audit record not serializable");
-                return;
-            }
+        let Some(mut line) = bounded_line(record) else {
+            return;
         };
         line.push(b'\n');
         if current.size > 0
@@ -169,6 +173,59 @@ impl AuditLog {
             Err(e) => tracing::error!(error = %e, "audit log write failed"),
         }
     }
+}
+
+/// `s` cut to `max` characters, marked with `…` when cut.
+fn cut(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &s[..at]),
+        None => s.to_owned(),
+    }
+}
+
+/// `v` with every string cut to [`MAX_FIELD_CHARS`] and every array or
+/// object cut to [`MAX_FIELD_ITEMS`] items, at any depth.
+fn bounded(v: &Value, depth: usize) -> Value {
+    match v {
+        Value::String(s) => Value::String(cut(s, MAX_FIELD_CHARS)),
+        Value::Array(_) | Value::Object(_) if depth > 4 => json!("…"),
+        Value::Array(items) => items
+            .iter()
+            .take(MAX_FIELD_ITEMS)
+            .map(|i| bounded(i, depth + 1))
+            .collect(),
+        Value::Object(map) => map
+            .iter()
+            .take(MAX_FIELD_ITEMS)
+            .map(|(k, v)| (cut(k, MAX_FIELD_CHARS), bounded(v, depth + 1)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        other => other.clone(),
+    }
+}
+
+/// The record as one JSON line of at most [`MAX_RECORD_BYTES`] (the
+/// newline added by the caller included): long fields are cut, and a
+/// target still too large is replaced by its size.
+fn bounded_line(record: &AuditRecord<'_>) -> Option<Vec<u8>> {
+    let session = cut(record.session, MAX_FIELD_CHARS);
+    let op = cut(record.op, MAX_FIELD_CHARS);
+    let outcome = cut(record.outcome, MAX_FIELD_CHARS);
+    let mut small = AuditRecord {
+        ts: record.ts,
+        session: &session,
+        protocol: record.protocol,
+        op: &op,
+        target: bounded(&record.target, 0),
+        outcome: &outcome,
+        duration_ms: record.duration_ms,
+    };
+    let mut line = serde_json::to_vec(&small).ok()?;
+    if line.len() >= MAX_RECORD_BYTES {
+        small.target = json!({"truncated": true, "bytes": line.len()});
+        line = serde_json::to_vec(&small).ok()?;
+    }
+    Some(line)
 }
 
 /// Seconds since the Unix epoch, as the wire's `ts`.
@@ -231,6 +288,35 @@ mod tests {
         assert_ne!(keyed, plain, "a PIN's plain SHA-256 would be reversible");
         assert_eq!(redacted_text("1234"), redacted, "stable under one key");
         assert_ne!(redacted_text("1235")["text_hmac_sha256_prefix"], keyed);
+    }
+
+    #[test]
+    fn a_record_stays_small_whatever_the_client_sent() {
+        let huge = "w".repeat(2 * 1024 * 1024);
+        let many: Vec<Value> = (0..10_000).map(|i| json!(format!("item{i}"))).collect();
+        for target in [
+            json!({"window_id": huge}),
+            json!({"list": many}),
+            json!({huge.clone(): 1}),
+        ] {
+            let record = AuditRecord {
+                ts: now_ts(),
+                session: &huge,
+                protocol: "wire",
+                op: "window.focus",
+                target,
+                outcome: "invalid_arguments",
+                duration_ms: 0.0,
+            };
+            let line = bounded_line(&record).expect("serializable");
+            assert!(line.len() < MAX_RECORD_BYTES, "{} bytes", line.len());
+            let back: Value = serde_json::from_slice(&line).expect("still JSON");
+            assert_eq!(back["op"], "window.focus");
+        }
+        let cut_id = bounded(&json!({"window_id": huge}), 0);
+        let kept = cut_id["window_id"].as_str().expect("string");
+        assert_eq!(kept.chars().count(), MAX_FIELD_CHARS + 1, "cut and marked");
+        assert_eq!(bounded(&json!({"x": "short"}), 0), json!({"x": "short"}));
     }
 
     #[test]

@@ -208,12 +208,34 @@ pub enum LaunchTarget {
     AppId(String),
 }
 
+/// A launch as the backend resolved it, before anything runs: what the
+/// engine's launch policy checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchPlan {
+    /// What the caller asked for.
+    pub target: LaunchTarget,
+    /// The program that will run, an absolute path.
+    pub program: String,
+    /// Its arguments: an app entry's own, then the caller's.
+    pub args: Vec<String>,
+    /// Every other name the program goes by: where its symlinks lead, and
+    /// a script's interpreter (with what `env` would run).
+    pub aliases: Vec<String>,
+}
+
 /// Lists and launches apps.
 pub trait Apps: Send {
     /// The person's running processes.
     fn processes(&mut self) -> Result<Vec<ProcessInfo>, BackendError>;
-    /// Starts `target` with `args` in a session of its own; returns its pid.
-    fn launch(&mut self, target: &LaunchTarget, args: &[String]) -> Result<u32, BackendError>;
+    /// Resolves `target` with `args` to the program that would run;
+    /// starts nothing.
+    fn resolve(
+        &mut self,
+        target: &LaunchTarget,
+        args: &[String],
+    ) -> Result<LaunchPlan, BackendError>;
+    /// Starts `plan` in a session of its own; returns its pid.
+    fn launch(&mut self, plan: &LaunchPlan) -> Result<u32, BackendError>;
 }
 
 /// Reads the state of OS permissions without prompting the person.

@@ -26,6 +26,9 @@ pub struct Consent {
     /// What the clipboard may be used for (off unless the person enables
     /// it; never part of the sandbox default).
     pub clipboard: crate::clipboard::ClipboardPolicy,
+    /// Executables the person allows APP_LAUNCH to start even though they
+    /// run commands (shells, interpreters, terminals given a command).
+    pub launch_allow: Vec<String>,
     /// Where this came from.
     pub source: ConsentSource,
 }
@@ -56,6 +59,8 @@ pub enum ConsentError {
 struct PolicyFile {
     #[serde(default)]
     input: bool,
+    #[serde(default)]
+    launch_allow: Vec<String>,
 }
 
 impl Consent {
@@ -70,6 +75,7 @@ impl Consent {
         Self {
             input: false,
             clipboard: Default::default(),
+            launch_allow: Vec::new(),
             source: ConsentSource::None,
         }
     }
@@ -79,11 +85,13 @@ impl Consent {
         Self {
             input: true,
             clipboard: Default::default(),
+            launch_allow: Vec::new(),
             source: ConsentSource::Sandbox,
         }
     }
 
-    /// Reads a policy file such as `{"input": true}`. Unknown keys are
+    /// Reads a policy file such as `{"input": true, "launch_allow":
+    /// ["/usr/bin/python3"]}`. Unknown keys are
     /// refused so that a typo never silently grants less (or more).
     pub fn from_file(path: &Path) -> Result<Self, ConsentError> {
         let display = path.display().to_string();
@@ -93,12 +101,19 @@ impl Consent {
         })?;
         let policy: PolicyFile =
             serde_json::from_str(&text).map_err(|e| ConsentError::Invalid {
-                path: display,
+                path: display.clone(),
                 message: e.to_string(),
             })?;
+        if let Some(bad) = policy.launch_allow.iter().find(|p| !p.starts_with('/')) {
+            return Err(ConsentError::Invalid {
+                path: display,
+                message: format!("launch_allow entry {bad:?} is not an absolute path"),
+            });
+        }
         Ok(Self {
             input: policy.input,
             clipboard: Default::default(),
+            launch_allow: policy.launch_allow,
             source: ConsentSource::PolicyFile,
         })
     }

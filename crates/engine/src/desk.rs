@@ -114,7 +114,11 @@ impl Desk {
             .ok_or(EngineError::NotSupported {
                 feature: "window.list",
             })?;
-        Ok(windows.list()?)
+        Ok(windows
+            .list()?
+            .into_iter()
+            .map(crate::windows::bounded)
+            .collect())
     }
 
     /// Every top-level window, topmost first, with its handle.

@@ -84,6 +84,17 @@ pub enum EngineError {
         /// For typing: how many characters were sent before it stopped.
         typed_characters: Option<usize>,
     },
+    /// The launch would run a command, not an app; nothing was started.
+    #[error(
+        "deskhand launches apps, not commands: {program} was refused because {why}; \
+         the person can allow it with \"launch_allow\" in the consent file"
+    )]
+    LaunchRefused {
+        /// The program asked for.
+        program: String,
+        /// Why it was refused.
+        why: &'static str,
+    },
     /// Another session holds the desktop (one takeover at a time).
     #[error("another session holds the takeover")]
     Busy,
@@ -112,7 +123,7 @@ impl EngineError {
         match self {
             Self::InvalidArguments { .. } => ErrorCode::InvalidArguments,
             Self::OutOfBounds { .. } => ErrorCode::InputOutOfBounds,
-            Self::NotGranted { .. } => ErrorCode::CapabilityNotGranted,
+            Self::NotGranted { .. } | Self::LaunchRefused { .. } => ErrorCode::CapabilityNotGranted,
             Self::NotSupported { .. } => ErrorCode::FeatureNotSupported,
             Self::WindowStale { .. } => ErrorCode::WindowStale,
             Self::WindowNotVisible { .. } => ErrorCode::WindowNotVisible,
@@ -142,6 +153,9 @@ impl EngineError {
             }),
             Self::NotGranted { capability, needed } => {
                 json!({ "capability": capability, "needed": needed })
+            }
+            Self::LaunchRefused { .. } => {
+                json!({ "capability": "run_commands", "needed": "consent" })
             }
             Self::NotSupported { feature } => json!({ "feature": feature }),
             Self::Backend(BackendError::InvalidTarget(_)) => json!({ "field": "target" }),

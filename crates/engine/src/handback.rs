@@ -34,6 +34,8 @@ pub enum PausedReason {
     KeyPressed,
     /// A button deskhand did not send.
     ButtonPressed,
+    /// The person pressed the kill switch.
+    KillSwitch,
 }
 
 impl PausedReason {
@@ -43,6 +45,7 @@ impl PausedReason {
             Self::PointerMoved => "pointer_moved",
             Self::KeyPressed => "key_pressed",
             Self::ButtonPressed => "button_pressed",
+            Self::KillSwitch => "kill_switch",
         }
     }
 }
@@ -59,6 +62,9 @@ struct Marks {
     /// When deskhand last pressed a button (Continue ignores clicks right
     /// after one).
     button_pressed: Option<Instant>,
+    /// When a device other than the synthetic one (the person's mouse)
+    /// last pressed a button: Continue takes only such presses.
+    device_button_pressed: Option<Instant>,
 }
 
 /// The hand-back detector, shared by the desktop thread (which marks what
@@ -218,6 +224,12 @@ impl HandBack {
         let ours = match input {
             WatchedInput::KeyPress { synthetic: true } => self.consume(false),
             WatchedInput::ButtonPress { synthetic: true } => self.consume(true),
+            WatchedInput::ButtonPress { synthetic: false } => {
+                if let Ok(mut m) = self.marks.lock() {
+                    m.device_button_pressed = Some(Instant::now());
+                }
+                false
+            }
             _ => false,
         };
         if !self.is_armed() {
@@ -323,6 +335,22 @@ impl HandBack {
     }
 }
 
+impl HandBack {
+    /// Whether a device other than the synthetic one pressed a button
+    /// within `window` of `at` (before or after: the watcher and the
+    /// indicator report on different paths).
+    pub fn device_pressed_button_near(&self, at: Instant, window: Duration) -> bool {
+        self.marks
+            .lock()
+            .ok()
+            .and_then(|m| m.device_button_pressed)
+            .is_some_and(|t| {
+                let gap = if t <= at { at - t } else { t - at };
+                gap < window
+            })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::AtomicUsize;
@@ -407,6 +435,19 @@ mod tests {
         assert!(
             !hb.pressed_button_before(click + Duration::from_secs(2), Duration::from_millis(1500))
         );
+    }
+
+    #[test]
+    fn only_a_devices_press_counts_for_continue() {
+        let hb = HandBack::new();
+        let window = Duration::from_millis(500);
+        hb.observe(WatchedInput::ButtonPress { synthetic: true });
+        assert!(!hb.device_pressed_button_near(Instant::now(), window));
+        hb.observe(WatchedInput::ButtonPress { synthetic: false });
+        let now = Instant::now();
+        assert!(hb.device_pressed_button_near(now, window));
+        assert!(hb.device_pressed_button_near(now - Duration::from_millis(100), window));
+        assert!(!hb.device_pressed_button_near(now + Duration::from_secs(2), window));
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod executor;
 pub mod geometry;
 pub mod handback;
 pub mod keys;
+pub mod launch_policy;
 pub mod ledger;
 pub mod screenshot;
 pub mod takeover;
@@ -32,8 +33,8 @@ pub use apps::RunningApp;
 pub use audit::{AuditLog, AuditRecord};
 pub use backend::{
     Apps, Backend, BackendError, Button, Capture, Clipboard, ClipboardContent, ClipboardRead,
-    Displays, Indicator, IndicatorEvent, IndicatorShown, Input, InputWatcher, LaunchTarget,
-    NativeWindow, Permissions, ProcessInfo, ScrollDirection, WatchedInput, Windows,
+    Displays, Indicator, IndicatorEvent, IndicatorShown, Input, InputWatcher, LaunchPlan,
+    LaunchTarget, NativeWindow, Permissions, ProcessInfo, ScrollDirection, WatchedInput, Windows,
 };
 pub use clipboard::ClipboardPolicy;
 pub use consent::{Consent, ConsentSource};
@@ -288,6 +289,16 @@ impl Engine {
         );
     }
 
+    /// The session's client went away while an act of its ran: its
+    /// takeover ends now, so that the act stops at its next step and what
+    /// it holds is released (the session itself closes once the act is
+    /// done, with [`Engine::close_session`]).
+    pub async fn abandon_session(&self, session: &Session) {
+        let core = self.takeovers.clone();
+        let id = session.id.clone();
+        let _ = tokio::task::spawn_blocking(move || core.end(&id, "disconnected")).await;
+    }
+
     /// The current monitor layout.
     pub async fn layout(&self, session: &Session) -> Result<Layout, EngineError> {
         self.audited(
@@ -363,7 +374,8 @@ impl Engine {
     }
 
     /// Focuses the window `handle` names (raising it when `raise`). It
-    /// changes what the person sees, so it needs the input grant.
+    /// changes what the person sees, so it needs the session's takeover,
+    /// as input does.
     pub async fn focus_window(
         &self,
         session: &Session,
@@ -372,9 +384,9 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let started = Instant::now();
         let target = serde_json::json!({"window_id": handle, "raise": raise});
-        let result = match self
-            .input_granted()
-            .and_then(|()| self.takeovers.refuse_if_paused(&session.id))
+        let result = match windows::check_handle(&handle)
+            .and_then(|()| self.input_granted())
+            .and_then(|()| self.takeovers.require_input(&session.id))
         {
             Ok(()) => self
                 .exec

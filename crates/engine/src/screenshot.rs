@@ -98,6 +98,7 @@ pub fn take(desk: &mut Desk, spec: ShotSpec) -> Result<Screenshot, EngineError> 
     let layout = desk.layout()?;
     let target = match &spec.target {
         ShotTarget::Window(handle) => {
+            crate::windows::check_handle(handle)?;
             ShotTarget::Region(desk.visible_window_rect(handle, &layout)?)
         }
         other => other.clone(),

@@ -3,8 +3,11 @@
 //! input pauses it at once; only the person (Continue, or the host after a
 //! click in its own UI) resumes it.
 //!
-//! States per session: off → on → paused → on or off. A session paused
-//! when its takeover ended stays paused: its next takeover comes up paused.
+//! States per session: off → on → paused → on or off. The pause is the
+//! person's hold on the desktop, not a session's: once they took over (or
+//! pressed the kill switch), every takeover of every session and protocol
+//! comes up paused until they click Continue (or the host resumes for
+//! them), so reconnecting never undoes a hand-back.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,6 +28,11 @@ use crate::{Engine, Session};
 /// Clicks on Continue this soon after deskhand pressed a button are not
 /// the person's.
 const CONTINUE_QUIET: Duration = Duration::from_millis(1500);
+/// A Continue click counts only with a press of a real device this close
+/// to it (the watcher reports the press on its own path).
+const CONTINUE_DEVICE_WINDOW: Duration = Duration::from_millis(1000);
+/// How long a Continue click waits for the watcher to report that press.
+const CONTINUE_DEVICE_WAIT: Duration = Duration::from_millis(300);
 
 /// A session's takeover, as `TAKEOVER_STATE` reports it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -105,7 +113,9 @@ struct Inner {
     /// up); cleared if it disconnects meanwhile.
     starting: Option<String>,
     indicator_up: bool,
-    paused: HashMap<String, PausedReason>,
+    /// The person's hold on the desktop: set when they took over or
+    /// pressed the kill switch, cleared only by Continue or the host.
+    hold: Option<PausedReason>,
     /// Why each session's last takeover ended or was refused.
     reasons: HashMap<String, String>,
 }
@@ -113,7 +123,7 @@ struct Inner {
 impl Inner {
     fn state(&self, session: &str) -> TakeoverState {
         let on = self.holder.as_ref().is_some_and(|(s, _)| s == session);
-        let paused_reason = self.paused.get(session).copied();
+        let paused_reason = self.hold;
         TakeoverState {
             on,
             indicator: on && self.indicator_up,
@@ -260,7 +270,7 @@ impl Takeovers {
 
     /// Synthetic input for `session` needs its takeover on and not paused.
     pub(crate) fn require_input(&self, session: &str) -> Result<(), EngineError> {
-        self.refuse_if_paused(session)?;
+        self.refuse_while_held()?;
         let inner = self.inner.lock().map_err(|_| EngineError::ShuttingDown)?;
         match &inner.holder {
             Some((s, _)) if s == session => Ok(()),
@@ -271,10 +281,10 @@ impl Takeovers {
         }
     }
 
-    /// Refuses any act (focus, launch) of a paused session.
-    pub(crate) fn refuse_if_paused(&self, session: &str) -> Result<(), EngineError> {
+    /// Refuses every act while the person holds the desktop.
+    fn refuse_while_held(&self) -> Result<(), EngineError> {
         let inner = self.inner.lock().map_err(|_| EngineError::ShuttingDown)?;
-        match inner.paused.get(session) {
+        match &inner.hold {
             Some(reason) => Err(EngineError::UserTookOver {
                 effect: "refused",
                 reason: *reason,
@@ -332,7 +342,7 @@ impl Takeovers {
                 (None, None) => {}
             }
             inner.starting = Some(session.to_owned());
-            inner.paused.contains_key(session)
+            inner.hold.is_some()
         };
         let shown = self
             .exec
@@ -446,7 +456,6 @@ impl Takeovers {
             if inner.starting.as_deref() == Some(session) {
                 inner.starting = None;
             }
-            inner.paused.remove(session);
             inner.reasons.remove(session);
         }
     }
@@ -459,10 +468,10 @@ impl Takeovers {
             let Some((session, protocol)) = inner.holder.clone() else {
                 return;
             };
-            if inner.paused.contains_key(&session) {
+            if inner.hold.is_some() {
                 return;
             }
-            inner.paused.insert(session.clone(), reason);
+            inner.hold = Some(reason);
             (session, protocol)
         };
         // Acts are refused from here on; tell the host and the agent first,
@@ -495,30 +504,67 @@ impl Takeovers {
             tracing::warn!("ignoring a Continue click right after deskhand pressed a button");
             return;
         }
+        if !self.device_pressed_near(at) {
+            tracing::warn!(
+                "ignoring a Continue click no input device made (synthetic input, e.g. XTEST)"
+            );
+            return;
+        }
         let holder = self.holder();
         if let Some(session) = holder {
             self.resume(Some(&session), ResumedBy::Indicator);
         }
     }
 
-    /// Resumes `session` (every paused session when `None`); returns the
-    /// sessions resumed.
+    /// Whether the watcher saw a real device press a button near `at`,
+    /// waiting a little for its report.
+    fn device_pressed_near(&self, at: Instant) -> bool {
+        let deadline = Instant::now() + CONTINUE_DEVICE_WAIT;
+        loop {
+            if self
+                .handback
+                .device_pressed_button_near(at, CONTINUE_DEVICE_WINDOW)
+            {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Lifts the person's hold: `session` names the session resumed (the
+    /// holder, or any when `None`); returns the sessions resumed.
     pub(crate) fn resume(&self, session: Option<&str>, by: ResumedBy) -> Vec<String> {
         let (resumed, holder) = {
             let Ok(mut inner) = self.inner.lock() else {
                 return Vec::new();
             };
-            let resumed: Vec<String> = inner
-                .paused
-                .keys()
-                .filter(|s| session.is_none_or(|want| want == s.as_str()))
-                .cloned()
-                .collect();
-            for s in &resumed {
-                inner.paused.remove(s);
+            let holder = inner.holder.clone();
+            let asked_other = match (&holder, session) {
+                (Some((h, _)), Some(want)) => h != want,
+                _ => false,
+            };
+            if inner.hold.is_none() || asked_other {
+                return Vec::new();
             }
-            (resumed, inner.holder.clone())
+            inner.hold = None;
+            let resumed: Vec<String> = match (&holder, session) {
+                (Some((h, _)), _) => vec![h.clone()],
+                (None, Some(s)) => vec![s.to_owned()],
+                (None, None) => Vec::new(),
+            };
+            (resumed, holder)
         };
+        if resumed.is_empty() {
+            self.record(
+                "desktop",
+                "engine",
+                "takeover.resumed",
+                json!({"by": by.as_str()}),
+            );
+        }
         for s in &resumed {
             let holds = holder.as_ref().filter(|(h, _)| h == s);
             if holds.is_some() {
@@ -549,9 +595,14 @@ impl Takeovers {
         }
     }
 
-    /// The kill switch: every takeover ends, everything held is released.
+    /// The kill switch: every takeover ends, everything held is released,
+    /// and the person holds the desktop until they continue.
     pub(crate) fn kill(&self) {
         tracing::warn!("kill switch: ending every takeover");
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.hold = Some(PausedReason::KillSwitch);
+        }
+        self.handback.revoke();
         self.end_holder("kill_switch");
         let _ = self.exec.run_blocking(|desk| desk.release_all());
     }

@@ -6,6 +6,39 @@
 use std::collections::HashMap;
 
 use crate::backend::NativeWindow;
+use crate::error::EngineError;
+
+/// The length of every handle deskhand mints: `win_` and a UUID.
+pub const HANDLE_LEN: usize = "win_".len() + 36;
+
+/// Longest window title, class or instance kept from an app: a title is
+/// the app's text, and an app must not be able to flood replies or logs.
+pub const MAX_APP_TEXT_CHARS: usize = 1024;
+
+/// Refuses a handle no daemon could have minted (too long, or not
+/// `win_…`) before any lookup, so that its text goes nowhere.
+pub fn check_handle(handle: &str) -> Result<(), EngineError> {
+    if handle.len() > HANDLE_LEN {
+        return Err(EngineError::invalid(
+            "window_id",
+            format!(
+                "window_id is {} bytes; deskhand's ids are {HANDLE_LEN}",
+                handle.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `w` with its app-given texts cut to [`MAX_APP_TEXT_CHARS`].
+pub(crate) fn bounded(mut w: NativeWindow) -> NativeWindow {
+    for text in [&mut w.title, &mut w.class, &mut w.instance] {
+        if let Some((at, _)) = text.char_indices().nth(MAX_APP_TEXT_CHARS) {
+            text.truncate(at);
+        }
+    }
+    w
+}
 
 /// What a handle was minted for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,5 +136,22 @@ mod tests {
         assert_eq!(r.resolve(&b, &now).map(|w| w.id), Some(1));
         assert!(r.resolve("win_never-minted", &now).is_none());
         assert!(r.resolve(&b, &[]).is_none(), "gone");
+        assert_eq!(a.len(), HANDLE_LEN);
+        assert!(check_handle(&a).is_ok());
+    }
+
+    #[test]
+    fn overlong_handles_and_titles_are_bounded() {
+        let long = format!("win_{}", "0".repeat(2 * 1024 * 1024));
+        assert!(matches!(
+            check_handle(&long),
+            Err(EngineError::InvalidArguments {
+                field: "window_id",
+                ..
+            })
+        ));
+        let mut w = win(1, 1, "X");
+        w.title = "é".repeat(5000);
+        assert_eq!(bounded(w).title.chars().count(), MAX_APP_TEXT_CHARS);
     }
 }

@@ -9,7 +9,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use deskhand_engine::{Apps, BackendError, LaunchTarget, ProcessInfo};
+use deskhand_engine::{Apps, BackendError, LaunchPlan, LaunchTarget, ProcessInfo};
 
 pub struct LinuxApps {
     display: String,
@@ -152,6 +152,53 @@ fn split_exec(exec: &str) -> Vec<String> {
         .collect()
 }
 
+/// The other names `program` goes by: where its symlinks lead, and for a
+/// script its interpreter (and what `env` in its `#!` line would run).
+fn aliases(program: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut add = |p: &Path| {
+        let name = p.to_string_lossy().into_owned();
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    };
+    if let Ok(real) = std::fs::canonicalize(program) {
+        add(&real);
+    }
+    for word in shebang(program) {
+        let p = PathBuf::from(&word);
+        add(&p);
+        if let Some(found) = find_program(&word) {
+            add(&found);
+            if let Ok(real) = std::fs::canonicalize(&found) {
+                add(&real);
+            }
+        }
+    }
+    names
+}
+
+/// The interpreter of a `#!` script and its first word that is not an
+/// option (what `#!/usr/bin/env python3` runs); empty for other files.
+fn shebang(program: &Path) -> Vec<String> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(program)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    let Some(line) = head[..n].strip_prefix(b"#!") else {
+        return Vec::new();
+    };
+    let line = line.split(|b| *b == b'\n').next().unwrap_or_default();
+    let text = String::from_utf8_lossy(line);
+    let mut words = text.split_whitespace();
+    let mut out: Vec<String> = words.next().map(str::to_owned).into_iter().collect();
+    if let Some(run) = words.find(|w| !w.starts_with('-')) {
+        out.push(run.to_owned());
+    }
+    out
+}
+
 impl Apps for LinuxApps {
     fn processes(&mut self) -> Result<Vec<ProcessInfo>, BackendError> {
         let dir = std::fs::read_dir("/proc").map_err(|e| BackendError::Failed(e.to_string()))?;
@@ -184,7 +231,11 @@ impl Apps for LinuxApps {
         Ok(out)
     }
 
-    fn launch(&mut self, target: &LaunchTarget, args: &[String]) -> Result<u32, BackendError> {
+    fn resolve(
+        &mut self,
+        target: &LaunchTarget,
+        args: &[String],
+    ) -> Result<LaunchPlan, BackendError> {
         let (program, mut argv) = match target {
             LaunchTarget::Executable(path) => {
                 let p = PathBuf::from(path);
@@ -205,8 +256,18 @@ impl Apps for LinuxApps {
             }
         };
         argv.extend(args.iter().cloned());
+        Ok(LaunchPlan {
+            target: target.clone(),
+            aliases: aliases(&program),
+            program: program.to_string_lossy().into_owned(),
+            args: argv,
+        })
+    }
+
+    fn launch(&mut self, plan: &LaunchPlan) -> Result<u32, BackendError> {
+        let (program, argv) = (PathBuf::from(&plan.program), &plan.args);
         let mut cmd = Command::new(&program);
-        cmd.args(&argv)
+        cmd.args(argv)
             .env("DISPLAY", &self.display)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -235,7 +296,25 @@ impl Apps for LinuxApps {
 
 #[cfg(test)]
 mod tests {
-    use super::split_exec;
+    use super::{aliases, shebang, split_exec};
+
+    #[test]
+    fn a_scripts_interpreter_and_a_symlinks_target_are_aliases() {
+        let dir = std::env::temp_dir().join(format!("dh-apps-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let script = dir.join("tool");
+        std::fs::write(&script, "#!/usr/bin/env -S python3 -u\nprint(1)\n").expect("write");
+        assert_eq!(shebang(&script), ["/usr/bin/env", "python3"]);
+        let names = aliases(&script);
+        assert!(names.iter().any(|n| n == "/usr/bin/env"), "{names:?}");
+        assert!(names.iter().any(|n| n == "python3"), "{names:?}");
+        let link = dir.join("link");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink("/bin/sh", &link).expect("symlink");
+        let real = std::fs::canonicalize("/bin/sh").expect("sh");
+        assert!(aliases(&link).contains(&real.to_string_lossy().into_owned()));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn exec_lines_split_like_the_spec_says() {

@@ -6,6 +6,7 @@ mod convert;
 mod image_reply;
 mod socket;
 mod takeover;
+mod watch;
 mod windows_apps;
 
 use std::sync::Arc;
@@ -58,6 +59,8 @@ struct Connection {
     /// The last TAKEOVER_STATE sent, so that a change the client asked for
     /// is answered once, not answered and pushed.
     last_takeover: Option<Value>,
+    /// Messages that arrived while a request was answered.
+    read_ahead: watch::ReadAhead,
 }
 
 /// Per-session state of the wire adapter (kept apart from the socket so
@@ -84,6 +87,7 @@ impl Connection {
         Self {
             socket,
             last_takeover: None,
+            read_ahead: watch::ReadAhead::default(),
             handler: Handler {
                 state,
                 session,
@@ -198,7 +202,10 @@ impl Connection {
         let mut takeover = self.handler.state.engine.takeover_events();
         let mut takeover_open = true;
         loop {
-            let next = tokio::select! {
+            let next = if let Some(message) = self.read_ahead.pop() {
+                Ok(Some(Ok(message)))
+            } else {
+                tokio::select! {
                 next = tokio::time::timeout(idle, self.socket.recv()) => next,
                 event = takeover.recv(), if takeover_open => {
                     if matches!(event, Err(tokio::sync::broadcast::error::RecvError::Closed)) {
@@ -209,6 +216,7 @@ impl Connection {
                         break;
                     }
                     continue;
+                }
                 }
             };
             let next = match next {
@@ -242,7 +250,9 @@ impl Connection {
                     break;
                 }
             };
-            let (id, reply) = self.handler.handle(text.as_str()).await;
+            let Some((id, reply)) = self.handle_watching(text.as_str()).await else {
+                break;
+            };
             let sent = match reply {
                 Reply::Message(kind, payload) => {
                     if kind == MessageType::TakeoverState {
