@@ -377,3 +377,102 @@ async fn mouse_move_with_a_duration_glides_in_ten_millisecond_steps() {
     assert_eq!(moves.last().map(|p| (p.x, p.y)), Some((100, 50)));
     assert_eq!((moves[5].x, moves[5].y), (50, 25), "evenly spaced");
 }
+
+/// Attack: the agent reconnects to undo the person's hand-back.
+#[tokio::test]
+async fn reconnecting_after_a_hand_back_gets_no_input_until_the_person_continues() {
+    let server = Server::sandbox().await;
+    let mut c = server.ready_client().await;
+    server.desktop.person_moves_pointer(400, 300);
+    assert_eq!(state(&c.next_push().await)["paused"], true);
+    drop(c);
+    server
+        .eventually("the first session to close", |d| !d.state().indicator.shown)
+        .await;
+
+    let mut again = server.handshaken_client().await;
+    let on = take_over(&mut again, true).await;
+    assert_eq!(
+        on,
+        json!({"on": true, "indicator": true, "paused": true, "paused_reason": "pointer_moved"})
+    );
+    assert!(server.desktop.state().indicator.paused, "Continue shown");
+    let before = server.desktop.state().events.len();
+    let r = again
+        .act(json!({"action": "left_click", "coordinate": [5, 5]}))
+        .await;
+    assert_eq!(error_code(&r), "USER_TOOK_OVER", "{r}");
+    assert_eq!(server.desktop.state().events.len(), before, "nothing sent");
+
+    server.desktop.click_continue();
+    assert_eq!(state(&again.next_push().await)["paused"], false);
+    let r = again
+        .act(json!({"action": "left_click", "coordinate": [5, 5]}))
+        .await;
+    assert_eq!(r["type"], "ACK", "{r}");
+}
+
+/// Attack: the agent reconnects after the person pressed the kill switch.
+#[tokio::test]
+async fn after_the_kill_switch_a_new_takeover_comes_up_paused() {
+    let server = Server::sandbox().await;
+    let mut c = server.ready_client().await;
+    server.desktop.person(WatchedInput::KillSwitch);
+    assert_eq!(state(&c.next_push().await)["reason"], "kill_switch");
+    drop(c);
+    let mut again = server.handshaken_client().await;
+    let on = take_over(&mut again, true).await;
+    assert_eq!(
+        (&on["paused"], &on["paused_reason"]),
+        (&json!(true), &json!("kill_switch"))
+    );
+    let r = again.act(json!({"action": "key", "key": "a"})).await;
+    assert_eq!(error_code(&r), "USER_TOOK_OVER", "{r}");
+    server.desktop.click_continue();
+    assert_eq!(state(&again.next_push().await)["paused"], false);
+    let r = again.act(json!({"action": "key", "key": "a"})).await;
+    assert_eq!(r["type"], "ACK", "{r}");
+}
+
+/// Attack: another program clicks Continue through XTEST.
+#[tokio::test]
+async fn a_synthetic_click_on_continue_does_not_resume() {
+    let server = Server::sandbox().await;
+    let mut c = server.ready_client().await;
+    server
+        .desktop
+        .person(WatchedInput::KeyPress { synthetic: false });
+    assert_eq!(state(&c.next_push().await)["paused"], true);
+    server.desktop.click_continue_synthetic();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        c.request("CURSOR_POSITION_REQUEST", json!({})).await["type"],
+        "CURSOR_POSITION_RESPONSE"
+    );
+    assert!(c.pushes.is_empty(), "resumed by a synthetic click");
+    assert!(server.desktop.state().indicator.paused);
+    server.desktop.click_continue();
+    assert_eq!(state(&c.next_push().await)["paused"], false);
+}
+
+/// Attack: the client dies while its action runs.
+#[tokio::test]
+async fn a_client_gone_mid_hold_stops_the_hold_and_releases() {
+    let server = Server::sandbox().await;
+    let mut c = server.ready_client().await;
+    c.send_raw(
+        json!({"type": "INPUT_ACTION", "id": "h", "ts": 0.0,
+               "payload": {"action": "hold_key", "key": "shift", "duration_ms": 30000}})
+        .to_string(),
+    )
+    .await;
+    server
+        .eventually("shift to be held", |d| !d.state().keys.is_empty())
+        .await;
+    drop(c);
+    server
+        .eventually("shift released long before the hold's end", |d| {
+            d.state().keys.is_empty() && !d.state().indicator.shown
+        })
+        .await;
+}

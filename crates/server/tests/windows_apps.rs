@@ -288,3 +288,52 @@ async fn permissions_are_reported_without_guessing() {
         .await;
     assert_eq!(error_code(&r), "INVALID_ARGUMENTS");
 }
+
+/// Attack: launching and focusing without a takeover, and running shells.
+#[tokio::test]
+async fn launch_and_focus_need_a_takeover_and_commands_are_refused() {
+    let server = two_windows().await;
+    let mut c = server.handshaken_client().await;
+    let r = c.request("APP_LAUNCH", json!({"bundle_id": "calc"})).await;
+    assert_eq!(error_code(&r), "CAPABILITY_NOT_GRANTED", "{r}");
+    assert_eq!(r["payload"]["details"]["needed"], "takeover");
+    let list = c.request("WINDOW_LIST_REQUEST", json!({})).await;
+    let wid = list["payload"]["windows"][0]["window_id"].clone();
+    let r = c.request("WINDOW_FOCUS", json!({"window_id": wid})).await;
+    assert_eq!(error_code(&r), "CAPABILITY_NOT_GRANTED", "{r}");
+
+    c.request("TAKEOVER_REQUEST", json!({"on": true})).await;
+    for payload in [
+        json!({"executable_path": "/bin/sh", "args": ["-c", "touch /tmp/x"]}),
+        json!({"executable_path": "/usr/bin/python3"}),
+        json!({"executable_path": "/usr/local/bin/link-to-bash"}),
+        json!({"executable_path": "/usr/bin/xterm", "args": ["-e", "sh", "-c", "id"]}),
+    ] {
+        let r = c.request("APP_LAUNCH", payload.clone()).await;
+        assert_eq!(error_code(&r), "CAPABILITY_NOT_GRANTED", "{payload}: {r}");
+        assert_eq!(r["payload"]["details"]["capability"], "run_commands");
+    }
+    assert!(server.desktop.state().launches.is_empty());
+    let r = c
+        .request(
+            "APP_LAUNCH",
+            json!({"executable_path": "/usr/bin/xterm", "args": ["-T", "t"]}),
+        )
+        .await;
+    assert_eq!(r["type"], "ACK", "{r}");
+}
+
+/// Attack: a window id of megabytes to flood the audit log and replies.
+#[tokio::test]
+async fn a_window_id_longer_than_any_minted_is_refused_before_lookup() {
+    let server = two_windows().await;
+    let mut c = server.ready_client().await;
+    let long = format!("win_{}", "a".repeat(2 * 1024 * 1024));
+    let r = c.request("WINDOW_FOCUS", json!({"window_id": long})).await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENTS");
+    assert!(r.to_string().len() < 4096, "the reply echoes the id");
+    let r = c
+        .request("SCREENSHOT_REQUEST", json!({"window_id": long}))
+        .await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENTS");
+}
