@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from daemon import Daemon
+from person import click_continue
 from xhelpers import assert_display_gone, require
 
 
@@ -18,6 +19,18 @@ def daemon():
     rc = d.terminate()
     assert rc == 0, f"deskhand exited {rc} on SIGTERM\n{d.stderr_tail()}"
     assert_display_gone(d.display)
+
+
+def continue_if_held(d: Daemon, width: int = 1280) -> None:
+    """The person clicks Continue when a test left the desktop paused (a
+    hand-back or the kill switch holds it for every later session)."""
+    c = d.client()
+    try:
+        if c.takeover_state and c.takeover_state.get("paused"):
+            click_continue(d.display, width)
+            assert c.pushed_state()["paused"] is False, "Continue did not resume"
+    finally:
+        c.close()
 
 
 @pytest.fixture
@@ -42,9 +55,10 @@ def apps():
 
 
 @pytest.fixture(autouse=True)
-def _close_clients(monkeypatch):
+def _close_clients(monkeypatch, request):
     """Every client a test opens is closed after it, pass or fail, so that a
-    failed test does not keep holding the takeover."""
+    failed test does not keep holding the takeover; a desktop the test left
+    paused is continued, as the person would."""
     opened = []
     original = Daemon.client
 
@@ -60,3 +74,5 @@ def _close_clients(monkeypatch):
             c.close()
         except Exception:
             pass
+    if "daemon" in request.fixturenames:
+        continue_if_held(request.getfixturevalue("daemon"))

@@ -15,13 +15,11 @@ import pytest
 
 from daemon import Daemon, ErrorReply
 from imaging import decode_png
+from person import CONTINUE_Y, device_click
 from xhelpers import (REPO, App, XTerm, keys_down, pointer, pointer_buttons_down, poll,
                       require, run, unique_title)
 
 FIXTURES = REPO / "tests" / "fixtures"
-# The overlay's Continue button on the primary display (see overlay/src/paint.rs):
-# under the label at the top centre.
-CONTINUE_Y = 6 + 32 + 8 + 16
 
 
 def overlay_window(display: str) -> tuple[str, list[str]]:
@@ -176,7 +174,7 @@ def test_an_unlogged_xtest_key_pauses_and_acts_are_refused_until_continue(client
     assert client.request("CURSOR_POSITION_REQUEST")["type"] == "CURSOR_POSITION_RESPONSE"
     assert not [e for e in client.events if e.get("type") == "TAKEOVER_STATE"], client.events
 
-    run(display, "xdotool", "click", "1")  # the person's real click on Continue
+    device_click(display, 640, CONTINUE_Y)  # the person's real click on Continue
     assert client.pushed_state()["paused"] is False
     client.act("mouse_move", coordinate=[300, 300])
     assert pointer(display) == (300, 300)
@@ -279,7 +277,7 @@ def test_continue_right_after_deskhands_own_click_does_not_resume(client, displa
     assert not [e for e in client.events if e.get("type") == "TAKEOVER_STATE"], \
         "resumed by a click within 1.5 s of deskhand's own"
     time.sleep(1.5)
-    run(display, "xdotool", "click", "1")
+    device_click(display, 640, CONTINUE_Y)
     assert client.pushed_state()["paused"] is False
 
 

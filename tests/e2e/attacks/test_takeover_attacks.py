@@ -1,0 +1,213 @@
+"""Attacks on the person's control of the desktop, run against the real
+binary on a virtual desktop the way an agent trying to misuse it would.
+The catalogue of every attack class and where it is tested is
+`tests/e2e/attacks/README.md`.
+
+| attack class | what the attacker does | what must happen |
+|---|---|---|
+| resume by reconnecting | closes its socket after a hand-back or the kill switch, opens another, asks for the takeover | comes up paused, input refused, the indicator shows Continue, Continue still resumes |
+| shell through APP_LAUNCH | launches `/bin/sh -c …`, an interpreter, a terminal with `-e`, a desktop entry with `-e` | refused, nothing runs; a GUI app still launches |
+| act without the frame | launches or focuses without a takeover, or while paused | refused |
+| flush the audit log | sends a 2 MiB window id | INVALID_ARGUMENTS, small reply, earlier records kept |
+| dead client keeps acting | is killed during a long type or a hold | typing stops, nothing stays held |
+| press Continue itself | `xdotool click` on Continue | no resume; the person's mouse resumes |
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+from conftest import continue_if_held
+from daemon import ErrorReply
+from person import CONTINUE_Y, device_click
+from xhelpers import XTerm, keys_down, pointer, poll, run, unique_title
+
+WIDTH = 1280
+
+
+def paused_by_the_person(client, display) -> None:
+    time.sleep(0.3)
+    run(display, "xdotool", "mousemove", "700", "500")
+    assert client.pushed_state()["paused"] is True
+
+
+def assert_input_refused(client, display) -> None:
+    before = pointer(display)
+    try:
+        client.act("left_click", coordinate=[200, 200])
+    except ErrorReply as e:
+        assert e.msg["payload"]["code"] == "USER_TOOK_OVER", e.msg
+    else:
+        raise AssertionError("a click went through while the person held the desktop")
+    assert pointer(display) == before, "a refused click moved the pointer"
+
+
+def test_reconnecting_after_a_hand_back_does_not_resume(daemon, display):
+    first = daemon.client()
+    paused_by_the_person(first, display)
+    first.close()
+    again = daemon.client()
+    state = again.takeover_state
+    assert state == {"on": True, "indicator": True, "paused": True,
+                     "paused_reason": "pointer_moved"}, state
+    assert_input_refused(again, display)
+    # Another program's click on Continue does not resume.
+    run(display, "xdotool", "mousemove", str(WIDTH // 2), str(CONTINUE_Y), "click", "1")
+    time.sleep(0.5)
+    assert again.request("CURSOR_POSITION_REQUEST")["type"] == "CURSOR_POSITION_RESPONSE"
+    assert not [e for e in again.events if e.get("type") == "TAKEOVER_STATE"], again.events
+    device_click(display, WIDTH // 2, CONTINUE_Y)
+    assert again.pushed_state()["paused"] is False
+    again.act("mouse_move", coordinate=[300, 300])
+    assert pointer(display) == (300, 300)
+
+
+def test_reconnecting_after_the_kill_switch_does_not_resume(daemon, display):
+    first = daemon.client()
+    run(display, "xdotool", "key", "ctrl+alt+Escape")
+    state = first.pushed_state()
+    while state.get("on"):
+        state = first.pushed_state()
+    assert state["reason"] == "kill_switch", state
+    first.close()
+    again = daemon.client()
+    assert again.takeover_state["paused"] is True, again.takeover_state
+    assert again.takeover_state["paused_reason"] == "kill_switch"
+    assert_input_refused(again, display)
+    device_click(display, WIDTH // 2, CONTINUE_Y)
+    assert again.pushed_state()["paused"] is False
+    again.act("mouse_move", coordinate=[310, 310])
+    assert pointer(display) == (310, 310)
+
+
+def refused_launch(client, payload: dict) -> dict:
+    msg = client.request("APP_LAUNCH", {"activate": False, **payload})
+    assert msg["type"] == "ERROR", (payload, msg)
+    return msg["payload"]
+
+
+def test_shells_and_terminal_commands_are_refused_and_gui_apps_launch(client, display, tmp_path):
+    marker = tmp_path / "ran"
+    for payload in (
+        {"executable_path": "/bin/sh", "args": ["-c", f"touch {marker}"]},
+        {"executable_path": "/usr/bin/env", "args": ["touch", str(marker)]},
+        {"executable_path": sys.executable, "args": ["-c", f"open('{marker}', 'w')"]},
+        {"executable_path": "/usr/bin/xterm", "args": ["-e", "sh", "-c", f"touch {marker}"]},
+        {"bundle_id": "debian-xterm", "args": ["-e", "touch", str(marker)]},
+    ):
+        err = refused_launch(client, payload)
+        assert err["code"] == "CAPABILITY_NOT_GRANTED", (payload, err)
+        assert err["details"]["capability"] == "run_commands", err
+        assert "not commands" in err["message"], err
+    time.sleep(1.0)
+    assert not marker.exists(), "a refused launch ran its command"
+    title = unique_title("deskhand-gui")
+    ack = client.call("APP_LAUNCH", {"executable_path": "/usr/bin/xterm", "args": ["-T", title],
+                                     "activate": False}, expect="ACK")
+    try:
+        poll(lambda: run(display, "xdotool", "search", "--name", f"^{title}$",
+                         check=False).strip(), timeout=15, what="the launched xterm's window")
+    finally:
+        subprocess.run(["kill", str(ack["pid"])], check=False)
+
+
+def test_launch_and_focus_need_a_takeover_and_are_refused_while_paused(daemon, display):
+    term = XTerm(display)
+    try:
+        bystander = daemon.client(takeover=False)
+        windows = bystander.call("WINDOW_LIST_REQUEST", {}, expect="WINDOW_LIST_RESPONSE")
+        wid = next(w["window_id"] for w in windows["windows"] if w["title"] == term.title)
+        for mtype, payload in (("WINDOW_FOCUS", {"window_id": wid}),
+                               ("APP_LAUNCH", {"executable_path": "/usr/bin/xterm"})):
+            msg = bystander.request(mtype, payload)
+            assert msg["type"] == "ERROR", msg
+            p = msg["payload"]
+            assert (p["code"], p["details"]["needed"]) == ("CAPABILITY_NOT_GRANTED", "takeover"), p
+        driver = daemon.client()
+        paused_by_the_person(driver, display)
+        for mtype, payload in (("WINDOW_FOCUS", {"window_id": wid}),
+                               ("APP_LAUNCH", {"executable_path": "/usr/bin/xterm"})):
+            msg = driver.request(mtype, payload)
+            assert msg["type"] == "ERROR" and msg["payload"]["code"] == "USER_TOOK_OVER", msg
+        driver.close()
+        bystander.close()
+        continue_if_held(daemon)
+    finally:
+        term.close()
+
+
+def test_an_overlong_window_id_is_refused_and_the_audit_history_stays(daemon, client):
+    marker = unique_title("before-the-flood")
+    client.request("PERMISSIONS_CHECK_REQUEST", {"permissions": [marker[:40]]})
+    huge = "win_" + "x" * (2 * 1024 * 1024)
+    for _ in range(5):
+        msg = client.request("WINDOW_FOCUS", {"window_id": huge})
+        assert msg["type"] == "ERROR" and msg["payload"]["code"] == "INVALID_ARGUMENTS", \
+            str(msg)[:300]
+        assert len(json.dumps(msg)) < 4096, "the reply echoes the id"
+    lines = daemon.audit_log.read_text().splitlines()
+    assert all(len(line.encode()) <= 4096 for line in lines), max(map(len, lines))
+    records = [json.loads(line) for line in lines]
+    assert any(r["session"] == client.hello["payload"]["session_id"]
+               and r["op"] == "session.open" for r in records), "earlier records were rotated out"
+    focus = [r for r in records if r["op"] == "window.focus"]
+    assert len(focus) >= 5 and all(r["outcome"] == "invalid_arguments" for r in focus[-5:])
+
+
+AGENT = r"""
+import json, sys, time, uuid
+from websockets.sync.client import connect
+url, token, action = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+ws = connect(url, additional_headers={"Authorization": f"Bearer {token}"}, max_size=None)
+def send(kind, payload):
+    ws.send(json.dumps({"type": kind, "id": str(uuid.uuid4()), "ts": time.time(),
+                        "payload": payload}))
+json.loads(ws.recv())
+send("HELLO_ACK", {})
+send("TAKEOVER_REQUEST", {"on": True})
+while json.loads(ws.recv())["type"] != "TAKEOVER_STATE":
+    pass
+send("INPUT_ACTION", action)
+print("sent", flush=True)
+time.sleep(600)
+"""
+
+
+def agent_process(daemon, action: dict) -> subprocess.Popen:
+    """An agent in a process of its own (so that it can be killed -9)."""
+    proc = subprocess.Popen([sys.executable, "-c", AGENT, daemon.ws_url, daemon.token,
+                             json.dumps(action)], stdout=subprocess.PIPE)
+    assert proc.stdout.readline().strip() == b"sent"
+    return proc
+
+
+def test_a_client_killed_mid_type_stops_typing(daemon, display, apps, tmp_path):
+    out = tmp_path / "typed.txt"
+    term = XTerm(display, command=["sh", "-c", f"stty -echo; cat > {out}"])
+    apps.append(term)
+    x, y = term.rect().center()
+    run(display, "xdotool", "mousemove", str(x), str(y), "click", "1")
+    line = "a" * 49 + "\n"
+    agent = agent_process(daemon, {"action": "type", "text": line * 1300})
+    poll(lambda: out.exists() and out.stat().st_size > 500, timeout=20,
+         what="the typed text to start arriving")
+    agent.kill()
+    agent.wait()
+    time.sleep(0.5)
+    stopped_at = out.stat().st_size
+    time.sleep(1.5)
+    assert out.stat().st_size == stopped_at, "typing went on after the client died"
+    assert stopped_at < len(line) * 1300 // 2, stopped_at
+    assert not any(keys_down(display).values()), keys_down(display)
+
+
+def test_a_client_killed_mid_hold_releases_everything(daemon, display):
+    agent = agent_process(daemon, {"action": "hold_key", "key": "shift", "duration_ms": 20000})
+    poll(lambda: any(keys_down(display).values()), timeout=10, what="shift to be held")
+    agent.kill()
+    agent.wait()
+    poll(lambda: not any(keys_down(display).values()), timeout=2,
+         what="shift released long before the 20 s hold ends")
