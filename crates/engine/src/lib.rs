@@ -1,6 +1,9 @@
 //! deskhand's engine: sessions, consent, the serial executor that owns the
 //! desktop, the held-input ledger, screenshots and the audit log, over one
-//! narrow trait per backend capability. No OS crate lives here.
+//! narrow trait per backend capability. No OS crate and no image codec
+//! lives here (screenshots are encoded by `deskhand-encode`).
+
+pub use deskhand_encode as encode;
 
 pub mod action;
 pub mod apps;
@@ -10,7 +13,6 @@ pub mod clipboard;
 pub mod consent;
 mod credentials;
 mod desk;
-pub mod encode;
 pub mod error;
 mod executor;
 pub mod geometry;

@@ -8,6 +8,7 @@ pub mod doctor;
 pub mod envelope;
 pub mod errors;
 pub mod features;
+pub mod geometry;
 pub mod messages;
 
 pub use envelope::{Envelope, MessageType};

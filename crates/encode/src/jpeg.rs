@@ -3,7 +3,7 @@
 //! encoder.
 
 use super::EncodeError;
-use crate::backend::{Frame, PixelFormat};
+use crate::{Frame, PixelFormat};
 
 /// Encodes BGRX pixels (any stride) at `quality` (1..=100).
 pub fn encode_bgrx(frame: &Frame<'_>, quality: u8) -> Result<Vec<u8>, EncodeError> {
@@ -30,7 +30,7 @@ mod imp {
     use turbojpeg::{Compressor, Image, PixelFormat, Subsamp};
 
     use super::EncodeError;
-    use crate::backend::Frame;
+    use crate::Frame;
 
     thread_local! {
         static COMPRESSOR: RefCell<Option<Compressor>> = const { RefCell::new(None) };
@@ -85,7 +85,7 @@ mod imp {
     use jpeg_encoder::{ColorType, Encoder};
 
     use super::EncodeError;
-    use crate::backend::Frame;
+    use crate::Frame;
 
     fn dims(width: u32, height: u32) -> Result<(u16, u16), EncodeError> {
         let w = u16::try_from(width).map_err(|_| EncodeError("image too wide".into()))?;

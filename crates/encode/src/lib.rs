@@ -4,17 +4,18 @@
 //! when no cursor is drawn.
 
 mod deflate;
+mod frame;
 mod image;
 mod jpeg;
 mod png_parallel;
 
+pub use frame::{CursorImage, Frame, PixelFormat};
 pub use image::EncodedImage;
 pub use png_parallel::StripeCache;
 
 use deskhand_protocol::messages::ImageFormat;
 
-use crate::backend::{CursorImage, Frame, PixelFormat};
-use crate::geometry::Point;
+use deskhand_protocol::geometry::Point;
 
 /// Why a frame could not be encoded.
 #[derive(Debug, thiserror::Error)]

@@ -21,8 +21,8 @@ use twox_hash::XxHash3_128;
 use super::deflate::{Deflater, EMPTY_STORED_BLOCK, FINAL_EMPTY_BLOCK};
 use super::image::{EncodedImage, SharedPart};
 use super::{EncodeError, bgrx_row_to_rgb, cursor_covers_row, draw_cursor_row};
-use crate::backend::{CursorImage, Frame, PixelFormat};
-use crate::geometry::{Point, Rect};
+use crate::{CursorImage, Frame, PixelFormat};
+use deskhand_protocol::geometry::{Point, Rect};
 
 /// PNG filter type byte for "Sub".
 const FILTER_SUB: u8 = 1;
@@ -431,7 +431,7 @@ mod tests {
     use super::*;
 
     fn bgrx_frame(px: &[u8], w: u32, h: u32) -> Frame<'_> {
-        crate::encode::test_util::frame(px, w, h)
+        crate::test_util::frame(px, w, h)
     }
 
     /// The stripes the cache holds now.
@@ -460,7 +460,7 @@ mod tests {
     }
 
     fn decode(png: &EncodedImage) -> Vec<u8> {
-        crate::encode::test_util::decode(&png.to_vec()).2
+        crate::test_util::decode(&png.to_vec()).2
     }
 
     #[test]

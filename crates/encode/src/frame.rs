@@ -1,0 +1,40 @@
+//! A captured frame as the encoder reads it, and the pointer's image drawn
+//! into it.
+
+use deskhand_protocol::geometry::Point;
+
+/// Pixel layout of a captured frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PixelFormat {
+    /// 4 bytes per pixel: blue, green, red, unused (X11 ZPixmap depth 24).
+    Bgrx,
+}
+
+/// A captured frame, borrowed from the backend (e.g. a shared-memory
+/// segment) for the duration of the capture callback.
+#[derive(Debug)]
+pub struct Frame<'a> {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Bytes per row.
+    pub stride: usize,
+    /// Pixel layout.
+    pub format: PixelFormat,
+    /// `stride * height` bytes.
+    pub pixels: &'a [u8],
+}
+
+/// The pointer's image, for drawing it into screenshots.
+#[derive(Debug, Clone)]
+pub struct CursorImage {
+    /// Top-left of the image in global desktop pixels.
+    pub origin: Point,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Premultiplied ARGB, one `u32` per pixel, row-major.
+    pub argb: Vec<u32>,
+}
