@@ -14,8 +14,10 @@ use winit::raw_window_handle::{HasWindowHandle, RawWindowHandle};
 use winit::window::{Window, WindowId, WindowLevel};
 
 use crate::emit;
-use crate::messages::{Command, Event};
-use crate::paint::{Layout, Rect};
+use deskhand_protocol::geometry::{Point, Rect};
+use deskhand_protocol::overlay::{Command, Event};
+
+use crate::paint::{Layout, relative_to};
 use crate::x11::{WindowNews, X11Side};
 
 /// What reaches the event loop from the other threads.
@@ -114,7 +116,7 @@ impl App {
     fn reshape(&self) -> anyhow::Result<()> {
         for o in &self.windows {
             let m = self.layout.monitors[o.index];
-            let local = |r: Rect| r.relative_to(m.x, m.y);
+            let local = |r: Rect| relative_to(&r, m.x, m.y);
             let visible: Vec<Rect> = self
                 .layout
                 .covered_on(o.index)
@@ -216,7 +218,9 @@ impl App {
 
     fn lost(&mut self, reason: &'static str) {
         if matches!(self.phase, Phase::Shown | Phase::Showing(_)) {
-            emit(&Event::Lost { reason });
+            emit(&Event::Lost {
+                reason: reason.into(),
+            });
             self.phase = Phase::Hidden;
             for o in &self.windows {
                 o.window.set_visible(false);
@@ -298,7 +302,8 @@ impl App {
             wid == id
                 && self.windows.iter().any(|o| {
                     let m = self.layout.monitors[o.index];
-                    o.window.id() == id && button.contains(m.x + p.x as i32, m.y + p.y as i32)
+                    o.window.id() == id
+                        && button.contains(Point::new(m.x + p.x as i32, m.y + p.y as i32))
                 })
         });
         match state {

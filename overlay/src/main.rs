@@ -6,7 +6,6 @@
 
 #[cfg(target_os = "linux")]
 mod app;
-mod messages;
 mod paint;
 #[cfg(target_os = "linux")]
 mod quiet;
@@ -15,7 +14,7 @@ mod x11;
 
 use std::io::Write;
 
-use messages::Event;
+use deskhand_protocol::overlay::Event;
 
 /// Writes one event line to stdout.
 fn emit(event: &Event) {

@@ -2,45 +2,12 @@
 //! monitor, the label on the first, the Continue button under it while
 //! paused. Text is an 8×8 bitmap font drawn at twice its size.
 
+use deskhand_protocol::geometry::Rect;
 use font8x8::UnicodeFonts;
-use serde::{Deserialize, Serialize};
 
-/// A rectangle in pixels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Rect {
-    /// Left.
-    pub x: i32,
-    /// Top.
-    pub y: i32,
-    /// Width.
-    pub width: u32,
-    /// Height.
-    pub height: u32,
-}
-
-impl Rect {
-    /// A rectangle.
-    pub const fn new(x: i32, y: i32, width: u32, height: u32) -> Self {
-        Self {
-            x,
-            y,
-            width,
-            height,
-        }
-    }
-
-    /// Whether the point lies inside.
-    pub fn contains(&self, px: i32, py: i32) -> bool {
-        px >= self.x
-            && py >= self.y
-            && i64::from(px) < i64::from(self.x) + i64::from(self.width)
-            && i64::from(py) < i64::from(self.y) + i64::from(self.height)
-    }
-
-    /// Moved by (-dx, -dy): from global to a window's own coordinates.
-    pub fn relative_to(&self, dx: i32, dy: i32) -> Rect {
-        Rect::new(self.x - dx, self.y - dy, self.width, self.height)
-    }
+/// `r` moved by (-dx, -dy): from global to a window's own coordinates.
+pub fn relative_to(r: &Rect, dx: i32, dy: i32) -> Rect {
+    Rect::new(r.x - dx, r.y - dy, r.width, r.height)
 }
 
 /// Frame thickness.
@@ -161,18 +128,18 @@ impl Layout {
         let mut canvas = canvas;
         let frame_colour = if self.paused { DIM_RED } else { RED };
         for r in Layout::frame(m) {
-            canvas.fill(r.relative_to(m.x, m.y), frame_colour);
+            canvas.fill(relative_to(&r, m.x, m.y), frame_colour);
         }
         if i != 0 {
             return;
         }
         if let Some(label) = self.label() {
-            let local = label.relative_to(m.x, m.y);
+            let local = relative_to(&label, m.x, m.y);
             canvas.fill(local, if self.paused { DARK } else { RED });
             canvas.text(local, self.label_text(), WHITE);
         }
         if let Some(button) = self.button() {
-            let local = button.relative_to(m.x, m.y);
+            let local = relative_to(&button, m.x, m.y);
             canvas.fill(local, GREEN);
             canvas.text(local, BUTTON_LABEL, WHITE);
         }

@@ -14,7 +14,7 @@ use x11rb::protocol::xproto::{
 };
 use x11rb::rust_connection::RustConnection;
 
-use crate::paint::Rect;
+use deskhand_protocol::geometry::Rect;
 
 /// What the watcher saw happen to an overlay window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

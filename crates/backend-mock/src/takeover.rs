@@ -62,14 +62,17 @@ impl MockDesktop {
     /// The person clicks Continue on the indicator with their mouse (the
     /// watcher sees a device's press, then the indicator the click).
     pub fn click_continue(&self) {
-        self.person(WatchedInput::ButtonPress { synthetic: false });
-        self.click_continue_synthetic();
+        self.click_continue_pressed_by(false);
     }
 
     /// Another program clicks Continue through the synthetic-input device
     /// (as `xdotool click` does): the watcher sees an XTEST press.
     pub fn click_continue_synthetic(&self) {
-        self.person(WatchedInput::ButtonPress { synthetic: true });
+        self.click_continue_pressed_by(true);
+    }
+
+    fn click_continue_pressed_by(&self, synthetic: bool) {
+        self.person(WatchedInput::ButtonPress { synthetic });
         let sink = self.hooks().indicator_events.clone();
         if let Some(sink) = sink {
             sink(IndicatorEvent::ContinueClicked(std::time::Instant::now()));

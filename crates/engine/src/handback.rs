@@ -62,9 +62,10 @@ struct Marks {
     /// When deskhand last pressed a button (Continue ignores clicks right
     /// after one).
     button_pressed: Option<Instant>,
-    /// When a device other than the synthetic one (the person's mouse)
-    /// last pressed a button: Continue takes only such presses.
-    device_button_pressed: Option<Instant>,
+    /// The last button press the watcher saw, and whether a device other
+    /// than the synthetic one (the person's mouse) made it: Continue takes
+    /// a click only when its press was such a device's.
+    last_press: Option<(Instant, bool)>,
 }
 
 /// The hand-back detector, shared by the desktop thread (which marks what
@@ -223,13 +224,13 @@ impl HandBack {
         // so that the log never runs ahead of what was sent.
         let ours = match input {
             WatchedInput::KeyPress { synthetic: true } => self.consume(false),
-            WatchedInput::ButtonPress { synthetic: true } => self.consume(true),
-            WatchedInput::ButtonPress { synthetic: false } => {
+            WatchedInput::ButtonPress { synthetic } => {
                 if let Ok(mut m) = self.marks.lock() {
-                    m.device_button_pressed = Some(Instant::now());
+                    m.last_press = Some((Instant::now(), !synthetic));
                 }
-                false
+                synthetic && self.consume(true)
             }
+            WatchedInput::KeyPress { .. } => false,
             _ => false,
         };
         if !self.is_armed() {
@@ -336,18 +337,13 @@ impl HandBack {
 }
 
 impl HandBack {
-    /// Whether a device other than the synthetic one pressed a button
-    /// within `window` of `at` (before or after: the watcher and the
-    /// indicator report on different paths).
-    pub fn device_pressed_button_near(&self, at: Instant, window: Duration) -> bool {
-        self.marks
-            .lock()
-            .ok()
-            .and_then(|m| m.device_button_pressed)
-            .is_some_and(|t| {
-                let gap = if t <= at { at - t } else { t - at };
-                gap < window
-            })
+    /// Who made the last button press seen, if it came less than
+    /// `within` before `at` (or after it: the watcher and the indicator
+    /// report on different paths): `Some(true)` for a real device,
+    /// `Some(false)` for the synthetic one.
+    pub fn last_press_by_device(&self, at: Instant, within: Duration) -> Option<bool> {
+        let (t, device) = self.marks.lock().ok()?.last_press?;
+        (t + within >= at).then_some(device)
     }
 }
 
@@ -440,14 +436,19 @@ mod tests {
     #[test]
     fn only_a_devices_press_counts_for_continue() {
         let hb = HandBack::new();
-        let window = Duration::from_millis(500);
-        hb.observe(WatchedInput::ButtonPress { synthetic: true });
-        assert!(!hb.device_pressed_button_near(Instant::now(), window));
+        let within = Duration::from_millis(500);
+        assert_eq!(hb.last_press_by_device(Instant::now(), within), None);
         hb.observe(WatchedInput::ButtonPress { synthetic: false });
         let now = Instant::now();
-        assert!(hb.device_pressed_button_near(now, window));
-        assert!(hb.device_pressed_button_near(now - Duration::from_millis(100), window));
-        assert!(!hb.device_pressed_button_near(now + Duration::from_secs(2), window));
+        assert_eq!(hb.last_press_by_device(now, within), Some(true));
+        assert_eq!(
+            hb.last_press_by_device(now + Duration::from_secs(2), within),
+            None
+        );
+        // Another program's click right after the person's: its press is
+        // the one that counts.
+        hb.observe(WatchedInput::ButtonPress { synthetic: true });
+        assert_eq!(hb.last_press_by_device(Instant::now(), within), Some(false));
     }
 
     #[test]

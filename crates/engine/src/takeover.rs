@@ -28,11 +28,11 @@ use crate::{Engine, Session};
 /// Clicks on Continue this soon after deskhand pressed a button are not
 /// the person's.
 const CONTINUE_QUIET: Duration = Duration::from_millis(1500);
-/// A Continue click counts only with a press of a real device this close
-/// to it (the watcher reports the press on its own path).
-const CONTINUE_DEVICE_WINDOW: Duration = Duration::from_millis(1000);
-/// How long a Continue click waits for the watcher to report that press.
-const CONTINUE_DEVICE_WAIT: Duration = Duration::from_millis(300);
+/// The press of a Continue click is the last one the watcher saw at most
+/// this long before the click was reported (a press held a while).
+const CONTINUE_PRESS_WITHIN: Duration = Duration::from_secs(3);
+/// How long a Continue click waits for the watcher to report its press.
+const CONTINUE_PRESS_WAIT: Duration = Duration::from_millis(300);
 
 /// A session's takeover, as `TAKEOVER_STATE` reports it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -516,16 +516,16 @@ impl Takeovers {
         }
     }
 
-    /// Whether the watcher saw a real device press a button near `at`,
-    /// waiting a little for its report.
+    /// Whether the press of the click reported at `at` came from a real
+    /// device (not XTEST), waiting a little for the watcher's report.
     fn device_pressed_near(&self, at: Instant) -> bool {
-        let deadline = Instant::now() + CONTINUE_DEVICE_WAIT;
+        let deadline = Instant::now() + CONTINUE_PRESS_WAIT;
         loop {
-            if self
+            if let Some(device) = self
                 .handback
-                .device_pressed_button_near(at, CONTINUE_DEVICE_WINDOW)
+                .last_press_by_device(at, CONTINUE_PRESS_WITHIN)
             {
-                return true;
+                return device;
             }
             if Instant::now() >= deadline {
                 return false;

@@ -10,6 +10,7 @@ pub mod errors;
 pub mod features;
 pub mod geometry;
 pub mod messages;
+pub mod overlay;
 
 pub use envelope::{Envelope, MessageType};
 pub use errors::{Disposition, ErrorCode, ErrorInfo, ErrorPayload};

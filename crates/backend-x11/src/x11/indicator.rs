@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use deskhand_engine::{BackendError, Indicator, IndicatorEvent, IndicatorShown, Rect};
-use serde_json::{Value, json};
+use deskhand_protocol::overlay::{Command as OverlayCommand, Event as OverlayEvent};
 
 /// How long the overlay gets to start and to answer a command.
 const START_TIMEOUT: Duration = Duration::from_secs(5);
@@ -42,7 +42,7 @@ pub(crate) fn find_overlay() -> Option<PathBuf> {
 struct Running {
     child: Child,
     stdin: ChildStdin,
-    replies: mpsc::Receiver<Value>,
+    replies: mpsc::Receiver<OverlayEvent>,
 }
 
 /// The overlay process as the engine's [`Indicator`].
@@ -59,24 +59,6 @@ pub(crate) struct OverlayIndicator {
 
 fn failed(msg: impl Into<String>) -> BackendError {
     BackendError::Failed(msg.into())
-}
-
-fn rects_of(v: &Value) -> Vec<Rect> {
-    v.get("rects")
-        .and_then(Value::as_array)
-        .map(|rs| {
-            rs.iter()
-                .filter_map(|r| {
-                    Some(Rect::new(
-                        i32::try_from(r.get("x")?.as_i64()?).ok()?,
-                        i32::try_from(r.get("y")?.as_i64()?).ok()?,
-                        u32::try_from(r.get("width")?.as_u64()?).ok()?,
-                        u32::try_from(r.get("height")?.as_u64()?).ok()?,
-                    ))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 impl OverlayIndicator {
@@ -122,7 +104,7 @@ impl OverlayIndicator {
             replies,
         };
         match running.replies.recv_timeout(START_TIMEOUT) {
-            Ok(v) if v["event"] == "ready" => {}
+            Ok(OverlayEvent::Ready) => {}
             other => {
                 let _ = running.child.kill();
                 let _ = running.child.wait();
@@ -134,8 +116,13 @@ impl OverlayIndicator {
         Ok(())
     }
 
-    /// Sends one command and waits for the answer it expects.
-    fn command(&mut self, cmd: Value, expect: &str) -> Result<Value, BackendError> {
+    /// Sends one command and waits for its answer; `expected` takes what
+    /// it needs from the answer, or says it is not the one expected.
+    fn command<T>(
+        &mut self,
+        cmd: &OverlayCommand,
+        expected: impl FnOnce(OverlayEvent) -> Result<T, OverlayEvent>,
+    ) -> Result<T, BackendError> {
         if self.running.is_none() {
             self.spawn()?;
         }
@@ -144,7 +131,8 @@ impl OverlayIndicator {
         };
         // Answers to earlier commands that timed out are stale now.
         while running.replies.try_recv().is_ok() {}
-        let sent = writeln!(running.stdin, "{cmd}").and_then(|()| running.stdin.flush());
+        let line = serde_json::to_string(cmd).map_err(|e| failed(e.to_string()))?;
+        let sent = writeln!(running.stdin, "{line}").and_then(|()| running.stdin.flush());
         let answer = sent
             .map_err(|e| failed(format!("the overlay is gone: {e}")))
             .and_then(|()| {
@@ -153,9 +141,9 @@ impl OverlayIndicator {
                     .recv_timeout(ANSWER_TIMEOUT)
                     .map_err(|_| failed("the overlay did not answer"))
             });
-        match answer {
-            Ok(v) if v["event"] == expect => Ok(v),
-            Ok(v) => Err(failed(format!("the overlay answered {v}"))),
+        match answer.map(expected) {
+            Ok(Ok(wanted)) => Ok(wanted),
+            Ok(Err(other)) => Err(failed(format!("the overlay answered {other:?}"))),
             Err(e) => {
                 // A stuck or dead overlay is replaced at the next command.
                 if let Some(mut r) = self.running.take() {
@@ -170,7 +158,7 @@ impl OverlayIndicator {
 
 fn read_events(
     stdout: std::process::ChildStdout,
-    replies: mpsc::Sender<Value>,
+    replies: mpsc::Sender<OverlayEvent>,
     events: Arc<Mutex<Option<EventSink>>>,
     current: impl Fn() -> bool,
 ) {
@@ -185,19 +173,17 @@ fn read_events(
     };
     for line in BufReader::new(stdout).lines() {
         let Ok(line) = line else { break };
-        let Ok(v) = serde_json::from_str::<Value>(&line) else {
+        let Ok(event) = serde_json::from_str::<OverlayEvent>(&line) else {
             tracing::warn!("unreadable line from the overlay");
             continue;
         };
-        match v["event"].as_str() {
-            Some("continue_clicked") => {
+        match event {
+            OverlayEvent::ContinueClicked => {
                 report(IndicatorEvent::ContinueClicked(std::time::Instant::now()));
             }
-            Some("lost") => report(IndicatorEvent::Lost(
-                v["reason"].as_str().unwrap_or("lost").to_owned(),
-            )),
-            _ => {
-                if replies.send(v).is_err() {
+            OverlayEvent::Lost { reason } => report(IndicatorEvent::Lost(reason)),
+            answer => {
+                if replies.send(answer).is_err() {
                     break;
                 }
             }
@@ -214,30 +200,34 @@ impl Indicator for OverlayIndicator {
     }
 
     fn show(&mut self, monitors: &[Rect], paused: bool) -> Result<IndicatorShown, BackendError> {
-        let monitors: Vec<Value> = monitors
-            .iter()
-            .map(|m| json!({"x": m.x, "y": m.y, "width": m.width, "height": m.height}))
-            .collect();
-        let v = self.command(
-            json!({"cmd": "show", "monitors": monitors, "paused": paused}),
-            "shown",
-        )?;
-        self.windows = v["windows"]
-            .as_array()
-            .map(|ws| ws.iter().filter_map(Value::as_u64).collect())
-            .unwrap_or_default();
+        let cmd = OverlayCommand::Show {
+            monitors: monitors.to_vec(),
+            paused,
+        };
+        let (windows, covered) = self.command(&cmd, |e| match e {
+            OverlayEvent::Shown { windows, rects } => Ok((windows, rects)),
+            other => Err(other),
+        })?;
+        self.windows = windows.into_iter().map(u64::from).collect();
         Ok(IndicatorShown {
             windows: self.windows.clone(),
-            covered: rects_of(&v),
+            covered,
         })
     }
 
     fn set_paused(&mut self, paused: bool) -> Result<IndicatorShown, BackendError> {
-        let cmd = if paused { "pause" } else { "resume" };
-        let v = self.command(json!({ "cmd": cmd }), "changed")?;
+        let cmd = if paused {
+            OverlayCommand::Pause
+        } else {
+            OverlayCommand::Resume
+        };
+        let covered = self.command(&cmd, |e| match e {
+            OverlayEvent::Changed { rects, .. } => Ok(rects),
+            other => Err(other),
+        })?;
         Ok(IndicatorShown {
             windows: self.windows.clone(),
-            covered: rects_of(&v),
+            covered,
         })
     }
 
@@ -245,7 +235,10 @@ impl Indicator for OverlayIndicator {
         if self.running.is_none() {
             return Ok(());
         }
-        self.command(json!({"cmd": "hide"}), "hidden")?;
+        self.command(&OverlayCommand::Hide, |e| match e {
+            OverlayEvent::Hidden => Ok(()),
+            other => Err(other),
+        })?;
         self.windows.clear();
         Ok(())
     }
@@ -254,7 +247,9 @@ impl Indicator for OverlayIndicator {
 impl Drop for OverlayIndicator {
     fn drop(&mut self) {
         if let Some(mut r) = self.running.take() {
-            let _ = writeln!(r.stdin, "{}", json!({"cmd": "quit"}));
+            if let Ok(line) = serde_json::to_string(&OverlayCommand::Quit) {
+                let _ = writeln!(r.stdin, "{line}");
+            }
             drop(r.stdin);
             let _ = r.child.wait();
         }

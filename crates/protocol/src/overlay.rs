@@ -1,12 +1,14 @@
-//! The JSON lines between the engine and the overlay: commands on stdin,
-//! events on stdout.
+//! The JSON lines between the daemon and its indicator process
+//! (`deskhand-overlay`): commands on the overlay's stdin, events on its
+//! stdout. Both sides use these types; nothing builds or reads the lines
+//! by hand.
 
 use serde::{Deserialize, Serialize};
 
-use crate::paint::Rect;
+use crate::geometry::Rect;
 
-/// A command from the engine.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// A command from the daemon.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "cmd", rename_all = "snake_case")]
 pub enum Command {
     /// Show the frame round these monitors (global desktop pixels; the
@@ -28,8 +30,8 @@ pub enum Command {
     Quit,
 }
 
-/// An event for the engine.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// An event from the overlay.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// The overlay process is up.
@@ -51,12 +53,12 @@ pub enum Event {
     },
     /// Every window is unmapped.
     Hidden,
-    /// A real left click (press and release) on Continue.
+    /// A left click (press and release) on Continue.
     ContinueClicked,
     /// The indicator went away without being told to.
     Lost {
         /// `unmapped`, `destroyed` or `display_closed`.
-        reason: &'static str,
+        reason: String,
     },
     /// A command could not be carried out.
     Error {
@@ -85,11 +87,29 @@ mod tests {
         let p: Command = serde_json::from_str(r#"{"cmd":"pause"}"#).expect("pause");
         assert_eq!(p, Command::Pause);
         assert!(serde_json::from_str::<Command>(r#"{"cmd":"dance"}"#).is_err());
+        let back: Command =
+            serde_json::from_str(&serde_json::to_string(&c).expect("json")).expect("round trip");
+        assert_eq!(back, c);
     }
 
     #[test]
-    fn events_serialize_with_their_tag() {
-        let e = serde_json::to_string(&Event::Lost { reason: "unmapped" }).expect("json");
+    fn events_carry_their_tag_both_ways() {
+        let lost = Event::Lost {
+            reason: "unmapped".into(),
+        };
+        let e = serde_json::to_string(&lost).expect("json");
         assert_eq!(e, r#"{"event":"lost","reason":"unmapped"}"#);
+        assert_eq!(serde_json::from_str::<Event>(&e).expect("parse"), lost);
+        let shown: Event = serde_json::from_str(
+            r#"{"event":"shown","windows":[7],"rects":[{"x":-5,"y":0,"width":6,"height":9}]}"#,
+        )
+        .expect("shown");
+        assert_eq!(
+            shown,
+            Event::Shown {
+                windows: vec![7],
+                rects: vec![Rect::new(-5, 0, 6, 9)]
+            }
+        );
     }
 }
