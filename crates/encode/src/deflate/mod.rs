@@ -641,8 +641,9 @@ mod tests {
             .zip(noise(64 * 5761, 6))
             .map(|(&a, b)| (a * 2 + b / 3).wrapping_sub(11))
             .collect();
-        // SAFETY (both): the CPU has AVX2 and BMI2, checked above.
+        // SAFETY: the CPU has AVX2 and BMI2, checked above.
         let text_avx2 = unsafe { Deflater::default().stripe_avx2(&text) };
+        // SAFETY: as above.
         let photo_avx2 = unsafe { Deflater::default().stripe_avx2(&photo) };
         let text_free = Deflater::default().stripe_portable(&text);
         let photo_free = Deflater::default().stripe_portable(&photo);

@@ -2,9 +2,7 @@
 //! SCREENSHOT_REQUEST.window_id, APP_LIST_REQUEST and APP_LAUNCH over the
 //! mock desktop.
 
-mod common;
-
-use common::{Server, decode_png, error_code};
+use crate::common::{Server, decode_png, error_code};
 use deskhand_backend_mock::{MockDesktop, window};
 use deskhand_engine::{Consent, LaunchTarget, ProcessInfo, Rect};
 use serde_json::{Value, json};

@@ -3,9 +3,7 @@
 //! and credential-looking content, FILE_TOO_LARGE, and `type` with
 //! `paste: true`.
 
-mod common;
-
-use common::{Client, Server, error_code};
+use crate::common::{Client, Server, error_code};
 use deskhand_backend_mock::{Event, MockDesktop};
 use deskhand_engine::{AuditLog, ClipboardPolicy, Consent, Key};
 use serde_json::{Value, json};

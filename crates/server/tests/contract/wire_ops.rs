@@ -1,9 +1,7 @@
 //! Contract tests: every wire op against the mock desktop, through a real
 //! WebSocket connection to the real server.
 
-mod common;
-
-use common::{Server, TOKEN, decode_png, error_code};
+use crate::common::{Server, TOKEN, decode_png, error_code};
 use deskhand_backend_mock::{Event, MockDesktop, monitor};
 use deskhand_engine::{Button, Consent, Key, Point, Rect};
 use deskhand_protocol::ErrorCode;
@@ -581,7 +579,7 @@ async fn audit_has_one_record_per_op_and_no_typed_text() {
     let desktop = MockDesktop::new();
     let backend = desktop.backend();
     let server =
-        common::Server::start_with_audit(desktop, backend, Consent::sandbox(), audit).await;
+        crate::common::Server::start_with_audit(desktop, backend, Consent::sandbox(), audit).await;
     let mut c = server.ready_client().await;
     let secret = "correct horse battery staple";
     c.act(json!({"action": "type", "text": secret})).await;

@@ -3,11 +3,9 @@
 //! person's input pausing it, Continue, the kill switch, a lost or
 //! unavailable indicator, and the audit records.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{Server, error_code};
+use crate::common::{Server, error_code};
 use deskhand_backend_mock::{Event, MockDesktop};
 use deskhand_engine::{AuditLog, Button, Consent, Point, WatchedInput};
 use serde_json::{Value, json};
@@ -17,7 +15,7 @@ fn state(reply: &Value) -> &Value {
     &reply["payload"]
 }
 
-async fn take_over(c: &mut common::Client, on: bool) -> Value {
+async fn take_over(c: &mut crate::common::Client, on: bool) -> Value {
     let reply = c.request("TAKEOVER_REQUEST", json!({ "on": on })).await;
     state(&reply).clone()
 }

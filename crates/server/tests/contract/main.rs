@@ -1,0 +1,9 @@
+//! Contract tests of the server: every wire op through a real WebSocket
+//! connection to the real server, against the mock desktop. One test
+//! binary with a module per concern (one link instead of one per file).
+
+mod clipboard;
+mod common;
+mod takeover;
+mod windows_apps;
+mod wire_ops;
