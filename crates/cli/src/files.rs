@@ -47,9 +47,19 @@ fn our_uid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// Whether `dir` is one of the directories deskhand keeps for itself
+/// (config, state, runtime), rather than one the person named.
+fn is_deskhands_own(dir: &Path) -> bool {
+    [config_dir(), state_dir(), runtime_dir()]
+        .iter()
+        .any(|own| own == dir)
+}
+
 /// Creates `dir` (0700) if needed. An existing one must be a directory of
-/// ours, not a symlink; one that group or others can use is made 0700
-/// (anyone who can write in it could replace the files kept there).
+/// ours, not a symlink, that no one else can write to (anyone who can
+/// could replace the files kept there): one of deskhand's own directories
+/// that group or others can use is made 0700; another directory (named by
+/// the person, say `--connection-file /tmp/endpoint.json`) is refused.
 pub fn private_dir(dir: &Path) -> anyhow::Result<()> {
     let meta = match fs::symlink_metadata(dir) {
         Ok(meta) => meta,
@@ -73,10 +83,16 @@ pub fn private_dir(dir: &Path) -> anyhow::Result<()> {
         );
     }
     let mode = meta.permissions().mode() & 0o7777;
-    if mode & 0o077 != 0 {
+    let own = is_deskhands_own(dir);
+    if own && mode & 0o077 != 0 {
         fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
             .with_context(|| format!("making {} private", dir.display()))?;
-        tracing::warn!(dir = %dir.display(), was = format!("{mode:o}"), "the directory was open to others; made it 0700");
+        tracing::warn!(dir = %dir.display(), was = format!("{mode:o}"), "deskhand's directory was open to others; made it 0700");
+    } else if !own && mode & 0o022 != 0 {
+        bail!(
+            "{} can be written by others (mode {mode:o}); refusing to keep deskhand's files in it (use a private directory)",
+            dir.display()
+        );
     }
     Ok(())
 }
@@ -191,13 +207,20 @@ mod tests {
     }
 
     #[test]
-    fn a_directory_open_to_others_is_made_private() {
+    fn a_directory_others_can_write_to_is_refused() {
         let d = tmpdir("opendir");
         fs::create_dir_all(&d).expect("dir");
         fs::set_permissions(&d, fs::Permissions::from_mode(0o777)).expect("chmod");
-        write_private_atomic(&d.join("endpoint.json"), b"{}").expect("write");
+        assert!(write_private_atomic(&d.join("endpoint.json"), b"{}").is_err());
+        assert!(!d.join("endpoint.json").exists());
         let mode = fs::metadata(&d).expect("meta").permissions().mode();
-        assert_eq!(mode & 0o777, 0o700);
+        assert_eq!(
+            mode & 0o777,
+            0o777,
+            "a directory the person named is left as it is"
+        );
+        fs::set_permissions(&d, fs::Permissions::from_mode(0o755)).expect("chmod");
+        write_private_atomic(&d.join("endpoint.json"), b"{}").expect("readable is fine");
         let fresh = d.join("a/b");
         private_dir(&fresh).expect("create");
         let mode = fs::metadata(&fresh).expect("meta").permissions().mode();

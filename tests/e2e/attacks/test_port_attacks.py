@@ -13,7 +13,7 @@
 | duplicate Host | a good `Host` and then a foreign one | 400 | test_duplicate_host_is_400 |
 | absolute request URI | `GET http://evil.example/v1/ws` with a good Host | 403 | test_absolute_uri_naming_another_host_is_refused |
 | case of names | `Host: LOCALHOST:port`, `bearer` in lower case | accepted (101) | test_host_and_bearer_scheme_are_case_insensitive |
-| open connection directory | makes the connection file's directory writable by all | made 0700 before the file is written | test_connection_directory_open_to_others_is_made_private |
+| open connection directory | makes the connection file's directory writable by all | deskhand's own directory made 0700 before the file is written; a named one refused | test_connection_directory_open_to_others_is_made_private |
 | foreign connection directory | owns the connection file's directory | refused at start | test_connection_directory_of_another_user_is_refused |
 | planted token | a token file owned by another user | refused at start | test_token_file_of_another_user_is_refused |
 | readable ledger | reads the held-input ledger | ledger 0600 in a 0700 directory | test_held_input_ledger_is_private |
@@ -263,8 +263,8 @@ class Serve:
     """`deskhand serve` with the arguments given as they are (the Daemon
     helper picks its own connection file)."""
 
-    def __init__(self, *args: str, env: dict | None = None):
-        self.tmp = Path(scratch_dir("attack-"))
+    def __init__(self, *args: str, env: dict | None = None, tmp: Path | None = None):
+        self.tmp = tmp or Path(scratch_dir("attack-"))
         isolated = {f"XDG_{k}": str(self.tmp / k.lower())
                     for k in ("CONFIG_HOME", "STATE_HOME", "RUNTIME_DIR")}
         for p in isolated.values():
@@ -305,17 +305,25 @@ class Serve:
 
 
 def test_connection_directory_open_to_others_is_made_private(display):
+    """deskhand's own directory ($XDG_RUNTIME_DIR/deskhand) is made 0700;
+    a directory the person named that others can write to is refused."""
     tmp = Path(scratch_dir("opendir-"))
-    conn_dir = tmp / "conn"
-    conn_dir.mkdir()
-    os.chmod(conn_dir, 0o777)
-    s = Serve("--display", display, "--connection-file", str(conn_dir / "endpoint.json"))
+    own = tmp / "runtime_dir" / "deskhand"
+    own.mkdir(parents=True)
+    os.chmod(own, 0o777)
+    s = Serve("--display", display, tmp=tmp)
     try:
         s.ready()
-        assert stat.S_IMODE(conn_dir.stat().st_mode) == 0o700
-        assert stat.S_IMODE((conn_dir / "endpoint.json").stat().st_mode) == 0o600
+        assert stat.S_IMODE(own.stat().st_mode) == 0o700
+        assert stat.S_IMODE((own / "endpoint.json").stat().st_mode) == 0o600
     finally:
         s.stop()
+    named = Path(scratch_dir("named-")) / "conn"
+    named.mkdir()
+    os.chmod(named, 0o777)
+    err = Serve("--display", display, "--connection-file", str(named / "endpoint.json")).refused()
+    assert "can be written by others" in err, err
+    assert not (named / "endpoint.json").exists()
 
 
 def test_connection_directory_of_another_user_is_refused(display):
