@@ -240,8 +240,12 @@ async fn connection(
         () = async {
             let _ = stop.wait_for(|stopping| *stopping).await;
         } => {
-            conn.as_mut().graceful_shutdown();
-            let _ = conn.await;
+            // A connection without the token has nothing in flight worth
+            // waiting for.
+            if ticket.0.has_passed() {
+                conn.as_mut().graceful_shutdown();
+                let _ = conn.await;
+            }
         }
     }
 }
