@@ -214,7 +214,6 @@ async fn connection(
     ticket: Ticket,
     mut stop: watch::Receiver<bool>,
 ) {
-    let _ = stream.set_nodelay(true);
     let for_requests = ticket.0.clone();
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
         request.extensions_mut().insert(for_requests.clone());
