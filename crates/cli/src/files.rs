@@ -1,10 +1,10 @@
 //! The files deskhand keeps: secrets when there is no OS keychain (0600)
 //! and the connection file (0600, written atomically, never through a
-//! symlink).
+//! symlink), each in a directory of ours that only we can use (0700).
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -41,16 +41,59 @@ pub fn runtime_dir() -> PathBuf {
         .map_or_else(state_dir, |p| p.join("deskhand"))
 }
 
-/// Creates `dir` (0700) if needed and refuses it when it is a symlink.
-fn private_dir(dir: &Path) -> anyhow::Result<()> {
-    if let Ok(meta) = fs::symlink_metadata(dir) {
-        if meta.file_type().is_symlink() {
-            bail!("{} is a symlink; refusing to use it", dir.display());
+/// The user deskhand runs as.
+fn our_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Whether `dir` is one of the directories deskhand keeps for itself
+/// (config, state, runtime), rather than one the person named.
+fn is_deskhands_own(dir: &Path) -> bool {
+    [config_dir(), state_dir(), runtime_dir()]
+        .iter()
+        .any(|own| own == dir)
+}
+
+/// Creates `dir` (0700) if needed. An existing one must be a directory of
+/// ours, not a symlink, that no one else can write to (anyone who can
+/// could replace the files kept there): one of deskhand's own directories
+/// that group or others can use is made 0700; another directory (named by
+/// the person, say `--connection-file /tmp/endpoint.json`) is refused.
+pub fn private_dir(dir: &Path) -> anyhow::Result<()> {
+    let meta = match fs::symlink_metadata(dir) {
+        Ok(meta) => meta,
+        Err(_) => {
+            fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+            return Ok(());
         }
-        return Ok(());
+    };
+    if meta.file_type().is_symlink() {
+        bail!("{} is a symlink; refusing to use it", dir.display());
     }
-    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+    if !meta.is_dir() {
+        bail!("{} is not a directory", dir.display());
+    }
+    if meta.uid() != our_uid() {
+        bail!(
+            "{} belongs to another user (uid {}); refusing to keep deskhand's files in it",
+            dir.display(),
+            meta.uid()
+        );
+    }
+    let mode = meta.permissions().mode() & 0o7777;
+    let own = is_deskhands_own(dir);
+    if own && mode & 0o077 != 0 {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("making {} private", dir.display()))?;
+        tracing::warn!(dir = %dir.display(), was = format!("{mode:o}"), "deskhand's directory was open to others; made it 0700");
+    } else if !own && mode & 0o022 != 0 {
+        bail!(
+            "{} can be written by others (mode {mode:o}); refusing to keep deskhand's files in it (use a private directory)",
+            dir.display()
+        );
+    }
     Ok(())
 }
 
@@ -85,15 +128,18 @@ pub fn write_private_atomic(path: &Path, content: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The secret in `path` when the file is ours, private (no access for
-/// group or others), not a symlink and holds 64 hex digits.
+/// The secret in `path` when the file is ours (our user's), private (no
+/// access for group or others), not a symlink and holds 64 hex digits.
 pub fn read_private_secret(path: &Path) -> Option<String> {
     private_secret(path, &fs::symlink_metadata(path).ok()?)
 }
 
 /// [`read_private_secret`] for a file whose metadata was already read.
 fn private_secret(path: &Path, meta: &fs::Metadata) -> Option<String> {
-    if meta.file_type().is_symlink() || meta.permissions().mode() & 0o077 != 0 {
+    if meta.file_type().is_symlink()
+        || meta.uid() != our_uid()
+        || meta.permissions().mode() & 0o077 != 0
+    {
         return None;
     }
     let text = fs::read_to_string(path).ok()?;
@@ -102,11 +148,20 @@ fn private_secret(path: &Path, meta: &fs::Metadata) -> Option<String> {
 }
 
 /// 256 random bits as 64 hex digits, kept in a private file: loaded when
-/// valid, else (first run, or a file readable by others) made anew.
+/// valid, else (first run, or a file readable by others) made anew. A file
+/// that belongs to another user is refused: someone else chose that
+/// secret, or can read it.
 pub fn load_or_create_secret(path: &Path, what: &str) -> anyhow::Result<String> {
     if let Ok(meta) = fs::symlink_metadata(path) {
         if meta.file_type().is_symlink() {
             bail!("{what} file {} is a symlink; refusing it", path.display());
+        }
+        if meta.uid() != our_uid() {
+            bail!(
+                "{what} file {} belongs to another user (uid {}); refusing it",
+                path.display(),
+                meta.uid()
+            );
         }
         if let Some(secret) = private_secret(path, &meta) {
             return Ok(secret);
@@ -148,6 +203,28 @@ mod tests {
             load_or_create_secret(&path, "token").expect("rotate"),
             first
         );
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_directory_others_can_write_to_is_refused() {
+        let d = tmpdir("opendir");
+        fs::create_dir_all(&d).expect("dir");
+        fs::set_permissions(&d, fs::Permissions::from_mode(0o777)).expect("chmod");
+        assert!(write_private_atomic(&d.join("endpoint.json"), b"{}").is_err());
+        assert!(!d.join("endpoint.json").exists());
+        let mode = fs::metadata(&d).expect("meta").permissions().mode();
+        assert_eq!(
+            mode & 0o777,
+            0o777,
+            "a directory the person named is left as it is"
+        );
+        fs::set_permissions(&d, fs::Permissions::from_mode(0o755)).expect("chmod");
+        write_private_atomic(&d.join("endpoint.json"), b"{}").expect("readable is fine");
+        let fresh = d.join("a/b");
+        private_dir(&fresh).expect("create");
+        let mode = fs::metadata(&fresh).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
         let _ = fs::remove_dir_all(&d);
     }
 

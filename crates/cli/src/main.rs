@@ -5,6 +5,7 @@ mod audit_cmd;
 mod bench;
 mod control;
 mod doctor;
+mod endpoint;
 mod files;
 mod secrets;
 mod serve;

@@ -17,7 +17,7 @@ use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::secrets::{self, Secret};
-use crate::{control, files};
+use crate::{control, endpoint, files};
 
 /// Arguments of `deskhand serve`.
 #[derive(Debug, Args)]
@@ -64,6 +64,20 @@ pub struct ServeArgs {
     /// The hotkey that ends every takeover and releases everything.
     #[arg(long, default_value = "ctrl+alt+Escape")]
     kill_switch: String,
+    /// Seconds without a request before a connection is closed (tests).
+    #[arg(long, hide = true, value_parser = parse_seconds)]
+    idle_timeout: Option<Duration>,
+    /// Seconds a connection has to send its headers and token (tests).
+    #[arg(long, hide = true, value_parser = parse_seconds)]
+    header_timeout: Option<Duration>,
+}
+
+fn parse_seconds(s: &str) -> anyhow::Result<Duration> {
+    let secs: f64 = s.parse().context("a number of seconds")?;
+    if !(0.01..=86_400.0).contains(&secs) {
+        bail!("{secs} s is out of range (0.01..=86400)");
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 fn parse_size(s: &str) -> anyhow::Result<(u32, u32)> {
@@ -112,6 +126,14 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
         tracing::warn!(addr = %args.listen, "LISTENING BEYOND LOOPBACK: anyone who can reach this address and has the token can drive this desktop");
     }
+    let connection_file = args
+        .connection_file
+        .clone()
+        .unwrap_or_else(|| files::runtime_dir().join("endpoint.json"));
+    endpoint::claim(&connection_file)?;
+    if let Some(dir) = connection_file.parent() {
+        files::private_dir(dir)?;
+    }
     let (x_display, mut virtual_desktop) =
         open_display(args.display, args.virtual_size.as_deref())?;
     let consent = match (&args.consent, &virtual_desktop) {
@@ -148,7 +170,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .collect();
     let ledger = files::state_dir().join(format!("held-input-{display_tag}.json"));
     if let Some(dir) = ledger.parent() {
-        std::fs::create_dir_all(dir)?;
+        files::private_dir(dir)?;
     }
     engine.keep_held_input_in(ledger).await?;
 
@@ -168,13 +190,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         "display": x_display,
         "pid": std::process::id(),
     });
-    let connection_file = args
-        .connection_file
-        .unwrap_or_else(|| files::runtime_dir().join("endpoint.json"));
     files::write_private_atomic(&connection_file, format!("{ready}\n").as_bytes())?;
 
     let mut config = ServerConfig::new(token);
     config.allowed_origins = args.allow_origins;
+    if let Some(idle) = args.idle_timeout {
+        config.idle_timeout = idle;
+    }
+    if let Some(headers) = args.header_timeout {
+        config.header_timeout = headers;
+    }
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(deskhand_server::serve(
         listener,
@@ -214,6 +239,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::parse_size;
+
+    #[test]
+    fn seconds() {
+        assert_eq!(
+            super::parse_seconds("1.5").expect("secs"),
+            super::Duration::from_millis(1500)
+        );
+        assert!(super::parse_seconds("0").is_err());
+        assert!(super::parse_seconds("soon").is_err());
+    }
 
     #[test]
     fn sizes() {

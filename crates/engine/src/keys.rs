@@ -82,8 +82,9 @@ pub fn parse_modifier(name: &str) -> Option<Key> {
 pub fn parse_key(name: &str) -> Option<Key> {
     let mut chars = name.chars();
     if let (Some(c), None) = (chars.next(), chars.next()) {
-        // A single character is that character, case preserved.
-        return Some(Key::Char(c));
+        // A single character is that character, case preserved. A control
+        // character names no key (there are names for Tab and Return).
+        return (!c.is_control()).then_some(Key::Char(c));
     }
     let lower = name.to_ascii_lowercase();
     let key = match lower.as_str() {
@@ -214,6 +215,17 @@ mod tests {
         assert!(parse_chord("ctrl+").is_err());
         assert!(parse_chord("nosuchkey").is_err());
         assert!(parse_chord("").is_err());
+        for control in [
+            "\u{0}",
+            "\u{7}",
+            "\u{1b}",
+            "\u{7f}",
+            "\u{85}",
+            "ctrl+\u{0}",
+            "\t",
+        ] {
+            assert!(parse_chord(control).is_err(), "{control:?} names no key");
+        }
     }
 
     #[test]

@@ -60,6 +60,24 @@ pub fn read_file(path: &Path) -> Vec<Held> {
         .collect()
 }
 
+/// Writes `path` readable by its owner only (0600), whatever mode an
+/// earlier copy had.
+fn write_private(path: &Path, body: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+        let file = options.open(path)?;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        (&file).write_all(body)
+    }
+    #[cfg(not(unix))]
+    options.open(path)?.write_all(body)
+}
+
 impl Ledger {
     /// Keeps a copy in `path` from now on.
     pub fn keep_in(&mut self, path: PathBuf) {
@@ -76,7 +94,8 @@ impl Ledger {
         let tmp = PathBuf::from(tmp);
         // Rename is atomic; a process killed at any point leaves the old or
         // the new list, never half of one.
-        let written = std::fs::write(&tmp, body).and_then(|()| std::fs::rename(&tmp, path));
+        let written =
+            write_private(&tmp, body.as_bytes()).and_then(|()| std::fs::rename(&tmp, path));
         if let Err(e) = written {
             tracing::warn!(path = %path.display(), error = %e, "cannot keep the held-input ledger");
         }
@@ -176,6 +195,12 @@ mod tests {
                 Held::Key(Key::F(5))
             ]
         );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "the ledger is private");
+        }
         l.released(Held::Key(Key::Shift));
         l.take_session("a");
         assert!(read_file(&path).is_empty());

@@ -1,7 +1,9 @@
 //! deskhand's local port. Today one adapter: the WebSocket wire ops on
 //! `/v1/ws`. Every request passes the Host, Origin and token checks before
-//! anything else happens; there are no CORS headers, ever.
+//! anything else happens; there are no CORS headers, ever. Connections
+//! without the token are bounded in number and time (`listen.rs`).
 
+mod listen;
 mod security;
 mod wire;
 
@@ -39,15 +41,23 @@ pub struct ServerConfig {
     pub allowed_origins: Vec<String>,
     /// Largest incoming WebSocket message.
     pub max_message_bytes: usize,
-    /// A connection with no message for this long is closed.
+    /// A WebSocket connection that sends no request (text or binary
+    /// message; pings do not count) for this long is closed (1001).
     pub idle_timeout: Duration,
-    /// Most simultaneous connections.
+    /// Most simultaneous WebSocket sessions.
     pub max_connections: usize,
+    /// Time a connection has from connect to passing the guard, and for
+    /// each request's headers; then it is closed.
+    pub header_timeout: Duration,
+    /// Most connections at once that have not passed the guard yet; a new
+    /// one beyond closes the oldest of them.
+    pub max_unauthenticated: usize,
 }
 
 impl ServerConfig {
     /// Defaults around `token`: no origins, 16 MiB messages, 10 minutes
-    /// idle, 32 connections.
+    /// idle, 32 sessions, 5 s to send the headers and the token, 64
+    /// connections without the token.
     pub fn new(token: Token) -> Self {
         Self {
             token,
@@ -55,6 +65,8 @@ impl ServerConfig {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             idle_timeout: Duration::from_secs(600),
             max_connections: 32,
+            header_timeout: Duration::from_secs(5),
+            max_unauthenticated: 64,
         }
     }
 }
@@ -76,6 +88,10 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
     let addr: SocketAddr = listener.local_addr()?;
+    let limits = listen::Limits {
+        header_timeout: config.header_timeout,
+        max_unauthenticated: config.max_unauthenticated,
+    };
     let state = Arc::new(AppState {
         engine,
         port: addr.port(),
@@ -84,9 +100,7 @@ pub async fn serve(
     });
     let app = router(state);
     tracing::info!(%addr, "listening");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    listen::serve(listener, app, limits, shutdown).await;
     Ok(())
 }
 

@@ -4,6 +4,7 @@
 //! spec says, field codes dropped). Launched apps run in a session of their
 //! own on deskhand's display, and are reaped when they exit.
 
+use std::ffi::OsString;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -199,6 +200,72 @@ fn shebang(program: &Path) -> Vec<String> {
     out
 }
 
+/// The variables of the desktop session a launched app gets from
+/// deskhand's environment (besides `DISPLAY`, which names deskhand's
+/// display). Nothing of deskhand's own (`DESKHAND_*`, `RUST_LOG`, tokens,
+/// whatever its parent set) reaches the app.
+const SESSION_VARS: &[&str] = &[
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "PATH",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "XAUTHORITY",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DESKTOP_SESSION",
+    "XMODIFIERS",
+    "GTK_IM_MODULE",
+    "QT_IM_MODULE",
+];
+
+/// Prefixes of session variables (locale categories, XDG directories and
+/// session facts).
+const SESSION_PREFIXES: &[&str] = &["LC_", "XDG_"];
+
+/// The session's variables among `vars`.
+fn session_env(
+    vars: impl Iterator<Item = (OsString, OsString)>,
+) -> impl Iterator<Item = (OsString, OsString)> {
+    vars.filter(|(name, _)| {
+        name.to_str().is_some_and(|n| {
+            SESSION_VARS.contains(&n) || SESSION_PREFIXES.iter().any(|p| n.starts_with(p))
+        })
+    })
+}
+
+/// Marks every descriptor from `first` up close-on-exec, so that a
+/// launched app inherits none of deskhand's (its X connections, the
+/// listening socket, the overlay's pipes) whatever flags they were opened
+/// with. Runs in the child between fork and exec.
+fn close_on_exec_from(first: libc::c_int) {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range only changes descriptor flags (Linux 5.11+).
+    let done = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            first as libc::c_uint,
+            libc::c_uint::MAX,
+            CLOSE_RANGE_CLOEXEC,
+        )
+    } == 0;
+    if done {
+        return;
+    }
+    // SAFETY: sysconf has no preconditions.
+    let max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) };
+    let max = if max > 0 { max as libc::c_int } else { 65_536 };
+    for fd in first..max {
+        // SAFETY: F_SETFD on a descriptor that is not open fails with
+        // EBADF and changes nothing.
+        unsafe {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
+}
+
 impl Apps for LinuxApps {
     fn processes(&mut self) -> Result<Vec<ProcessInfo>, BackendError> {
         let dir = std::fs::read_dir("/proc").map_err(|e| BackendError::Failed(e.to_string()))?;
@@ -268,14 +335,18 @@ impl Apps for LinuxApps {
         let (program, argv) = (PathBuf::from(&plan.program), &plan.args);
         let mut cmd = Command::new(&program);
         cmd.args(argv)
+            .env_clear()
+            .envs(session_env(std::env::vars_os()))
             .env("DISPLAY", &self.display)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        // SAFETY: setsid is async-signal-safe.
+        // SAFETY: setsid, syscall(close_range), sysconf and fcntl are
+        // async-signal-safe, and the closure allocates nothing.
         unsafe {
             cmd.pre_exec(|| {
                 libc::setsid();
+                close_on_exec_from(3);
                 Ok(())
             });
         }
@@ -296,7 +367,7 @@ impl Apps for LinuxApps {
 
 #[cfg(test)]
 mod tests {
-    use super::{aliases, shebang, split_exec};
+    use super::{aliases, session_env, shebang, split_exec};
 
     #[test]
     fn a_scripts_interpreter_and_a_symlinks_target_are_aliases() {
@@ -314,6 +385,38 @@ mod tests {
         let real = std::fs::canonicalize("/bin/sh").expect("sh");
         assert!(aliases(&link).contains(&real.to_string_lossy().into_owned()));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn apps_get_the_session_variables_and_none_of_deskhands() {
+        let vars = [
+            ("HOME", "/home/p"),
+            ("PATH", "/usr/bin"),
+            ("LANG", "en_US.UTF-8"),
+            ("LC_TIME", "C"),
+            ("XDG_RUNTIME_DIR", "/run/user/1000"),
+            ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/1000/bus"),
+            ("DESKHAND_OVERLAY", "/opt/overlay"),
+            ("DESKHAND_LOG", "debug"),
+            ("RUST_LOG", "trace"),
+            ("API_TOKEN", "s3cret"),
+            ("DISPLAY", ":0"),
+        ]
+        .map(|(k, v)| (k.into(), v.into()));
+        let kept: Vec<String> = session_env(vars.into_iter())
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                "HOME",
+                "PATH",
+                "LANG",
+                "LC_TIME",
+                "XDG_RUNTIME_DIR",
+                "DBUS_SESSION_BUS_ADDRESS"
+            ]
+        );
     }
 
     #[test]

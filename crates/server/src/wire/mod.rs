@@ -23,6 +23,7 @@ use deskhand_protocol::messages::{
 use deskhand_protocol::{Envelope, ErrorCode, ErrorPayload, MessageType, PROTOCOL_VERSION};
 use serde::Serialize;
 use serde_json::Value;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{self, Message, protocol::WebSocketConfig};
 
 use self::socket::{UpgradeRequest, WireSocket};
@@ -102,7 +103,10 @@ impl Connection {
         tracing::info!(session = %h.session.id, "wire session opened");
         let hello = h.hello().await;
         if self.send(MessageType::Hello, None, hello).await.is_ok() {
-            self.serve_messages().await;
+            let ending = self.serve_messages().await;
+            if let Some((code, reason)) = ending.close_frame() {
+                self.socket.close(code, reason).await;
+            }
         }
         let h = &self.handler;
         h.state.engine.close_session(&h.session).await;
@@ -196,9 +200,34 @@ impl Handler {
     }
 }
 
+/// Why a connection's message loop ended.
+enum Ending {
+    /// The client closed, the socket failed, or a send did not go out.
+    Gone,
+    /// No request for the idle timeout.
+    Idle,
+    /// A message or frame over the size limit.
+    TooBig,
+}
+
+impl Ending {
+    /// The close frame the server sends, when it is the one ending.
+    fn close_frame(&self) -> Option<(CloseCode, &'static str)> {
+        match self {
+            Self::Gone => None,
+            Self::Idle => Some((CloseCode::Away, "idle")),
+            Self::TooBig => Some((CloseCode::Size, "message too big")),
+        }
+    }
+}
+
 impl Connection {
-    async fn serve_messages(&mut self) {
+    /// Answers requests until the connection ends. Only a request (a text
+    /// or binary message) counts against the idle timeout: pings and
+    /// pongs do not keep a connection open.
+    async fn serve_messages(&mut self) -> Ending {
         let idle = self.handler.state.config.idle_timeout;
+        let mut idle_at = tokio::time::Instant::now() + idle;
         let mut takeover = self.handler.state.engine.takeover_events();
         let mut takeover_open = true;
         loop {
@@ -206,14 +235,14 @@ impl Connection {
                 Ok(Some(Ok(message)))
             } else {
                 tokio::select! {
-                next = tokio::time::timeout(idle, self.socket.recv()) => next,
+                next = tokio::time::timeout_at(idle_at, self.socket.recv()) => next,
                 event = takeover.recv(), if takeover_open => {
                     if matches!(event, Err(tokio::sync::broadcast::error::RecvError::Closed)) {
                         takeover_open = false;
                         continue;
                     }
                     if self.push_takeover(event).await.is_err() {
-                        break;
+                        return Ending::Gone;
                     }
                     continue;
                 }
@@ -223,9 +252,12 @@ impl Connection {
                 Ok(next) => next,
                 Err(_) => {
                     tracing::info!(session = %self.handler.session.id, "closing an idle connection");
-                    break;
+                    return Ending::Idle;
                 }
             };
+            if matches!(next, Some(Ok(Message::Text(_) | Message::Binary(_)))) {
+                idle_at = tokio::time::Instant::now() + idle;
+            }
             let text = match next {
                 Some(Ok(Message::Text(t))) => t,
                 Some(Ok(Message::Binary(_))) => {
@@ -239,19 +271,23 @@ impl Connection {
                         .await
                         .is_err()
                     {
-                        break;
+                        return Ending::Gone;
                     }
                     continue;
                 }
-                Some(Ok(Message::Close(_))) | None => break,
+                Some(Ok(Message::Close(_))) | None => return Ending::Gone,
                 Some(Ok(_)) => continue,
+                Some(Err(tungstenite::Error::Capacity(e))) => {
+                    tracing::info!(session = %self.handler.session.id, error = %e, "closing a connection that sent too much");
+                    return Ending::TooBig;
+                }
                 Some(Err(e)) => {
                     tracing::info!(session = %self.handler.session.id, error = %e, "connection failed");
-                    break;
+                    return Ending::Gone;
                 }
             };
             let Some((id, reply)) = self.handle_watching(text.as_str()).await else {
-                break;
+                return Ending::Gone;
             };
             let sent = match reply {
                 Reply::Message(kind, payload) => {
@@ -277,7 +313,7 @@ impl Connection {
                 Reply::None => Ok(()),
             };
             if sent.is_err() {
-                break;
+                return Ending::Gone;
             }
         }
     }

@@ -24,12 +24,16 @@ use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt as _, StreamExt as _};
 use hyper::upgrade::{OnUpgrade, Upgraded};
 use hyper_util::rt::TokioIo;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::frame::FrameHeader;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
-use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{self, Message, handshake::derive_accept_key};
+
+/// How long a connection the server closes waits for the client to close
+/// its side.
+const CLOSE_LINGER: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// A WebSocket upgrade request that passed the handshake checks.
 pub(crate) struct UpgradeRequest {
@@ -130,6 +134,24 @@ impl<S: AsyncRead + AsyncWrite + Unpin> WireSocket<S> {
     /// The next message, or `None` once the connection is closed.
     pub(crate) async fn recv(&mut self) -> Option<Result<Message, tungstenite::Error>> {
         self.ws.next().await
+    }
+
+    /// Ends the connection from the server's side: a close frame with
+    /// `code`, then whatever the client still sends is read and dropped
+    /// until it closes (or for [`CLOSE_LINGER`]), so that the close frame
+    /// is not lost to a reset of a socket with unread data in it.
+    pub(crate) async fn close(mut self, code: CloseCode, reason: &'static str) {
+        let frame = CloseFrame {
+            code,
+            reason: reason.into(),
+        };
+        if self.ws.close(Some(frame)).await.is_err() {
+            return;
+        }
+        let io = self.ws.get_mut();
+        let mut sink = vec![0u8; 64 * 1024];
+        let drain = async { while let Ok(1..) = io.read(&mut sink).await {} };
+        let _ = tokio::time::timeout(CLOSE_LINGER, drain).await;
     }
 
     /// Sends one text message.

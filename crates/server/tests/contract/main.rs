@@ -4,6 +4,7 @@
 
 mod clipboard;
 mod common;
+mod port;
 mod takeover;
 mod windows_apps;
 mod wire_ops;

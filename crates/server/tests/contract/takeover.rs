@@ -118,7 +118,11 @@ async fn the_person_moving_the_pointer_pauses_until_continue() {
         state(&paused),
         &json!({"on": true, "indicator": true, "paused": true, "paused_reason": "pointer_moved"})
     );
-    assert!(server.desktop.state().indicator.paused, "Continue shown");
+    // The pause is pushed first (acts are refused from then on); the
+    // indicator switches to Continue right after.
+    server
+        .eventually("Continue to be shown", |d| d.state().indicator.paused)
+        .await;
 
     let before = server.desktop.state().events.len();
     let refused = c

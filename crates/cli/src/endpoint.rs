@@ -1,0 +1,101 @@
+//! The connection file (`endpoint.json`: the address, the token and the
+//! daemon's pid). One a daemon killed without its clean-up left behind is
+//! replaced at the next start; one whose daemon still runs is not.
+
+use std::path::Path;
+
+use anyhow::bail;
+
+/// What a connection file found at start-up says.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Found {
+    /// No file: nothing to replace.
+    Nothing,
+    /// A file whose daemon is gone (or that names no daemon): replaced.
+    Stale(Option<u32>),
+    /// The file of a deskhand that is still running.
+    Live(u32),
+}
+
+/// Looks at the connection file at `path` before this daemon writes its
+/// own.
+pub fn inspect(path: &Path) -> Found {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Found::Nothing;
+    };
+    let pid = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("pid")?.as_u64())
+        .and_then(|p| u32::try_from(p).ok());
+    match pid {
+        Some(pid) if pid != std::process::id() && is_running_deskhand(pid) => Found::Live(pid),
+        _ => Found::Stale(pid),
+    }
+}
+
+/// Refuses to start over the connection file of a deskhand that still
+/// runs; says so when a stale one is about to be replaced.
+pub fn claim(path: &Path) -> anyhow::Result<()> {
+    match inspect(path) {
+        Found::Nothing => Ok(()),
+        Found::Stale(pid) => {
+            tracing::info!(path = %path.display(), pid, "replacing a connection file its daemon left behind");
+            Ok(())
+        }
+        Found::Live(pid) => bail!(
+            "another deskhand (pid {pid}) is serving with the connection file {}; stop it, or give this one its own --connection-file",
+            path.display()
+        ),
+    }
+}
+
+/// Whether `pid` is a live (not zombie) process running the deskhand
+/// binary. A process whose executable cannot be read (another user's) is
+/// not ours.
+fn is_running_deskhand(pid: u32) -> bool {
+    let proc_dir = Path::new("/proc").join(pid.to_string());
+    let zombie = std::fs::read_to_string(proc_dir.join("stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat.rsplit_once(')')?.1.split_whitespace().next()?;
+            Some(state == "Z" || state == "X")
+        });
+    if zombie != Some(false) {
+        return false;
+    }
+    std::fs::read_link(proc_dir.join("exe"))
+        .ok()
+        .and_then(|exe| exe.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .is_some_and(|name| name == "deskhand" || name == "deskhand (deleted)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file_with(name: &str, content: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("dh-endpoint-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("endpoint.json");
+        std::fs::write(&path, content).expect("write");
+        path
+    }
+
+    #[test]
+    fn a_dead_or_foreign_pid_is_stale() {
+        assert_eq!(
+            inspect(Path::new("/nonexistent/endpoint.json")),
+            Found::Nothing
+        );
+        // pid 1 runs, but is not deskhand; this test's own process is not
+        // either (its executable is the test binary).
+        for pid in [1, std::process::id()] {
+            let path = file_with(&format!("p{pid}"), &format!("{{\"pid\": {pid}}}\n"));
+            assert_eq!(inspect(&path), Found::Stale(Some(pid)));
+            assert!(claim(&path).is_ok());
+        }
+        let path = file_with("garbage", "not json");
+        assert_eq!(inspect(&path), Found::Stale(None));
+    }
+}
