@@ -3,8 +3,6 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
-
 use crate::backend::{Button, ScrollDirection};
 use crate::geometry::Point;
 use crate::keys::Key;
@@ -166,41 +164,6 @@ impl Action {
     /// Whether the action sends synthetic input (all but `Wait`).
     pub fn sends_input(&self) -> bool {
         !matches!(self, Action::Wait { .. })
-    }
-
-    /// What the audit log may say about the action: never typed text,
-    /// only its length and a SHA-256 prefix.
-    pub fn audit_target(&self) -> Value {
-        match self {
-            Action::MoveTo(p) => json!({"coordinate": [p.x, p.y]}),
-            Action::Glide { to, duration } => {
-                json!({"coordinate": [to.x, to.y], "duration_ms": duration.as_millis() as u64})
-            }
-            Action::Click {
-                at, button, count, ..
-            } => {
-                json!({"coordinate": at.map(|p| [p.x, p.y]), "button": format!("{button:?}"), "count": count})
-            }
-            Action::ButtonDown { at, button } | Action::ButtonUp { at, button } => {
-                json!({"coordinate": at.map(|p| [p.x, p.y]), "button": format!("{button:?}")})
-            }
-            Action::Drag { path, .. } => json!({"points": path.len()}),
-            Action::Scroll {
-                direction, amount, ..
-            } => json!({"direction": format!("{direction:?}"), "amount": amount}),
-            Action::Key { keys } | Action::HoldKey { keys, .. } => json!({"keys": keys.len()}),
-            Action::Type { text } => crate::audit::redacted_text(text),
-            Action::Paste {
-                text,
-                preserve_clipboard,
-            } => {
-                let mut target = crate::audit::redacted_text(text);
-                target["paste"] = json!(true);
-                target["preserve_clipboard"] = json!(preserve_clipboard);
-                target
-            }
-            Action::Wait { duration } => json!({"duration_ms": duration.as_millis() as u64}),
-        }
     }
 }
 

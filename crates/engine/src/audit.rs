@@ -14,6 +14,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::Sha256;
 
+use crate::action::Action;
+
 /// One audit record.
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditRecord<'a> {
@@ -172,6 +174,41 @@ impl AuditLog {
             Ok(()) => current.size += line.len() as u64,
             Err(e) => tracing::error!(error = %e, "audit log write failed"),
         }
+    }
+}
+
+/// What the audit log may say about `action`: never typed text, only its
+/// length and a keyed hash prefix.
+pub fn action_target(action: &Action) -> Value {
+    match action {
+        Action::MoveTo(p) => json!({"coordinate": [p.x, p.y]}),
+        Action::Glide { to, duration } => {
+            json!({"coordinate": [to.x, to.y], "duration_ms": duration.as_millis() as u64})
+        }
+        Action::Click {
+            at, button, count, ..
+        } => {
+            json!({"coordinate": at.map(|p| [p.x, p.y]), "button": format!("{button:?}"), "count": count})
+        }
+        Action::ButtonDown { at, button } | Action::ButtonUp { at, button } => {
+            json!({"coordinate": at.map(|p| [p.x, p.y]), "button": format!("{button:?}")})
+        }
+        Action::Drag { path, .. } => json!({"points": path.len()}),
+        Action::Scroll {
+            direction, amount, ..
+        } => json!({"direction": format!("{direction:?}"), "amount": amount}),
+        Action::Key { keys } | Action::HoldKey { keys, .. } => json!({"keys": keys.len()}),
+        Action::Type { text } => redacted_text(text),
+        Action::Paste {
+            text,
+            preserve_clipboard,
+        } => {
+            let mut target = redacted_text(text);
+            target["paste"] = json!(true);
+            target["preserve_clipboard"] = json!(preserve_clipboard);
+            target
+        }
+        Action::Wait { duration } => json!({"duration_ms": duration.as_millis() as u64}),
     }
 }
 

@@ -1,7 +1,6 @@
 //! The engine's error type and its mapping to the protocol's error table.
 
 use deskhand_protocol::ErrorCode;
-use serde_json::{Value, json};
 use thiserror::Error;
 
 use crate::backend::BackendError;
@@ -136,62 +135,6 @@ impl EngineError {
             Self::Backend(BackendError::InvalidTarget(_)) => ErrorCode::InvalidArguments,
             Self::Backend(BackendError::Failed(_)) | Self::Encode(_) => ErrorCode::BackendFailure,
             Self::ShuttingDown => ErrorCode::DisplayUnavailable,
-        }
-    }
-
-    /// Code-specific details for the error payload.
-    pub fn details(&self) -> Value {
-        match self {
-            Self::InvalidArguments { field, .. } => json!({ "field": field }),
-            Self::OutOfBounds { point, displays } => json!({
-                "requested_coordinate": [point.x, point.y],
-                "displays": displays.iter().map(|m| json!({
-                    "index": m.index,
-                    "origin": [m.rect.x, m.rect.y],
-                    "size": [m.rect.width, m.rect.height],
-                })).collect::<Vec<_>>(),
-            }),
-            Self::NotGranted { capability, needed } => {
-                json!({ "capability": capability, "needed": needed })
-            }
-            Self::LaunchRefused { .. } => {
-                json!({ "capability": "run_commands", "needed": "consent" })
-            }
-            Self::NotSupported { feature } => json!({ "feature": feature }),
-            Self::Backend(BackendError::InvalidTarget(_)) => json!({ "field": "target" }),
-            Self::WindowStale { window_id } => {
-                json!({ "window_id": window_id, "hint": "re-list windows" })
-            }
-            Self::WindowNotVisible { window_id, reason } => {
-                json!({ "window_id": window_id, "reason": reason })
-            }
-            Self::ClipboardConcealed {
-                reason,
-                writeback_age_seconds,
-            } => match reason {
-                crate::clipboard::ConcealReason::ConcealedType { marker } => {
-                    json!({ "reason": reason.as_str(), "marker": marker })
-                }
-                _ => json!({
-                    "reason": reason.as_str(),
-                    "writeback_age_seconds": writeback_age_seconds,
-                }),
-            },
-            Self::TooLarge {
-                bytes, max_bytes, ..
-            } => json!({ "size_bytes": bytes, "max_file_size_bytes": max_bytes }),
-            Self::UserTookOver {
-                effect,
-                reason,
-                typed_characters,
-            } => {
-                let mut d = json!({ "effect": effect, "paused_reason": reason.as_str() });
-                if let Some(n) = typed_characters {
-                    d["typed_characters"] = json!(n);
-                }
-                d
-            }
-            _ => Value::Null,
         }
     }
 }

@@ -416,7 +416,7 @@ impl Engine {
         action: Action,
     ) -> Result<(), EngineError> {
         let started = Instant::now();
-        let target = action.audit_target();
+        let target = audit::action_target(&action);
         let result = self.act_inner(session, action).await;
         self.record(session, op, target, result.as_ref().map(|_| ()), started);
         result

@@ -22,11 +22,7 @@ fn text_only(format: ClipboardFormat) -> Result<(), EngineError> {
 }
 
 impl Handler {
-    pub(super) async fn clipboard_read(&self, payload: Value) -> Reply {
-        let req: ClipboardReadRequest = match self.payload("clipboard.read", payload) {
-            Ok(r) => r,
-            Err(reply) => return reply,
-        };
+    pub(super) async fn clipboard_read(&self, req: ClipboardReadRequest) -> Reply {
         if let Err(e) = text_only(req.format) {
             return self.refuse("clipboard.read", e);
         }

@@ -3,7 +3,9 @@
 
 mod clipboard;
 mod convert;
+mod errors;
 mod image_reply;
+mod ops;
 mod socket;
 mod takeover;
 mod watch;
@@ -18,7 +20,8 @@ use deskhand_engine::encode::EncodedImage;
 use deskhand_engine::{EngineError, Session, TakeoverEvent};
 use deskhand_protocol::messages::{
     AckPayload, CursorPositionResponse, DisplayInfoResponse, HelloAckPayload, HelloPayload,
-    MonitorInfo, ScreenshotMeta, ScreenshotResponse, ServerInfo,
+    InputActionPayload, MonitorInfo, ScreenshotMeta, ScreenshotRequest, ScreenshotResponse,
+    ServerInfo,
 };
 use deskhand_protocol::{Envelope, ErrorCode, ErrorPayload, MessageType, PROTOCOL_VERSION};
 use serde::Serialize;
@@ -329,7 +332,7 @@ impl Handler {
     }
 
     fn engine_error(&self, e: &EngineError) -> Reply {
-        let err = ErrorPayload::new(e.code(), e.to_string(), e.details());
+        let err = ErrorPayload::new(e.code(), e.to_string(), errors::details(e));
         Reply::Message(MessageType::Error, to_value(&err))
     }
 
@@ -384,36 +387,23 @@ impl Handler {
                 .record_adapter_op(&self.session, "hello_ack", "ok");
             return (id, Reply::None);
         }
-        let op = kind.wire_name().to_ascii_lowercase();
-        if !self.acked && is_request(kind) {
+        let Some(op) = ops::find(kind) else {
+            let name = kind.wire_name().to_ascii_lowercase();
+            let msg = format!("{} is not a request", kind.wire_name());
             return (
                 id,
-                self.protocol_error(
-                    &op,
-                    ErrorCode::HandshakeRequired,
-                    "answer HELLO with HELLO_ACK first",
-                ),
+                self.protocol_error(&name, ErrorCode::UnknownMessageType, msg),
+            );
+        };
+        if !self.acked {
+            let name = kind.wire_name().to_ascii_lowercase();
+            let msg = "answer HELLO with HELLO_ACK first";
+            return (
+                id,
+                self.protocol_error(&name, ErrorCode::HandshakeRequired, msg),
             );
         }
-        let reply = match kind {
-            MessageType::ScreenshotRequest => self.screenshot(envelope.payload).await,
-            MessageType::InputAction => self.input(envelope.payload).await,
-            MessageType::CursorPositionRequest => self.cursor().await,
-            MessageType::DisplayInfoRequest => self.display_info().await,
-            MessageType::WindowListRequest => self.window_list(envelope.payload).await,
-            MessageType::WindowFocus => self.window_focus(envelope.payload).await,
-            MessageType::AppListRequest => self.app_list(envelope.payload).await,
-            MessageType::AppLaunch => self.app_launch(envelope.payload).await,
-            MessageType::PermissionsCheckRequest => self.permissions_check(envelope.payload).await,
-            MessageType::ClipboardRead => self.clipboard_read(envelope.payload).await,
-            MessageType::ClipboardWrite => self.clipboard_write(envelope.payload).await,
-            MessageType::TakeoverRequest => self.takeover_request(envelope.payload).await,
-            _ => self.protocol_error(
-                &op,
-                ErrorCode::UnknownMessageType,
-                format!("{} is not a request", kind.wire_name()),
-            ),
-        };
+        let reply = (op.run)(self, op, envelope.payload).await;
         (id, reply)
     }
 
@@ -432,11 +422,7 @@ impl Handler {
         })
     }
 
-    async fn screenshot(&self, payload: Value) -> Reply {
-        let req = match self.payload("screenshot", payload) {
-            Ok(r) => r,
-            Err(reply) => return reply,
-        };
+    async fn screenshot(&self, req: ScreenshotRequest) -> Reply {
         let engine = &self.state.engine;
         let spec = match convert::screenshot(&req, engine.features()) {
             Ok(s) => s,
@@ -469,12 +455,7 @@ impl Handler {
         }
     }
 
-    async fn input(&self, payload: Value) -> Reply {
-        let req: deskhand_protocol::messages::InputActionPayload =
-            match self.payload("input", payload) {
-                Ok(r) => r,
-                Err(reply) => return reply,
-            };
+    async fn input(&self, req: InputActionPayload) -> Reply {
         let engine = &self.state.engine;
         let op = format!(
             "input.{}",
@@ -493,7 +474,7 @@ impl Handler {
         }
     }
 
-    async fn cursor(&self) -> Reply {
+    async fn cursor(&self, _: Value) -> Reply {
         match self.state.engine.cursor(&self.session).await {
             Ok((p, monitor)) => Reply::Message(
                 MessageType::CursorPositionResponse,
@@ -507,7 +488,7 @@ impl Handler {
         }
     }
 
-    async fn display_info(&self) -> Reply {
+    async fn display_info(&self, _: Value) -> Reply {
         match self.state.engine.layout(&self.session).await {
             Ok(layout) => {
                 let monitors = layout
@@ -531,24 +512,6 @@ impl Handler {
             Err(e) => self.engine_error(&e),
         }
     }
-}
-
-fn is_request(kind: MessageType) -> bool {
-    matches!(
-        kind,
-        MessageType::ScreenshotRequest
-            | MessageType::InputAction
-            | MessageType::CursorPositionRequest
-            | MessageType::DisplayInfoRequest
-            | MessageType::WindowListRequest
-            | MessageType::WindowFocus
-            | MessageType::AppListRequest
-            | MessageType::AppLaunch
-            | MessageType::PermissionsCheckRequest
-            | MessageType::ClipboardRead
-            | MessageType::ClipboardWrite
-            | MessageType::TakeoverRequest
-    )
 }
 
 /// Caps client-chosen names before they reach a message or the audit log.

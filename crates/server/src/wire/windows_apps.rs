@@ -2,13 +2,12 @@
 //! WINDOW_FOCUS, APP_LIST_REQUEST, APP_LAUNCH and PERMISSIONS_CHECK_REQUEST.
 
 use deskhand_engine::{EngineError, LaunchTarget, WindowFilter};
+use deskhand_protocol::MessageType;
 use deskhand_protocol::messages::{
     AckPayload, AppInfo, AppLaunchRequest, AppListRequest, AppListResponse, LaunchAck,
     PermissionsCheckRequest, PermissionsCheckResponse, WindowFocusRequest, WindowInfo,
     WindowListRequest, WindowListResponse,
 };
-use deskhand_protocol::{Feature, MessageType};
-use serde_json::Value;
 
 use super::{Handler, Reply, to_value};
 
@@ -19,28 +18,7 @@ impl Handler {
         self.engine_error(&e)
     }
 
-    /// Refuses `op` unless the backend offers `feature`.
-    fn offered(&self, op: &str, feature: Feature) -> Result<(), Reply> {
-        if self.state.engine.features().has(feature) {
-            Ok(())
-        } else {
-            Err(self.refuse(
-                op,
-                EngineError::NotSupported {
-                    feature: feature.name(),
-                },
-            ))
-        }
-    }
-
-    pub(super) async fn window_list(&self, payload: Value) -> Reply {
-        let req: WindowListRequest = match self.payload("window.list", payload) {
-            Ok(r) => r,
-            Err(reply) => return reply,
-        };
-        if let Err(reply) = self.offered("window.list", Feature::WindowList) {
-            return reply;
-        }
+    pub(super) async fn window_list(&self, req: WindowListRequest) -> Reply {
         let engine = &self.state.engine;
         let filter = WindowFilter {
             app: req.app_bundle_id,
@@ -74,14 +52,7 @@ impl Handler {
         }
     }
 
-    pub(super) async fn window_focus(&self, payload: Value) -> Reply {
-        let req: WindowFocusRequest = match self.payload("window.focus", payload) {
-            Ok(r) => r,
-            Err(reply) => return reply,
-        };
-        if let Err(reply) = self.offered("window.focus", Feature::WindowFocus) {
-            return reply;
-        }
+    pub(super) async fn window_focus(&self, req: WindowFocusRequest) -> Reply {
         let Some(handle) = req.window_id else {
             return self.refuse(
                 "window.focus",
@@ -99,14 +70,7 @@ impl Handler {
         }
     }
 
-    pub(super) async fn app_list(&self, payload: Value) -> Reply {
-        let req: AppListRequest = match self.payload("app.list", payload) {
-            Ok(r) => r,
-            Err(reply) => return reply,
-        };
-        if let Err(reply) = self.offered("app.list", Feature::AppList) {
-            return reply;
-        }
+    pub(super) async fn app_list(&self, req: AppListRequest) -> Reply {
         let include_background = req.include_background.unwrap_or(false);
         match self
             .state
@@ -135,14 +99,7 @@ impl Handler {
         }
     }
 
-    pub(super) async fn app_launch(&self, payload: Value) -> Reply {
-        let req: AppLaunchRequest = match self.payload("app.launch", payload) {
-            Ok(r) => r,
-            Err(reply) => return reply,
-        };
-        if let Err(reply) = self.offered("app.launch", Feature::AppLaunch) {
-            return reply;
-        }
+    pub(super) async fn app_launch(&self, req: AppLaunchRequest) -> Reply {
         let target = match (req.executable_path, req.bundle_id) {
             (Some(path), None) => LaunchTarget::Executable(path),
             (None, Some(id)) => LaunchTarget::AppId(id),
@@ -174,14 +131,7 @@ impl Handler {
         }
     }
 
-    pub(super) async fn permissions_check(&self, payload: Value) -> Reply {
-        let req: PermissionsCheckRequest = match self.payload("permissions.check", payload) {
-            Ok(r) => r,
-            Err(reply) => return reply,
-        };
-        if let Err(reply) = self.offered("permissions.check", Feature::PermissionsCheck) {
-            return reply;
-        }
+    pub(super) async fn permissions_check(&self, req: PermissionsCheckRequest) -> Reply {
         let names = req.permissions.unwrap_or_default();
         if let Some(bad) = names.iter().find(|n| n.is_empty() || n.len() > 64) {
             let e = EngineError::invalid("permissions", format!("bad permission name {bad:?}"));
