@@ -47,8 +47,8 @@ fn init_tracing() {
 
 /// Keeps large buffers (frames, PNGs, replies of several MiB) in the heap
 /// instead of mapping fresh pages for each: glibc's default maps every
-/// allocation over 128 KiB and unmaps it on free, and faulting the pages in
-/// again costs about 1.5 ms per 3.5 MB screenshot reply.
+/// allocation over 128 KiB and unmaps it on free, so every screenshot reply
+/// would fault its pages in again (`docs/performance.md`).
 fn keep_large_buffers() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes allocator tunables; called before any

@@ -1,6 +1,5 @@
 //! Encoded image bytes kept in parts: a PNG's compressed stripes are not
-//! copied into one buffer (2.5 MB of fresh memory for a photo-like 1080p
-//! screen); whoever sends the image reads the parts in order, or their
+//! copied into one buffer; whoever sends the image reads the parts in order, or their
 //! base64, which the encoder keeps for the parts it caches.
 
 use std::borrow::Cow;

@@ -208,8 +208,7 @@ fn stripe_key(frame: &Frame<'_>, y0: usize, y1: usize) -> u128 {
 }
 
 /// Converts, filters and deflates rows `y0..y1`, compiled for AVX2 and
-/// BMI2 where the CPU has them (the filter runs about 2.5 times and the
-/// Huffman coder about 1.25 times as fast).
+/// BMI2 where the CPU has them.
 fn compress_rows(
     scratch: &mut Scratch,
     frame: &Frame<'_>,

@@ -39,8 +39,7 @@ impl Shared {
     /// round trips (the pointer check, a move's warp) take tens of
     /// microseconds: sleeping in poll(2) lets this CPU halt, and on a
     /// virtual machine waking it again costs about as much as the round
-    /// trip (measured: a move one after another 0.23-0.29 ms sleeping,
-    /// 0.16-0.22 ms spinning). Between two looks the CPU is yielded, not
+    /// trip (`docs/performance.md`). Between two looks the CPU is yielded, not
     /// held: the scheduler often wakes the X server on this very CPU, and
     /// a spin would keep it from answering until the spin gives up.
     pub fn spin_for_reply(&self) {

@@ -1,7 +1,6 @@
 //! A lit/len code shaped so that AVX2 finds the codes of 32 filtered bytes
 //! with a handful of byte shuffles, and the coder that writes them (the
-//! approach of fpnge's coder; about half the instructions per byte of the
-//! pair-table coder).
+//! approach of fpnge's coder).
 //!
 //! The shape:
 //! - literals `0..16` and `240..256` (the small residuals, most of what
@@ -16,9 +15,8 @@
 //!   eight bits.
 //!
 //! Within the shape the lengths are optimal for the sampled counts (a
-//! dynamic program over Kraft units); the shape costs about 1% of output
-//! against an unconstrained code on the bench's photo-like rows, and far
-//! more on rows whose common residuals are mid literals, which is why the
+//! dynamic program over Kraft units); the shape costs a little output
+//! against an unconstrained code on photo-like rows, and far more on rows whose common residuals are mid literals, which is why the
 //! caller compares it with the sample's entropy first.
 
 use std::arch::x86_64::{
