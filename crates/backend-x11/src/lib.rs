@@ -63,6 +63,8 @@ pub fn open_with(display: Option<&str>, options: &X11Options) -> Result<Backend,
 }
 
 #[cfg(target_os = "linux")]
+pub use x11::doctor::{X11Findings, x11_findings};
+#[cfg(target_os = "linux")]
 pub use x11::person::FakePerson;
 #[cfg(target_os = "linux")]
 pub use x11::probe::{DisplayProbe, Extensions, probe};

@@ -7,11 +7,9 @@
 use std::os::unix::fs::PermissionsExt;
 
 use clap::{Args, ValueEnum};
-use deskhand_backend_x11::DisplayProbe;
 use deskhand_protocol::doctor::{
-    Availability, BackendEntry, CONTRACT_VERSION, CapabilityEntry, DOCTOR_JSON_SCHEMA,
-    DOCTOR_SCHEMA_NAME, DOCTOR_SCHEMA_VERSION, DoctorReport, NetworkBlock, NextStep,
-    PermissionEntry, Probe,
+    Availability, BackendEntry, CapabilityEntry, CapabilityName, ConsentKind, DoctorReport,
+    Findings, GrantStatus, PermissionEntry, Platform, Probe, ProbeStatus, ReasonCode, Verdict,
 };
 
 use crate::files;
@@ -48,34 +46,7 @@ pub struct DoctorArgs {
     require: Vec<Wanted>,
 }
 
-const ACTION_NO_DISPLAY: &str = "Run deskhand inside your desktop session, or start it with `deskhand serve --virtual` to get a virtual desktop.";
-const ACTION_WAYLAND: &str = "Log in to an X11 session (\"Ubuntu on Xorg\" or similar at the login screen); Wayland sessions are not supported yet.";
-const ACTION_XTEST: &str = "Enable the XTEST extension of your X server (it is on by default; check xorg.conf for Option \"XTEST\" \"off\").";
-const ACTION_XINPUT2: &str = "Use an X server with XInput 2.1 or newer (any current Xorg or Xvfb).";
-const ACTION_ATSPI: &str = "Turn on assistive technologies in your desktop's accessibility settings, then sign out and in again.";
-const ACTION_OVERLAY: &str = "Build the indicator next to deskhand (cargo build --release -p deskhand-overlay) or set DESKHAND_OVERLAY to its path.";
-const ACTION_COMPOSITE: &str =
-    "Enable the Composite extension of your X server (it is on by default).";
-const ACTION_NOT_BUILT: &str = "This part of deskhand is not built yet; a later version adds it.";
-const ACTION_PORTAL: &str = "The Wayland portals backend is planned; use an X11 session for now.";
-
-fn entry(
-    status: Availability,
-    reason: Option<&str>,
-    action: Option<&str>,
-) -> (Availability, Option<String>, Option<String>) {
-    (status, reason.map(str::to_owned), action.map(str::to_owned))
-}
-
-fn probe_line(label: &str, ok: bool, message: String) -> Probe {
-    Probe {
-        label: label.into(),
-        status: if ok { "ok" } else { "warn" }.into(),
-        message,
-    }
-}
-
-/// Builds the report from the environment and a probe of the display.
+/// Builds the report from the environment and a look at the display.
 pub fn report(display: Option<&str>) -> DoctorReport {
     let wayland = std::env::var_os("WAYLAND_DISPLAY").is_some()
         || std::env::var("XDG_SESSION_TYPE").is_ok_and(|t| t == "wayland");
@@ -83,311 +54,57 @@ pub fn report(display: Option<&str>) -> DoctorReport {
         .map(str::to_owned)
         .or_else(|| std::env::var("DISPLAY").ok())
         .filter(|d| !d.is_empty());
-    let probed: Option<Result<DisplayProbe, String>> = display
-        .as_deref()
-        .map(|d| deskhand_backend_x11::probe(d).map_err(|e| e.to_string()));
-    let x = probed.as_ref().and_then(|p| p.as_ref().ok());
-    let session_type = match (wayland, x) {
-        (true, _) => "wayland",
-        (false, Some(_)) => "x11",
-        (false, None) => "none",
-    };
-    let mut probes = Vec::new();
-    probes.push(match &probed {
-        Some(Ok(p)) => probe_line(
-            "display server",
-            true,
-            format!("X11 {} ({})", p.display, p.vendor),
-        ),
-        Some(Err(e)) => Probe {
-            label: "display server".into(),
-            status: "fail".into(),
-            message: e.clone(),
-        },
-        None => Probe {
-            label: "display server".into(),
-            status: "fail".into(),
-            message: "no DISPLAY".into(),
-        },
-    });
-    probes.push(probe_line(
-        "session type",
-        session_type == "x11",
-        session_type.into(),
-    ));
-
-    let (x11_status, x11_reason, x11_action) = match (wayland, x) {
-        (true, _) => entry(
-            Availability::Unavailable,
-            Some("wayland_session_unsupported"),
-            Some(ACTION_WAYLAND),
-        ),
-        (false, Some(_)) => entry(Availability::Available, None, None),
-        (false, None) => entry(
-            Availability::Unavailable,
-            Some("display_unreachable"),
-            Some(ACTION_NO_DISPLAY),
-        ),
-    };
-    let x11_ok = x11_status == Availability::Available;
+    let x11 = deskhand_backend_x11::x11_findings(display.as_deref(), wayland);
+    let planned = |reason| Verdict::because(Availability::Planned, reason);
     let backends = vec![
-        BackendEntry {
-            id: "x11".into(),
-            status: x11_status,
-            required: true,
-            reason_code: x11_reason.clone(),
-            action: x11_action.clone(),
-        },
-        BackendEntry {
-            id: "atspi".into(),
-            status: Availability::Planned,
-            required: false,
-            reason_code: Some("not_built".into()),
-            action: Some(ACTION_NOT_BUILT.into()),
-        },
-        BackendEntry {
-            id: "wayland-portal".into(),
-            status: Availability::Planned,
-            required: false,
-            reason_code: Some("wayland_portal_not_built".into()),
-            action: Some(ACTION_PORTAL.into()),
-        },
-    ];
-
-    let ext = x.map(|p| p.extensions.clone()).unwrap_or_default();
-    if let Some(p) = x {
-        for (name, ok) in [
-            ("XTEST", ext.xtest),
-            ("MIT-SHM", ext.shm),
-            ("Composite", ext.composite),
-            ("RandR", ext.randr),
-            ("XFIXES", ext.xfixes),
-        ] {
-            probes.push(probe_line(
-                &format!("extension {name}"),
-                ok,
-                if ok { "present" } else { "missing" }.into(),
-            ));
-        }
-        let xi = ext
-            .xinput
-            .map_or("missing".into(), |(a, b)| format!("{a}.{b}"));
-        probes.push(probe_line(
-            "extension XInput",
-            ext.xinput.is_some_and(|v| v >= (2, 1)),
-            xi,
-        ));
-        probes.push(probe_line(
-            "window manager",
-            p.window_manager.is_some(),
-            p.window_manager
-                .clone()
-                .unwrap_or_else(|| "none announced".into()),
-        ));
-        let overlay = deskhand_backend_x11::overlay_program();
-        probes.push(probe_line(
-            "takeover indicator",
-            overlay.is_some(),
-            match &overlay {
-                Some(path) => format!(
-                    "{} (kill switch: ctrl+alt+Escape by default)",
-                    path.display()
-                ),
-                None => {
-                    "deskhand-overlay not found next to deskhand, on PATH or in $DESKHAND_OVERLAY"
-                        .into()
-                }
-            },
-        ));
-        probes.push(probe_line(
-            "AT-SPI bus",
-            p.atspi_bus,
-            if p.atspi_bus {
-                "advertised"
-            } else {
-                "not advertised on the root window"
-            }
-            .into(),
-        ));
-    }
-    let unavailable_like_x11 = || {
-        entry(
-            Availability::Unavailable,
-            x11_reason.as_deref(),
-            x11_action.as_deref(),
-        )
-    };
-    let not_built = || {
-        entry(
-            Availability::Planned,
-            Some("not_built"),
-            Some(ACTION_NOT_BUILT),
-        )
-    };
-    let cap = |name: &str,
-               (status, reason_code, action): (Availability, Option<String>, Option<String>),
-               consent: &str| CapabilityEntry {
-        name: name.into(),
-        status,
-        reason_code,
-        action,
-        consent: consent.into(),
-    };
-    let available = || entry(Availability::Available, None, None);
-    let handback = if !x11_ok {
-        unavailable_like_x11()
-    } else if ext.xinput.is_none_or(|v| v < (2, 1)) {
-        entry(
-            Availability::Unavailable,
-            Some("xinput2_missing"),
-            Some(ACTION_XINPUT2),
-        )
-    } else {
-        available()
-    };
-    let indicator = if !x11_ok {
-        unavailable_like_x11()
-    } else if !ext.composite {
-        entry(
-            Availability::Unavailable,
-            Some("composite_missing"),
-            Some(ACTION_COMPOSITE),
-        )
-    } else if deskhand_backend_x11::overlay_program().is_none() {
-        entry(
-            Availability::Unavailable,
-            Some("not_built"),
-            Some(ACTION_OVERLAY),
-        )
-    } else {
-        available()
-    };
-    // Synthetic input only within a takeover: XTEST, the indicator and
-    // hand-back are all needed.
-    let input = if !x11_ok {
-        unavailable_like_x11()
-    } else if !ext.xtest {
-        entry(
-            Availability::Unavailable,
-            Some("xtest_missing"),
-            Some(ACTION_XTEST),
-        )
-    } else if indicator.0 != Availability::Available {
-        indicator.clone()
-    } else if handback.0 != Availability::Available {
-        handback.clone()
-    } else {
-        available()
-    };
-    let no_api = || entry(Availability::Unsupported, Some("no_platform_api"), None);
-    // The CLIPBOARD selection exists on every X server; whether agents may
-    // use it is the person's opt-in (`serve --enable-clipboard`).
-    let clipboard = || {
-        if x11_ok {
-            entry(Availability::Available, None, None)
-        } else {
-            unavailable_like_x11()
-        }
-    };
-    let capabilities = vec![
-        cap("read_tree", not_built(), "session"),
-        cap("act_semantic", not_built(), "session"),
-        cap(
-            "capture_window",
-            if x11_ok {
-                entry(Availability::Available, None, None)
-            } else {
-                unavailable_like_x11()
-            },
-            "session",
+        x11.backend,
+        BackendEntry::new("atspi", false, planned(ReasonCode::NotBuilt)),
+        BackendEntry::new(
+            "wayland-portal",
+            false,
+            planned(ReasonCode::WaylandPortalNotBuilt),
         ),
-        cap("input_takeover", input, "takeover"),
-        cap("takeover_indicator", indicator, "takeover"),
-        cap("takeover_handback", handback, "takeover"),
-        cap("list_notifications", no_api(), "session"),
-        cap("dismiss_notification", no_api(), "session"),
-        cap("invoke_notification_action", no_api(), "session"),
-        cap("clipboard_read", clipboard(), "separate"),
-        cap("clipboard_write", clipboard(), "session"),
     ];
-    let atspi = x.is_some_and(|p| p.atspi_bus);
-    let permissions = vec![
-        PermissionEntry {
-            name: "accessibility".into(),
-            status: if !x11_ok {
-                "unknown"
-            } else if atspi {
-                "granted"
-            } else {
-                "missing"
-            }
-            .into(),
-            reason_code: (x11_ok && !atspi).then(|| "atspi_bus_not_advertised".into()),
-            action: (x11_ok && !atspi).then(|| ACTION_ATSPI.into()),
-        },
-        PermissionEntry {
-            name: "screen_capture".into(),
-            status: "not_applicable".into(),
-            reason_code: None,
-            action: None,
-        },
+    let no_api = Verdict::because(Availability::Unsupported, ReasonCode::NoPlatformApi);
+    let mut capabilities = vec![
+        CapabilityEntry::new(
+            CapabilityName::ReadTree,
+            planned(ReasonCode::NotBuilt),
+            ConsentKind::Session,
+        ),
+        CapabilityEntry::new(
+            CapabilityName::ActSemantic,
+            planned(ReasonCode::NotBuilt),
+            ConsentKind::Session,
+        ),
     ];
+    capabilities.extend(x11.capabilities);
+    for name in [
+        CapabilityName::ListNotifications,
+        CapabilityName::DismissNotification,
+        CapabilityName::InvokeNotificationAction,
+    ] {
+        capabilities.push(CapabilityEntry::new(name, no_api, ConsentKind::Session));
+    }
+    let mut permissions = x11.permissions;
+    permissions.push(PermissionEntry::new(
+        "screen_capture",
+        GrantStatus::NotApplicable,
+        None,
+    ));
+    let mut probes = x11.probes;
     probes.extend(file_probes());
-
-    let mut next_steps: Vec<NextStep> = Vec::new();
-    for b in backends
-        .iter()
-        .filter(|b| b.status == Availability::Unavailable)
-    {
-        if let (Some(reason), Some(action)) = (&b.reason_code, &b.action) {
-            next_steps.push(NextStep {
-                reason_code: reason.clone(),
-                backend: Some(b.id.clone()),
-                permission: None,
-                required: b.required,
-                action: action.clone(),
-            });
-        }
-    }
-    for p in permissions.iter().filter(|p| p.status == "missing") {
-        let (Some(reason), Some(action)) = (&p.reason_code, &p.action) else {
-            continue;
-        };
-        match next_steps.iter_mut().find(|s| &s.reason_code == reason) {
-            Some(step) => step.permission = Some(p.name.clone()),
-            None => next_steps.push(NextStep {
-                reason_code: reason.clone(),
-                backend: None,
-                permission: Some(p.name.clone()),
-                required: false,
-                action: action.clone(),
-            }),
-        }
-    }
-    let ready = backends
-        .iter()
-        .filter(|b| b.required)
-        .all(|b| b.status == Availability::Available);
-    DoctorReport {
-        schema: DOCTOR_SCHEMA_NAME.into(),
-        schema_version: DOCTOR_SCHEMA_VERSION,
-        driver_version: env!("CARGO_PKG_VERSION").into(),
-        contract_version: CONTRACT_VERSION.into(),
-        platform: "linux".into(),
-        session_type: session_type.into(),
-        ready,
-        backends,
-        capabilities,
-        permissions,
-        next_steps,
-        network: NetworkBlock {
-            code_paths: "none".into(),
-            telemetry: false,
-            update_check: false,
+    DoctorReport::assemble(
+        Findings {
+            platform: Platform::Linux,
+            session_type: x11.session_type,
+            backends,
+            capabilities,
+            permissions,
+            probes,
         },
-        ok: ready,
-        probes,
-    }
+        env!("CARGO_PKG_VERSION"),
+    )
 }
 
 /// Where the token goes without a keychain, and whether that file is fine.
@@ -424,7 +141,7 @@ fn file_probes() -> Vec<Probe> {
         Err(why) => token_file_message(&why),
     };
     vec![
-        probe_line(
+        Probe::new(
             "audit log",
             writable,
             format!(
@@ -433,13 +150,12 @@ fn file_probes() -> Vec<Probe> {
                 if writable { "writable" } else { "not writable" }
             ),
         ),
-        probe_line("token store", token_msg.0, token_msg.1),
-        probe_line(
+        Probe::new("token store", token_msg.0, token_msg.1),
+        Probe::new(
             "clipboard",
             true,
             "X11 CLIPBOARD selection; off unless `deskhand serve --enable-clipboard` \
-             (foreign reads also need --enable-clipboard-read-foreign)"
-                .into(),
+             (foreign reads also need --enable-clipboard-read-foreign)",
         ),
     ]
 }
@@ -459,17 +175,17 @@ fn wanted_ready(r: &DoctorReport, want: Wanted) -> bool {
         .any(|b| b.id == "x11" && b.status == Availability::Available);
     match want {
         Wanted::Screenshot | Wanted::Windows => x11,
-        Wanted::Input => r
-            .capabilities
-            .iter()
-            .any(|c| c.name == "input_takeover" && c.status == Availability::Available),
+        Wanted::Input => {
+            r.capability(CapabilityName::InputTakeover) == Some(Availability::Available)
+        }
     }
 }
 
 /// Runs the doctor; returns the exit status.
 pub fn run(args: DoctorArgs) -> anyhow::Result<i32> {
     if args.schema {
-        println!("{DOCTOR_JSON_SCHEMA}");
+        let schema = deskhand_protocol::doctor::json_schema();
+        println!("{}", serde_json::to_string_pretty(&schema)?);
         return Ok(0);
     }
     let r = report(args.display.as_deref());
@@ -478,10 +194,10 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<i32> {
         return Ok(if r.ready { 0 } else { 1 });
     }
     for p in &r.probes {
-        let mark = match p.status.as_str() {
-            "ok" => "✓",
-            "warn" => "⚠",
-            _ => "✗",
+        let mark = match p.status {
+            ProbeStatus::Ok => "✓",
+            ProbeStatus::Warn => "⚠",
+            ProbeStatus::Fail => "✗",
         };
         println!("{mark} {}: {}", p.label, p.message);
     }
@@ -502,7 +218,10 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<i32> {
                 .as_deref()
                 .or(step.permission.as_deref())
                 .unwrap_or("-"),
-            step.reason_code,
+            serde_json::to_value(step.reason_code)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
             step.action
         );
     }

@@ -1,7 +1,7 @@
 //! The audit log: JSON lines, one record per op, appended and flushed
 //! before the reply goes out, rotated by size (`audit.jsonl` →
 //! `audit.jsonl.1` … `.N`). Typed text is never written: only its length
-//! and a SHA-256 prefix.
+//! and a prefix of its HMAC under the install's key.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};

@@ -1,6 +1,10 @@
-//! The doctor report (`deskhand doctor --json`): schema v2 of the driver
-//! contract §6.4, and its JSON schema.
+//! The doctor report (`deskhand doctor --json`, later MCP's
+//! `health_report`): schema v2 of the driver contract §6.4, as data. Every
+//! status and reason is an enum; the report's JSON schema is generated
+//! from these types; [`DoctorReport::assemble`] derives `ready` and the
+//! next steps from the entries, so every host reports the same way.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// `schema` of the report.
@@ -11,18 +15,133 @@ pub const DOCTOR_SCHEMA_VERSION: u32 = 2;
 pub const CONTRACT_VERSION: &str = "0.8.0";
 
 /// Status of a backend or capability.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-#[allow(missing_docs)]
 pub enum Availability {
+    /// Works here.
     Available,
+    /// Could work here, but something is missing (see the reason).
     Unavailable,
+    /// This platform has no way to do it.
     Unsupported,
+    /// Not built yet.
     Planned,
 }
 
+/// Why something is not available: one code per cause, each with its
+/// fixed advice for the person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasonCode {
+    /// No display to connect to, or it refused.
+    DisplayUnreachable,
+    /// A Wayland session (not supported yet).
+    WaylandSessionUnsupported,
+    /// The XTEST extension is off.
+    XtestMissing,
+    /// XInput 2.1 is missing.
+    #[serde(rename = "xinput2_missing")]
+    Xinput2Missing,
+    /// The Composite extension is off.
+    CompositeMissing,
+    /// The indicator program is not found.
+    IndicatorNotFound,
+    /// The accessibility bus is not advertised on the display.
+    AtspiBusNotAdvertised,
+    /// The platform has no API for it.
+    NoPlatformApi,
+    /// This part of deskhand is not built yet.
+    NotBuilt,
+    /// The Wayland portal backend is not built yet.
+    WaylandPortalNotBuilt,
+}
+
+impl ReasonCode {
+    /// What the person can do about it, in plain words.
+    pub fn action(self) -> Option<&'static str> {
+        Some(match self {
+            Self::DisplayUnreachable => {
+                "Run deskhand inside your desktop session, or start it with `deskhand serve --virtual` to get a virtual desktop."
+            }
+            Self::WaylandSessionUnsupported => {
+                "Log in to an X11 session (\"Ubuntu on Xorg\" or similar at the login screen); Wayland sessions are not supported yet."
+            }
+            Self::XtestMissing => {
+                "Enable the XTEST extension of your X server (it is on by default; check xorg.conf for Option \"XTEST\" \"off\")."
+            }
+            Self::Xinput2Missing => {
+                "Use an X server with XInput 2.1 or newer (any current Xorg or Xvfb)."
+            }
+            Self::CompositeMissing => {
+                "Enable the Composite extension of your X server (it is on by default)."
+            }
+            Self::IndicatorNotFound => {
+                "Build the indicator next to deskhand (cargo build --release -p deskhand-overlay) or set DESKHAND_OVERLAY to its path."
+            }
+            Self::AtspiBusNotAdvertised => {
+                "Turn on assistive technologies in your desktop's accessibility settings, then sign out and in again."
+            }
+            Self::NotBuilt => "This part of deskhand is not built yet; a later version adds it.",
+            Self::WaylandPortalNotBuilt => {
+                "The Wayland portals backend is planned; use an X11 session for now."
+            }
+            Self::NoPlatformApi => return None,
+        })
+    }
+}
+
+/// What a status entry says: its status, and why not with advice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verdict {
+    /// The status.
+    pub status: Availability,
+    /// Why it is not available.
+    pub reason: Option<ReasonCode>,
+}
+
+impl Verdict {
+    /// Available.
+    pub const AVAILABLE: Self = Self {
+        status: Availability::Available,
+        reason: None,
+    };
+
+    /// `status` because of `reason`.
+    pub const fn because(status: Availability, reason: ReasonCode) -> Self {
+        Self {
+            status,
+            reason: Some(reason),
+        }
+    }
+
+    /// Unavailable because of `reason`.
+    pub const fn unavailable(reason: ReasonCode) -> Self {
+        Self::because(Availability::Unavailable, reason)
+    }
+
+    /// Whether it is available.
+    pub fn is_available(&self) -> bool {
+        self.status == Availability::Available
+    }
+}
+
+/// Where a capability's consent comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConsentKind {
+    /// The session's own grant.
+    Session,
+    /// A takeover, with its indicator.
+    Takeover,
+    /// A grant of its own.
+    Separate,
+    /// The host's approval of each call.
+    HostApproval,
+}
+
 /// One backend of the registry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct BackendEntry {
     /// `x11`, `atspi`, `wayland-portal`.
     pub id: String,
@@ -31,44 +150,127 @@ pub struct BackendEntry {
     /// Whether `ready` needs it.
     pub required: bool,
     /// Why it is not available.
-    pub reason_code: Option<String>,
+    pub reason_code: Option<ReasonCode>,
     /// What the person can do, in plain words.
     pub action: Option<String>,
 }
 
+impl BackendEntry {
+    /// The entry of backend `id` with `verdict`.
+    pub fn new(id: &str, required: bool, verdict: Verdict) -> Self {
+        Self {
+            id: id.into(),
+            status: verdict.status,
+            required,
+            reason_code: verdict.reason,
+            action: advice(verdict.reason),
+        }
+    }
+}
+
+/// The capabilities of the driver contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CapabilityName {
+    /// Reading the accessibility tree.
+    ReadTree,
+    /// Acting on elements.
+    ActSemantic,
+    /// Screenshots of windows and displays.
+    CaptureWindow,
+    /// Synthetic input during a takeover.
+    InputTakeover,
+    /// The takeover indicator.
+    TakeoverIndicator,
+    /// The person's hand-back.
+    TakeoverHandback,
+    /// Listing notifications.
+    ListNotifications,
+    /// Dismissing notifications.
+    DismissNotification,
+    /// Invoking a notification's action.
+    InvokeNotificationAction,
+    /// Reading the clipboard.
+    ClipboardRead,
+    /// Writing the clipboard.
+    ClipboardWrite,
+}
+
 /// One capability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CapabilityEntry {
-    /// Capability name (`capture_window`, `input_takeover`, …).
-    pub name: String,
+    /// Capability name.
+    pub name: CapabilityName,
     /// Its status.
     pub status: Availability,
     /// Why it is not available.
-    pub reason_code: Option<String>,
+    pub reason_code: Option<ReasonCode>,
     /// What the person can do.
     pub action: Option<String>,
-    /// Which consent it needs: `session`, `takeover`, `separate`, `host_approval`.
-    pub consent: String,
+    /// Which consent it needs.
+    pub consent: ConsentKind,
+}
+
+impl CapabilityEntry {
+    /// The entry of capability `name` with `verdict`.
+    pub fn new(name: CapabilityName, verdict: Verdict, consent: ConsentKind) -> Self {
+        Self {
+            name,
+            status: verdict.status,
+            reason_code: verdict.reason,
+            action: advice(verdict.reason),
+            consent,
+        }
+    }
+}
+
+/// State of an OS permission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GrantStatus {
+    /// Granted.
+    Granted,
+    /// Missing: see the reason.
+    Missing,
+    /// This platform does not ask for it.
+    NotApplicable,
+    /// Cannot be told here.
+    Unknown,
 }
 
 /// One OS permission.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct PermissionEntry {
     /// Permission name.
     pub name: String,
-    /// `granted`, `missing`, `not_applicable`, `unknown`.
-    pub status: String,
+    /// Its state.
+    pub status: GrantStatus,
     /// Why it is missing.
-    pub reason_code: Option<String>,
+    pub reason_code: Option<ReasonCode>,
     /// What the person can do.
     pub action: Option<String>,
 }
 
+impl PermissionEntry {
+    /// The entry of permission `name`, missing because of `reason`.
+    pub fn new(name: &str, status: GrantStatus, reason: Option<ReasonCode>) -> Self {
+        Self {
+            name: name.into(),
+            status,
+            reason_code: reason,
+            action: advice(reason),
+        }
+    }
+}
+
 /// One thing to fix, per distinct reason.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct NextStep {
     /// The reason.
-    pub reason_code: String,
+    pub reason_code: ReasonCode,
     /// The unavailable backend it explains, if any.
     pub backend: Option<String>,
     /// The missing permission it explains, if any.
@@ -80,7 +282,8 @@ pub struct NextStep {
 }
 
 /// What deskhand does on the network.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct NetworkBlock {
     /// Always `none`: no code path reaches the network.
     pub code_paths: String,
@@ -90,19 +293,93 @@ pub struct NetworkBlock {
     pub update_check: bool,
 }
 
+impl Default for NetworkBlock {
+    fn default() -> Self {
+        Self {
+            code_paths: "none".into(),
+            telemetry: false,
+            update_check: false,
+        }
+    }
+}
+
+/// How a human-readable probe went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeStatus {
+    /// Fine.
+    Ok,
+    /// Works, with something to look at.
+    Warn,
+    /// Does not work.
+    Fail,
+}
+
 /// One human-readable probe (the 0.6 fields, kept for older readers).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Probe {
     /// What was probed.
     pub label: String,
-    /// `ok`, `warn` or `fail`.
-    pub status: String,
+    /// How it went.
+    pub status: ProbeStatus,
     /// What was found.
     pub message: String,
 }
 
+impl Probe {
+    /// `ok` when `ok`, else `warn`.
+    pub fn new(label: &str, ok: bool, message: impl Into<String>) -> Self {
+        Self {
+            label: label.into(),
+            status: if ok {
+                ProbeStatus::Ok
+            } else {
+                ProbeStatus::Warn
+            },
+            message: message.into(),
+        }
+    }
+
+    /// A failed probe.
+    pub fn failed(label: &str, message: impl Into<String>) -> Self {
+        Self {
+            label: label.into(),
+            status: ProbeStatus::Fail,
+            message: message.into(),
+        }
+    }
+}
+
+/// The platform deskhand runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Platform {
+    /// Linux.
+    Linux,
+    /// macOS.
+    Macos,
+    /// Windows.
+    Windows,
+}
+
+/// The kind of desktop session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionType {
+    /// X11.
+    X11,
+    /// Wayland.
+    Wayland,
+    /// No desktop session found.
+    None,
+    /// The mock backend (tests).
+    Mock,
+}
+
 /// The whole report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct DoctorReport {
     /// [`DOCTOR_SCHEMA_NAME`].
     pub schema: String,
@@ -112,10 +389,10 @@ pub struct DoctorReport {
     pub driver_version: String,
     /// [`CONTRACT_VERSION`].
     pub contract_version: String,
-    /// `linux`, `macos`, `windows`.
-    pub platform: String,
-    /// `x11`, `wayland`, `none`.
-    pub session_type: String,
+    /// Where it runs.
+    pub platform: Platform,
+    /// Which session it found.
+    pub session_type: SessionType,
     /// Every required backend is available.
     pub ready: bool,
     /// The backend registry.
@@ -134,100 +411,196 @@ pub struct DoctorReport {
     pub probes: Vec<Probe>,
 }
 
-/// The JSON schema the report validates against.
-pub const DOCTOR_JSON_SCHEMA: &str = r##"{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "$id": "deskhand/doctor/2",
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["schema", "schema_version", "driver_version", "contract_version", "platform",
-               "session_type", "ready", "backends", "capabilities", "permissions", "next_steps",
-               "network", "ok", "probes"],
-  "properties": {
-    "schema": {"const": "deskhand/doctor"},
-    "schema_version": {"const": 2},
-    "driver_version": {"type": "string", "minLength": 1},
-    "contract_version": {"type": "string", "pattern": "^[0-9]+\\.[0-9]+\\.[0-9]+$"},
-    "platform": {"enum": ["linux", "macos", "windows"]},
-    "session_type": {"enum": ["x11", "wayland", "none", "mock", "aqua", "desktop"]},
-    "ready": {"type": "boolean"},
-    "ok": {"type": "boolean"},
-    "backends": {"type": "array", "items": {
-      "type": "object", "additionalProperties": false,
-      "required": ["id", "status", "required", "reason_code", "action"],
-      "properties": {
-        "id": {"type": "string"},
-        "status": {"$ref": "#/$defs/status"},
-        "required": {"type": "boolean"},
-        "reason_code": {"$ref": "#/$defs/reason"},
-        "action": {"type": ["string", "null"]}}}},
-    "capabilities": {"type": "array", "items": {
-      "type": "object", "additionalProperties": false,
-      "required": ["name", "status", "reason_code", "action", "consent"],
-      "properties": {
-        "name": {"enum": ["read_tree", "act_semantic", "capture_window", "input_takeover",
-                          "takeover_indicator", "takeover_handback", "list_notifications",
-                          "dismiss_notification", "invoke_notification_action",
-                          "clipboard_read", "clipboard_write"]},
-        "status": {"$ref": "#/$defs/status"},
-        "reason_code": {"$ref": "#/$defs/reason"},
-        "action": {"type": ["string", "null"]},
-        "consent": {"enum": ["session", "takeover", "separate", "host_approval"]}}}},
-    "permissions": {"type": "array", "items": {
-      "type": "object", "additionalProperties": false,
-      "required": ["name", "status", "reason_code", "action"],
-      "properties": {
-        "name": {"type": "string"},
-        "status": {"enum": ["granted", "missing", "not_applicable", "unknown"]},
-        "reason_code": {"$ref": "#/$defs/reason"},
-        "action": {"type": ["string", "null"]}}}},
-    "next_steps": {"type": "array", "items": {
-      "type": "object", "additionalProperties": false,
-      "required": ["reason_code", "backend", "permission", "required", "action"],
-      "properties": {
-        "reason_code": {"$ref": "#/$defs/reason_code"},
-        "backend": {"type": ["string", "null"]},
-        "permission": {"type": ["string", "null"]},
-        "required": {"type": "boolean"},
-        "action": {"type": "string", "minLength": 1}}}},
-    "network": {
-      "type": "object", "additionalProperties": false,
-      "required": ["code_paths", "telemetry", "update_check"],
-      "properties": {
-        "code_paths": {"const": "none"},
-        "telemetry": {"const": false},
-        "update_check": {"const": false}}},
-    "probes": {"type": "array", "items": {
-      "type": "object", "additionalProperties": false,
-      "required": ["label", "status", "message"],
-      "properties": {
-        "label": {"type": "string"},
-        "status": {"enum": ["ok", "warn", "fail"]},
-        "message": {"type": "string"}}}}
-  },
-  "$defs": {
-    "status": {"enum": ["available", "unavailable", "unsupported", "planned"]},
-    "reason_code": {"enum": ["display_unreachable", "display_not_local", "x11_extension_missing",
-      "atspi_bus_unreachable", "atspi_bus_not_advertised", "xres_missing", "composite_missing",
-      "xtest_missing", "xinput2_missing", "no_platform_api", "not_built",
-      "wayland_session_unsupported", "wayland_portal_not_built", "portal_unavailable",
-      "portal_screencast_denied", "portal_remote_desktop_denied",
-      "portal_global_shortcuts_denied", "compositor_unsupported"]},
-    "reason": {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/reason_code"}]}
-  }
-}"##;
+/// A reason's advice as the entries carry it.
+fn advice(reason: Option<ReasonCode>) -> Option<String> {
+    reason.and_then(ReasonCode::action).map(str::to_owned)
+}
+
+/// What a host found: the parts of a report it measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Findings {
+    /// Where it runs.
+    pub platform: Platform,
+    /// Which session it found.
+    pub session_type: SessionType,
+    /// The backends.
+    pub backends: Vec<BackendEntry>,
+    /// The capabilities.
+    pub capabilities: Vec<CapabilityEntry>,
+    /// The OS permissions.
+    pub permissions: Vec<PermissionEntry>,
+    /// The human-readable probes.
+    pub probes: Vec<Probe>,
+}
+
+impl DoctorReport {
+    /// The report of `found` at deskhand version `driver_version`: ready
+    /// when every required backend is available, and one next step per
+    /// distinct reason of an unavailable backend or a missing permission.
+    pub fn assemble(found: Findings, driver_version: &str) -> Self {
+        let mut next_steps: Vec<NextStep> = Vec::new();
+        for b in found
+            .backends
+            .iter()
+            .filter(|b| b.status == Availability::Unavailable)
+        {
+            if let (Some(reason), Some(action)) = (b.reason_code, &b.action) {
+                next_steps.push(NextStep {
+                    reason_code: reason,
+                    backend: Some(b.id.clone()),
+                    permission: None,
+                    required: b.required,
+                    action: action.clone(),
+                });
+            }
+        }
+        for p in found
+            .permissions
+            .iter()
+            .filter(|p| p.status == GrantStatus::Missing)
+        {
+            let (Some(reason), Some(action)) = (p.reason_code, &p.action) else {
+                continue;
+            };
+            match next_steps.iter_mut().find(|s| s.reason_code == reason) {
+                Some(step) => step.permission = Some(p.name.clone()),
+                None => next_steps.push(NextStep {
+                    reason_code: reason,
+                    backend: None,
+                    permission: Some(p.name.clone()),
+                    required: false,
+                    action: action.clone(),
+                }),
+            }
+        }
+        let ready = found
+            .backends
+            .iter()
+            .filter(|b| b.required)
+            .all(|b| b.status == Availability::Available);
+        Self {
+            schema: DOCTOR_SCHEMA_NAME.into(),
+            schema_version: DOCTOR_SCHEMA_VERSION,
+            driver_version: driver_version.into(),
+            contract_version: CONTRACT_VERSION.into(),
+            platform: found.platform,
+            session_type: found.session_type,
+            ready,
+            backends: found.backends,
+            capabilities: found.capabilities,
+            permissions: found.permissions,
+            next_steps,
+            network: NetworkBlock::default(),
+            ok: ready,
+            probes: found.probes,
+        }
+    }
+
+    /// The status of capability `name`, if reported.
+    pub fn capability(&self, name: CapabilityName) -> Option<Availability> {
+        self.capabilities
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.status)
+    }
+}
+
+/// The JSON schema the report validates against, generated from the
+/// types above.
+pub fn json_schema() -> serde_json::Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(DoctorReport))
+        .unwrap_or(serde_json::Value::Null);
+    if let Some(obj) = schema.as_object_mut() {
+        obj.insert(
+            "$id".into(),
+            format!("{DOCTOR_SCHEMA_NAME}/{DOCTOR_SCHEMA_VERSION}").into(),
+        );
+        if let Some(props) = obj.get_mut("properties").and_then(|p| p.as_object_mut()) {
+            props.insert(
+                "schema".into(),
+                serde_json::json!({"const": DOCTOR_SCHEMA_NAME}),
+            );
+            props.insert(
+                "schema_version".into(),
+                serde_json::json!({"const": DOCTOR_SCHEMA_VERSION}),
+            );
+        }
+    }
+    schema
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn found() -> Findings {
+        Findings {
+            platform: Platform::Linux,
+            session_type: SessionType::None,
+            backends: vec![
+                BackendEntry::new(
+                    "x11",
+                    true,
+                    Verdict::unavailable(ReasonCode::DisplayUnreachable),
+                ),
+                BackendEntry::new(
+                    "atspi",
+                    false,
+                    Verdict::because(Availability::Planned, ReasonCode::NotBuilt),
+                ),
+            ],
+            capabilities: vec![CapabilityEntry::new(
+                CapabilityName::ListNotifications,
+                Verdict::because(Availability::Unsupported, ReasonCode::NoPlatformApi),
+                ConsentKind::Session,
+            )],
+            permissions: vec![PermissionEntry::new(
+                "accessibility",
+                GrantStatus::Missing,
+                Some(ReasonCode::AtspiBusNotAdvertised),
+            )],
+            probes: vec![Probe::failed("display server", "no DISPLAY")],
+        }
+    }
+
     #[test]
-    fn schema_is_json_and_names_itself() {
-        let v: serde_json::Value = serde_json::from_str(DOCTOR_JSON_SCHEMA).expect("schema JSON");
+    fn a_required_backend_unavailable_is_not_ready_with_one_step_per_reason() {
+        let r = DoctorReport::assemble(found(), "1.2.3");
+        assert!(!r.ready && !r.ok);
+        let reasons: Vec<_> = r.next_steps.iter().map(|s| s.reason_code).collect();
+        assert_eq!(
+            reasons,
+            [
+                ReasonCode::DisplayUnreachable,
+                ReasonCode::AtspiBusNotAdvertised
+            ]
+        );
+        assert!(r.next_steps[0].required);
+        assert_eq!(
+            r.capabilities[0].action, None,
+            "no advice where no API exists"
+        );
+    }
+
+    #[test]
+    fn the_schema_is_generated_with_enums_and_names_itself() {
+        let v = json_schema();
         assert_eq!(v["properties"]["schema"]["const"], DOCTOR_SCHEMA_NAME);
         assert_eq!(
             v["properties"]["schema_version"]["const"],
             DOCTOR_SCHEMA_VERSION
         );
+        let text = v.to_string();
+        for name in [
+            "xinput2_missing",
+            "display_unreachable",
+            "host_approval",
+            "not_applicable",
+        ] {
+            assert!(text.contains(name), "{name} missing from the schema");
+        }
+        let json = serde_json::to_value(DoctorReport::assemble(found(), "1")).expect("json");
+        assert_eq!(json["next_steps"][0]["reason_code"], "display_unreachable");
+        assert_eq!(json["platform"], "linux");
     }
 }

@@ -4,6 +4,7 @@ mod apps;
 mod capture;
 mod clipboard;
 mod displays;
+pub mod doctor;
 mod exclusion;
 mod indicator;
 mod input;
