@@ -123,6 +123,7 @@ impl EngineError {
             Self::Backend(BackendError::DisplayUnavailable(_)) => ErrorCode::DisplayUnavailable,
             Self::Backend(BackendError::Unsupported(_)) => ErrorCode::FeatureNotSupported,
             Self::Backend(BackendError::InvalidTarget(_)) => ErrorCode::InvalidArguments,
+            Self::Backend(BackendError::Untypable { .. }) => ErrorCode::InvalidArguments,
             Self::Backend(BackendError::Failed(_)) | Self::Encode(_) => ErrorCode::BackendFailure,
             Self::ShuttingDown => ErrorCode::DisplayUnavailable,
         }
@@ -145,6 +146,9 @@ impl EngineError {
             }
             Self::NotSupported { feature } => json!({ "feature": feature }),
             Self::Backend(BackendError::InvalidTarget(_)) => json!({ "field": "target" }),
+            Self::Backend(BackendError::Untypable {
+                index, character, ..
+            }) => json!({ "field": "text", "index": index, "character": character.to_string() }),
             Self::WindowStale { window_id } => {
                 json!({ "window_id": window_id, "hint": "re-list windows" })
             }
