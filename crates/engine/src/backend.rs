@@ -191,6 +191,12 @@ pub trait Input: Send {
     }
     /// Turns the wheel `steps` times.
     fn scroll(&mut self, direction: ScrollDirection, steps: u32) -> Result<(), BackendError>;
+    /// Gives back what typing changed in the person's keyboard setup (keys
+    /// remapped for characters no key produces). Called at shutdown, once
+    /// everything held is released.
+    fn restore_keyboard(&mut self) -> Result<(), BackendError> {
+        Ok(())
+    }
 }
 
 /// A top-level window as the OS reports it.

@@ -496,10 +496,16 @@ impl Desk {
         self.release(held);
     }
 
-    /// Releases everything (shutdown).
+    /// Releases everything and gives back what typing remapped
+    /// (shutdown).
     pub fn release_all(&mut self) {
         let held = self.ledger.take_all();
         self.release(held);
+        if let Some(input) = self.backend.input.as_mut()
+            && let Err(e) = input.restore_keyboard()
+        {
+            tracing::error!(error = %e, "could not give back remapped keys");
+        }
     }
 
     fn release(&mut self, held: Vec<Held>) {

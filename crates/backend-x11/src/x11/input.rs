@@ -330,4 +330,8 @@ impl Input for X11Input {
         }
         kb.sync()
     }
+
+    fn restore_keyboard(&mut self) -> Result<(), BackendError> {
+        self.restorer.lock().restore()
+    }
 }
