@@ -476,13 +476,21 @@ impl Keyboard {
     /// (the keys between them are sent as they are), then reads the
     /// keymap back: once the answer is in, the change is applied and every
     /// client was told before any key event sent after it.
+    ///
+    /// Every change spans all the spare keycodes, whichever of them it
+    /// changes: an app (Xlib) re-reads just the keys a change notice names,
+    /// and forgets the notices that arrive while it waits for that answer,
+    /// so each answer must cover every keycode deskhand may have changed.
     fn set_keys(&mut self, changes: &[(u8, KeySyms)]) -> Result<(), BackendError> {
-        let (Some(lo), Some(hi)) = (
-            changes.iter().map(|c| c.0).min(),
-            changes.iter().map(|c| c.0).max(),
-        ) else {
+        if changes.is_empty() {
             return Ok(());
-        };
+        }
+        let span = changes
+            .iter()
+            .map(|c| c.0)
+            .chain(self.index.spare().iter().copied())
+            .chain(self.owned.iter().map(|o| o.keycode));
+        let (lo, hi) = span.fold((u8::MAX, 0), |(lo, hi), k| (lo.min(k), hi.max(k)));
         let wanted: HashMap<u8, &KeySyms> = changes.iter().map(|(k, s)| (*k, s)).collect();
         let mut maps = Vec::new();
         for keycode in lo..=hi {
