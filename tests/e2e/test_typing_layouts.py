@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from typing_helpers import (LAYOUT_CHARS, OwnDesktop, TermSink, keymap, lock_group, setxkbmap,
-                            wait_keymap)
+from typing_helpers import (LAYOUT_CHARS, OwnDesktop, TermSink, keymap, lock_group, quiet_keymap,
+                            setxkbmap, wait_keymap)
 
 LAYOUTS = [("us",), ("de",), ("fr",), ("us", "dvorak")]
 TEXT = f"echo {LAYOUT_CHARS} > /tmp/x/{LAYOUT_CHARS[::-1]} yzYZ ok"
@@ -52,7 +52,7 @@ def test_layout_switched_while_running(layout, client, display, tmp_path, us_aft
     finally:
         first.close()
     setxkbmap(display, *layout)
-    before = keymap(display)
+    before = quiet_keymap(display)
     sink = TermSink(display, tmp_path, "switched")
     try:
         assert sink.type_into(client, TEXT) == TEXT.encode()
@@ -63,7 +63,7 @@ def test_layout_switched_while_running(layout, client, display, tmp_path, us_aft
 
 def test_two_groups_switched_between_texts(client, display, tmp_path, us_afterwards):
     setxkbmap(display, "us,de")
-    before = keymap(display)
+    before = quiet_keymap(display)
     try:
         lock_group(display, 0)
         sink = TermSink(display, tmp_path, "group1")

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import random
 
-from typing_helpers import TermSink, TkEntry, keymap, random_text, wait_keymap
+from typing_helpers import TermSink, TkEntry, quiet_keymap, random_text, wait_keymap
 
 RUNS = 10
 LENGTH = 2000
 
 
 def test_random_unicode_into_xterm_ten_times(client, display, tmp_path):
-    before = keymap(display)
+    before = quiet_keymap(display)
     rng = random.Random(20)
     for run in range(RUNS):
         text = random_text(rng, LENGTH)
@@ -28,7 +28,7 @@ def test_random_unicode_into_xterm_ten_times(client, display, tmp_path):
 
 
 def test_random_unicode_into_a_tk_entry_ten_times(client, display, apps, tmp_path):
-    before = keymap(display)
+    before = quiet_keymap(display)
     entry = TkEntry(display, tmp_path)
     apps.append(entry)
     rng = random.Random(21)

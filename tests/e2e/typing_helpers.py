@@ -10,6 +10,7 @@ import ctypes.util
 import json
 import os
 import random
+import time
 from pathlib import Path
 
 from daemon import Daemon
@@ -71,6 +72,13 @@ def keymap(display: str) -> str:
     """The keymap as `xmodmap -pke` prints it."""
     require("xmodmap")
     return run(display, "xmodmap", "-pke")
+
+
+def quiet_keymap(display: str) -> str:
+    """The keymap once deskhand has given back what earlier typing
+    remapped (it does once typing has been idle for half a second)."""
+    time.sleep(1.0)
+    return keymap(display)
 
 
 def wait_keymap(display: str, expected: str, timeout: float = 10.0) -> None:

@@ -148,7 +148,6 @@ pub struct Index {
     by_sym: HashMap<u32, Rank>,
     by_char: HashMap<char, Rank>,
     spare: Vec<u8>,
-    shift: Option<u8>,
 }
 
 #[derive(Debug)]
@@ -191,20 +190,46 @@ impl Keymap {
         found
     }
 
-    /// The type indices for a remapped key of one and of two levels (the
-    /// second reached with Shift), when the keymap has them.
-    pub fn remap_types(&self) -> (Option<u8>, Option<u8>) {
-        let index = |want: &dyn Fn(&KeyType) -> bool| {
+    /// The key types a remapped key can have: entry `n - 1` is the type
+    /// for a key holding `n` symbols. One level always (when the keymap
+    /// has the type); two with Shift; four with Shift and the level-three
+    /// key (AltGr), when the keymap has those keys and types.
+    pub fn remap_types(&self) -> Vec<u8> {
+        let find = |want: &dyn Fn(&KeyType) -> bool| {
             self.types
                 .iter()
                 .position(want)
                 .and_then(|i| u8::try_from(i).ok())
         };
-        let one = index(&|t| t.levels == 1 && t.mask == 0);
-        let two = index(&|t| {
-            t.levels == 2 && t.mask == SHIFT && t.entries.iter().any(|e| *e == (SHIFT, 1))
+        let mods = self.modifier_keys();
+        let has_shift = mods.iter().any(|(bit, _)| *bit == SHIFT);
+        let level3 = mods.iter().map(|(bit, code)| (*bit, *code)).find(|(_, code)| {
+            self.key(*code)
+                .is_some_and(|k| k.sym(0, 0) == ISO_LEVEL3_SHIFT)
         });
-        (one, two)
+        let mut types = Vec::new();
+        let Some(one) = find(&|t| t.levels == 1 && t.mask == 0) else {
+            return types;
+        };
+        types.push(one);
+        let two = find(&|t| t.levels == 2 && t.mask == SHIFT && t.level(SHIFT) == 1);
+        let Some(two) = two.filter(|_| has_shift) else {
+            return types;
+        };
+        types.push(two);
+        if let Some((l3, _)) = level3 {
+            let four = find(&|t| {
+                t.levels == 4
+                    && t.mask == SHIFT | l3
+                    && t.level(SHIFT) == 1
+                    && t.level(l3) == 2
+                    && t.level(SHIFT | l3) == 3
+            });
+            if let Some(four) = four {
+                types.extend([four, four]);
+            }
+        }
+        types
     }
 
     /// Builds the index of everything reachable in `state`.
@@ -223,13 +248,7 @@ impl Keymap {
             .collect();
         combos.sort_by_key(|(_, codes)| codes.len());
         let modmapped: Vec<u8> = self.modifiers.iter().flatten().copied().collect();
-        let mut index = Index {
-            shift: pressable
-                .iter()
-                .find(|(bit, _)| *bit == SHIFT)
-                .map(|(_, c)| *c),
-            ..Index::default()
-        };
+        let mut index = Index::default();
         for (i, key) in self.keys.iter().enumerate() {
             let Some(keycode) = self.keycode(i) else {
                 break;
@@ -311,10 +330,6 @@ impl Index {
         &self.spare
     }
 
-    /// The Shift key, for a remapped key's second level.
-    pub fn shift(&self) -> Option<u8> {
-        self.shift
-    }
 }
 
 /// The keysym a character is remapped to: its legacy keysym where it has
@@ -463,8 +478,14 @@ mod tests {
         let map = keymap();
         let index = map.index(State::default());
         assert_eq!(index.spare(), &[8, 16]);
-        assert_eq!(index.shift(), Some(9));
-        assert_eq!(map.remap_types(), (Some(0), Some(1)));
+        // One, two (Shift) and four levels (Shift, AltGr) for remapped keys.
+        assert_eq!(map.remap_types(), vec![0, 1, 4, 4]);
+        let mut no_altgr = map.clone();
+        no_altgr.modifiers[7].clear();
+        assert_eq!(no_altgr.remap_types(), vec![0, 1]);
+        let mut no_shift = map.clone();
+        no_shift.modifiers[0].clear();
+        assert_eq!(no_shift.remap_types(), vec![0]);
     }
 
     #[test]

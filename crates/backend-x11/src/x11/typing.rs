@@ -5,12 +5,13 @@
 //!
 //! A character on a key is typed with that key and its level's modifiers.
 //! Characters on no key are put on spare keycodes in batches (one keymap
-//! change per batch, two characters per keycode, the second with Shift):
+//! change per batch; up to four characters per keycode, reached with
+//! Shift and the level-three key):
 //! a character is sent only after the server has applied the change that
 //! produces it, and a keycode gets a new meaning only once the app had
 //! time to read the events that used its old one (the least recently used
-//! keycodes are taken, at most half of them per batch, and not within
-//! [`SETTLE`] of their last press). Remapped keycodes are given back once
+//! keycodes are taken, at most half of them per batch, and none within
+//! [`SETTLE`] of its last press while another is free). Remapped keycodes are given back once
 //! typing has been idle for [`RESTORE_AFTER`], when the keyboard is
 //! dropped, and, from the file they are listed in, at the next start.
 
@@ -33,7 +34,7 @@ use super::remap_file;
 
 /// How long a remapped keycode keeps its meaning after its last press
 /// before it may get another: the app must have read the events by then.
-pub const SETTLE: Duration = Duration::from_millis(30);
+pub const SETTLE: Duration = Duration::from_millis(100);
 /// How long typing must be idle before remapped keycodes are given back.
 pub const RESTORE_AFTER: Duration = Duration::from_millis(500);
 
@@ -75,6 +76,8 @@ pub struct Keyboard {
     owned: Vec<Owned>,
     file: Option<PathBuf>,
     last_used: Option<Instant>,
+    /// When deskhand last changed the keymap.
+    last_change: Option<Instant>,
 }
 
 impl Keyboard {
@@ -128,6 +131,7 @@ impl Keyboard {
             owned: Vec::new(),
             file,
             last_used: None,
+            last_change: None,
         };
         keyboard.reload()?;
         keyboard.restore_left_over()?;
@@ -383,7 +387,7 @@ impl Keyboard {
     /// keycodes, in one keymap change.
     fn remap_batch(&mut self, rest: &[(usize, char)]) -> Result<(), BackendError> {
         let per_key = self.levels_per_key();
-        let keys = (self.spare_keycodes().div_ceil(2)).max(1);
+        let keys = (self.spare_keycodes() / 2).max(1);
         let mut syms: Vec<u32> = Vec::new();
         // deskhand's keycodes that the characters ahead still need.
         let mut keep = Vec::new();
@@ -405,24 +409,23 @@ impl Keyboard {
     }
 
     fn levels_per_key(&self) -> usize {
-        match (self.map.remap_types(), self.index.shift()) {
-            ((_, Some(_)), Some(_)) => 2,
-            _ => 1,
-        }
+        self.map.remap_types().len().max(1)
     }
 
     /// Puts `syms` on spare keycodes (the least recently used first) in
     /// one keymap change, waiting out [`SETTLE`] for a keycode pressed
     /// lately.
     fn remap(&mut self, syms: &[u32], keep: &[u8]) -> Result<(), BackendError> {
-        let (one, two) = self.map.remap_types();
-        let per_key = self.levels_per_key();
-        let Some(one) = one.or(two) else {
+        let types = self.map.remap_types();
+        let per_key = types.len();
+        if per_key == 0 {
             return Err(BackendError::Failed(
                 "the keymap has no one-level key type to remap with".into(),
             ));
-        };
-        // Never-used spare keycodes first, then deskhand's own, oldest first.
+        }
+        // Keycodes free to take now (never used, or not since SETTLE):
+        // never-used first, then deskhand's own, oldest first. Only when
+        // none is free are the oldest waited for.
         let mut pool: Vec<(Option<Instant>, u8)> =
             self.index.spare().iter().map(|&k| (None, k)).collect();
         let mut owned: Vec<(Option<Instant>, u8)> = self
@@ -433,19 +436,35 @@ impl Keyboard {
             .collect();
         owned.sort();
         pool.extend(owned);
+        let settled = |used: &Option<Instant>| used.is_none_or(|t| t.elapsed() >= SETTLE);
+        if pool.iter().any(|(used, _)| settled(used)) {
+            pool.retain(|(used, _)| settled(used));
+        }
         let mut changes = Vec::new();
+        let started = Instant::now();
+        // Nor two changes within SETTLE: an app that is still reading the
+        // keys the first one changed can miss the notice of the second.
+        if let Some(wait) = self
+            .last_change
+            .and_then(|t| SETTLE.checked_sub(t.elapsed()))
+        {
+            std::thread::sleep(wait);
+        }
         for (chunk, (used, keycode)) in syms.chunks(per_key).zip(pool) {
             if let Some(at) = used
                 && let Some(wait) = SETTLE.checked_sub(at.elapsed())
             {
                 std::thread::sleep(wait);
             }
-            let ty = if chunk.len() == 2 { two.unwrap_or(one) } else { one };
+            // A type's levels all have a place: three symbols take four.
+            let width = if chunk.len() > 2 { 4 } else { chunk.len() };
+            let mut syms = chunk.to_vec();
+            syms.resize(width, 0);
             let set = KeySyms {
-                types: [ty; 4],
+                types: [types[chunk.len() - 1]; 4],
                 group_info: 1,
-                width: u8::try_from(chunk.len()).unwrap_or(1),
-                syms: chunk.to_vec(),
+                width: u8::try_from(width).unwrap_or(1),
+                syms,
             };
             changes.push((keycode, set));
         }
@@ -468,8 +487,16 @@ impl Keyboard {
         }
         // Listed before the change: a crash after it leaves a record.
         self.save();
-        tracing::debug!(keys = changes.len(), "remapping spare keycodes");
-        self.set_keys(&changes)
+        let waited = started.elapsed();
+        let result = self.set_keys(&changes);
+        tracing::debug!(
+            keys = changes.len(),
+            symbols = syms.len(),
+            waited_us = waited.as_micros() as u64,
+            changed_us = (started.elapsed() - waited).as_micros() as u64,
+            "remapped spare keycodes"
+        );
+        result
     }
 
     /// Changes the symbols of the keycodes in `changes` in one request
@@ -540,6 +567,7 @@ impl Keyboard {
                 &values,
             )
             .backend()?;
+        self.last_change = Some(Instant::now());
         self.reload()
     }
 
