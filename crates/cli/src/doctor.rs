@@ -169,6 +169,16 @@ pub fn report(display: Option<&str>) -> DoctorReport {
                 if ok { "present" } else { "missing" }.into(),
             ));
         }
+        let spare = p.spare_keycodes.unwrap_or(0);
+        probes.push(probe_line(
+            "spare keycodes",
+            spare > 0,
+            match p.spare_keycodes {
+                Some(0) => "none free: characters that no key produces cannot be typed (another program has mapped them all)".into(),
+                Some(n) => format!("{n} free for characters that no key produces"),
+                None => "the keymap could not be read".into(),
+            },
+        ));
         let xi = ext
             .xinput
             .map_or("missing".into(), |(a, b)| format!("{a}.{b}"));

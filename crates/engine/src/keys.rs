@@ -131,7 +131,10 @@ impl Key {
             Key::F(n) => return format!("f{n}"),
             Key::Kp(Keypad::Digit(d)) => return format!("kp_{d}"),
             Key::Kp(k) => {
-                let name = KEYPAD.iter().find(|(_, key)| *key == k).map_or("", |(n, _)| n);
+                let name = KEYPAD
+                    .iter()
+                    .find(|(_, key)| *key == k)
+                    .map_or("", |(n, _)| n);
                 return format!("kp_{name}");
             }
             Key::Char(c) => return c.to_string(),

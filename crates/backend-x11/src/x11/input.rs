@@ -189,7 +189,8 @@ impl X11Input {
                 match kb.char_stroke(c) {
                     Some(s) => Ok(s),
                     None => {
-                        let sym = keymap::keysym_for(c).ok_or(untypable(0, c, Untypable::NoKeysym))?;
+                        let sym =
+                            keymap::keysym_for(c).ok_or(untypable(0, c, Untypable::NoKeysym))?;
                         kb.stroke_for_sym(sym)
                     }
                 }

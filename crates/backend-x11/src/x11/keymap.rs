@@ -203,10 +203,13 @@ impl Keymap {
         };
         let mods = self.modifier_keys();
         let has_shift = mods.iter().any(|(bit, _)| *bit == SHIFT);
-        let level3 = mods.iter().map(|(bit, code)| (*bit, *code)).find(|(_, code)| {
-            self.key(*code)
-                .is_some_and(|k| k.sym(0, 0) == ISO_LEVEL3_SHIFT)
-        });
+        let level3 = mods
+            .iter()
+            .map(|(bit, code)| (*bit, *code))
+            .find(|(_, code)| {
+                self.key(*code)
+                    .is_some_and(|k| k.sym(0, 0) == ISO_LEVEL3_SHIFT)
+            });
         let mut types = Vec::new();
         let Some(one) = find(&|t| t.levels == 1 && t.mask == 0) else {
             return types;
@@ -303,7 +306,9 @@ impl Index {
         if self.by_sym.get(&sym).is_none_or(better) {
             self.by_sym.insert(sym, rank());
         }
-        let typed = xkeysym::Keysym::new(sym).key_char().filter(|c| !c.is_control());
+        let typed = xkeysym::Keysym::new(sym)
+            .key_char()
+            .filter(|c| !c.is_control());
         if let Some(c) = typed
             && self.by_char.get(&c).is_none_or(better)
         {
@@ -329,7 +334,6 @@ impl Index {
     pub fn spare(&self) -> &[u8] {
         &self.spare
     }
-
 }
 
 /// The keysym a character is remapped to: its legacy keysym where it has
@@ -453,7 +457,11 @@ mod tests {
             group: 0,
             locked_mods: LOCK,
         });
-        assert_eq!(caps.char('y'), Some(&stroke(11, &[9])), "Shift undoes Caps Lock");
+        assert_eq!(
+            caps.char('y'),
+            Some(&stroke(11, &[9])),
+            "Shift undoes Caps Lock"
+        );
         assert_eq!(caps.char('Y'), Some(&stroke(11, &[])));
         // TWO_LEVEL ignores Lock.
         assert_eq!(caps.char('!'), Some(&stroke(14, &[9])));
@@ -464,7 +472,11 @@ mod tests {
         let map = keymap();
         let index = map.index(State::default());
         assert_eq!(index.char('1'), Some(&stroke(14, &[])));
-        assert_eq!(index.sym(0xffb1), Some(&stroke(13, &[9])), "KP_1 is Shift+KP_End");
+        assert_eq!(
+            index.sym(0xffb1),
+            Some(&stroke(13, &[9])),
+            "KP_1 is Shift+KP_End"
+        );
         // Group 3 on a one-group key wraps to its group 1.
         let third = map.index(State {
             group: 2,

@@ -8,12 +8,12 @@ mod exclusion;
 mod indicator;
 mod input;
 mod keymap;
-mod remap_file;
 mod permissions;
 pub mod person;
 pub mod probe;
-pub mod virtual_desktop;
+mod remap_file;
 mod typing;
+pub mod virtual_desktop;
 pub mod watcher;
 mod windows;
 

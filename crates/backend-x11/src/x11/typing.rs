@@ -38,6 +38,11 @@ pub const SETTLE: Duration = Duration::from_millis(100);
 /// How long typing must be idle before remapped keycodes are given back.
 pub const RESTORE_AFTER: Duration = Duration::from_millis(500);
 
+/// Characters sent in one write (and between two looks for keymap
+/// changes): each write wakes the X server; a handful costs it no more
+/// than one.
+const FLUSH_EVERY: usize = 8;
+
 const CORE_KBD: u16 = 0x100;
 const KEY_PRESS: u8 = 2;
 const KEY_RELEASE: u8 = 3;
@@ -285,13 +290,18 @@ impl Keyboard {
         let mut sent = false;
         let result = (|| {
             for (pos, &(i, c)) in chars.iter().enumerate() {
-                self.refresh(false)?;
+                if pos % FLUSH_EVERY == 0 {
+                    self.conn.flush().backend()?;
+                    self.refresh(false)?;
+                }
                 let stroke = match self.index.char(c) {
                     Some(s) => s.clone(),
                     None => {
                         self.remap_batch(&chars[pos..])?;
                         self.index.char(c).cloned().ok_or_else(|| {
-                            BackendError::Failed(format!("character {i} ({c:?}) could not be mapped"))
+                            BackendError::Failed(format!(
+                                "character {i} ({c:?}) could not be mapped"
+                            ))
                         })?
                     }
                 };
@@ -311,7 +321,8 @@ impl Keyboard {
         result
     }
 
-    /// Presses and releases `stroke` in one write: nothing stays down.
+    /// Presses and releases `stroke`, one after the other in the output
+    /// buffer (written together: nothing stays down).
     fn send_stroke(&mut self, stroke: &Stroke) -> Result<(), BackendError> {
         for &m in &stroke.mods {
             self.fake(KEY_PRESS, m)?;
@@ -321,7 +332,6 @@ impl Keyboard {
         for &m in stroke.mods.iter().rev() {
             self.fake(KEY_RELEASE, m)?;
         }
-        self.conn.flush().backend()?;
         self.used(stroke.keycode);
         Ok(())
     }
@@ -416,6 +426,8 @@ impl Keyboard {
     /// one keymap change, waiting out [`SETTLE`] for a keycode pressed
     /// lately.
     fn remap(&mut self, syms: &[u32], keep: &[u8]) -> Result<(), BackendError> {
+        // What is typed so far goes out before any waiting.
+        self.conn.flush().backend()?;
         let types = self.map.remap_types();
         let per_key = types.len();
         if per_key == 0 {
@@ -475,7 +487,11 @@ impl Keyboard {
                     o.used = None;
                 }
                 None => {
-                    let original = self.map.key(*keycode).cloned().unwrap_or_else(KeySyms::empty);
+                    let original = self
+                        .map
+                        .key(*keycode)
+                        .cloned()
+                        .unwrap_or_else(KeySyms::empty);
                     self.owned.push(Owned {
                         keycode: *keycode,
                         original,
@@ -523,7 +539,11 @@ impl Keyboard {
         for keycode in lo..=hi {
             let k = match wanted.get(&keycode) {
                 Some(s) => (*s).clone(),
-                None => self.map.key(keycode).cloned().unwrap_or_else(KeySyms::empty),
+                None => self
+                    .map
+                    .key(keycode)
+                    .cloned()
+                    .unwrap_or_else(KeySyms::empty),
             };
             maps.push(xkb::KeySymMap {
                 kt_index: k.types,
