@@ -448,3 +448,17 @@ impl std::fmt::Debug for Backend {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::typed_chars;
+
+    #[test]
+    fn crlf_is_one_line_break_and_indices_count_characters() {
+        assert_eq!(
+            typed_chars("é\r\nx\ry"),
+            vec![(0, 'é'), (2, '\n'), (3, 'x'), (4, '\r'), (5, 'y')]
+        );
+        assert!(typed_chars("").is_empty());
+    }
+}

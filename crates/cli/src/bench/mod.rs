@@ -419,7 +419,7 @@ async fn bench_size(
     .await?;
 
     // The scene's terminal still has the focus from the typing above.
-    typing::measure(&mut c, &engine, &display, n.div_ceil(4), pn, rows).await?;
+    typing::measure(&mut c, &engine, &display, n.div_ceil(2), pn, rows).await?;
 
     takeover::measure(&mut c, &engine, &display, &size, n, rows).await?;
 
