@@ -113,7 +113,9 @@ def test_the_person_moving_the_pointer_stops_typing(client, display, apps, tmp_p
     term = XTerm(display, command=["bash", "-c", f"stty -icanon -echo; exec cat > {out}"])
     apps.append(term)
     client.act("left_click", coordinate=list(term.rect().center()))
-    text = "".join(chr(ord("a") + i % 26) for i in range(4000))
+    # Long enough to be under way when the person moves (200 characters
+    # take a few milliseconds).
+    text = "".join(chr(ord("a") + i % 26) for i in range(40000))
     mid = client.send("INPUT_ACTION", {"action": "type", "text": text})
     poll(lambda: out.exists() and out.stat().st_size > 20, timeout=10,
          what="typing to start")
@@ -125,7 +127,7 @@ def test_the_person_moving_the_pointer_stops_typing(client, display, apps, tmp_p
     assert p["details"]["effect"] == "stopped"
     assert p["details"]["paused_reason"] == "pointer_moved"
     typed = p["details"]["typed_characters"]
-    assert 0 < typed < 4000, typed
+    assert 0 < typed < 40000, typed
     poll(lambda: out.stat().st_size == typed, timeout=10,
          what=f"xterm to have received exactly {typed} characters")
     time.sleep(0.5)

@@ -159,10 +159,11 @@ def window_rect(display: str, wid: str) -> Rect:
 class App:
     """A client program on a display, found by a unique window title."""
 
-    def __init__(self, display: str, argv: list[str], title: str, cwd: str | None = None):
+    def __init__(self, display: str, argv: list[str], title: str, cwd: str | None = None,
+                 env: dict | None = None):
         self.display = display
         self.title = title
-        env = dict(os.environ, DISPLAY=display)
+        env = dict(os.environ, **(env or {}), DISPLAY=display)
         self.proc = subprocess.Popen(
             argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
@@ -204,7 +205,7 @@ class XTerm(App):
 
     def __init__(self, display: str, cols: int = 80, rows: int = 24, pos: str = "+0+0",
                  bg: str | None = None, command: list[str] | None = None, cwd: str | None = None,
-                 xrm: str | None = None):
+                 xrm: str | None = None, env: dict | None = None):
         require("xterm")
         title = unique_title("deskhand-xterm")
         argv = ["xterm", "-T", title, "-geometry", f"{cols}x{rows}{pos}", "-b", str(self.BORDER),

@@ -1,6 +1,6 @@
 //! The X11 backend of deskhand: MIT-SHM capture (GetImage fallback), RandR
-//! monitors, XFixes cursor images, XTEST input through one long-lived
-//! enigo instance, and the virtual desktop (Xvfb + a window manager) that
+//! monitors, XFixes cursor images, XTEST input on a keyboard connection that
+//! follows the keymap as it is now, and the virtual desktop (Xvfb + a window manager) that
 //! `deskhand serve --virtual` runs.
 
 #[cfg(target_os = "linux")]
@@ -42,6 +42,9 @@ pub enum X11Error {
 pub struct X11Options {
     /// The kill-switch chord, e.g. `ctrl+alt+Escape` (the default).
     pub kill_switch: Option<String>,
+    /// Where to list the keycodes deskhand has remapped while it has them,
+    /// so that the next start restores them after a crash.
+    pub remap_file: Option<std::path::PathBuf>,
 }
 
 /// Opens the X11 backend on `display` (e.g. `:1`; `$DISPLAY` when `None`).

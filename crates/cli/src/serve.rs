@@ -158,20 +158,21 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(kept_in = %kept_in, "token loaded");
     let token = Token::new(token);
 
-    let options = deskhand_backend_x11::X11Options {
-        kill_switch: Some(args.kill_switch.clone()),
-    };
-    let backend = deskhand_backend_x11::open_with(Some(&x_display), &options)?;
-    let engine = Arc::new(Engine::new(backend, consent, audit));
-    // Held input survives a crash: a copy of the ledger per display.
+    // Held input and remapped keycodes survive a crash: a copy of each
+    // list per display.
     let display_tag: String = x_display
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
-    let ledger = files::state_dir().join(format!("held-input-{display_tag}.json"));
-    if let Some(dir) = ledger.parent() {
-        files::private_dir(dir)?;
-    }
+    let state = files::state_dir();
+    files::private_dir(&state)?;
+    let options = deskhand_backend_x11::X11Options {
+        kill_switch: Some(args.kill_switch.clone()),
+        remap_file: Some(state.join(format!("remapped-keys-{display_tag}.json"))),
+    };
+    let backend = deskhand_backend_x11::open_with(Some(&x_display), &options)?;
+    let engine = Arc::new(Engine::new(backend, consent, audit));
+    let ledger = state.join(format!("held-input-{display_tag}.json"));
     engine.keep_held_input_in(ledger).await?;
 
     let listener = TcpListener::bind(args.listen)

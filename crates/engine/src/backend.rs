@@ -23,6 +23,32 @@ pub enum BackendError {
     /// (an app id with no `.desktop` file, a path that is not executable).
     #[error("{0}")]
     InvalidTarget(String),
+    /// A character of a text cannot be typed on this keyboard; nothing of
+    /// the text was sent.
+    #[error("character {index} ({character:?}) of the text cannot be typed: {reason}")]
+    Untypable {
+        /// Its index in the text, counted in characters from 0.
+        index: usize,
+        /// The character.
+        character: char,
+        /// Why, in a few words.
+        reason: &'static str,
+    },
+}
+
+/// The characters a text is typed as, each with its index in the text
+/// (counted in characters): a CR right before an LF is left out, since
+/// CRLF is one line break.
+pub fn typed_chars(text: &str) -> Vec<(usize, char)> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut chars = text.chars().enumerate().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '\r' && chars.peek().is_some_and(|(_, n)| *n == '\n') {
+            continue;
+        }
+        out.push((i, c));
+    }
+    out
 }
 
 pub use deskhand_encode::{CursorImage, Frame, PixelFormat};
@@ -109,8 +135,34 @@ pub trait Input: Send {
     fn key(&mut self, key: Key, press: bool) -> Result<(), BackendError>;
     /// Types text as it is (characters outside the keymap included).
     fn text(&mut self, text: &str) -> Result<(), BackendError>;
+    /// Types `text` character by character (see [`typed_chars`]). Before
+    /// each character is sent, `gate(index, presses)` is called with its
+    /// index in the text and the number of key presses it takes; `Break`
+    /// stops the typing there, with nothing more sent. A character that
+    /// cannot be typed at all fails the call before anything is sent
+    /// ([`BackendError::Untypable`]).
+    fn type_text(
+        &mut self,
+        text: &str,
+        gate: &mut dyn FnMut(usize, usize) -> std::ops::ControlFlow<()>,
+    ) -> Result<(), BackendError> {
+        let mut buf = [0u8; 4];
+        for (i, c) in typed_chars(text) {
+            if gate(i, 1).is_break() {
+                return Ok(());
+            }
+            self.text(c.encode_utf8(&mut buf))?;
+        }
+        Ok(())
+    }
     /// Turns the wheel `steps` times.
     fn scroll(&mut self, direction: ScrollDirection, steps: u32) -> Result<(), BackendError>;
+    /// Gives back what typing changed in the person's keyboard setup (keys
+    /// remapped for characters no key produces). Called at shutdown, once
+    /// everything held is released.
+    fn restore_keyboard(&mut self) -> Result<(), BackendError> {
+        Ok(())
+    }
 }
 
 /// A top-level window as the OS reports it.
@@ -382,5 +434,19 @@ impl std::fmt::Debug for Backend {
             .field("indicator", &self.indicator.is_some())
             .field("watcher", &self.watcher.is_some())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::typed_chars;
+
+    #[test]
+    fn crlf_is_one_line_break_and_indices_count_characters() {
+        assert_eq!(
+            typed_chars("é\r\nx\ry"),
+            vec![(0, 'é'), (2, '\n'), (3, 'x'), (4, '\r'), (5, 'y')]
+        );
+        assert!(typed_chars("").is_empty());
     }
 }

@@ -2,6 +2,7 @@
 //! layout and the held-input ledger. Every input action runs here, one at
 //! a time.
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
@@ -322,25 +323,42 @@ impl Desk {
                 }
                 self.release_keys(keys)
             }
-            Action::Type { text } | Action::Paste { text, .. } => {
-                // Character by character, so that a later hand-back check can
-                // stop between characters.
-                let mut buf = [0u8; 4];
-                let mut chars = text.chars().peekable();
-                while let Some(c) = chars.next() {
-                    if c == '\r' && chars.peek() == Some(&'\n') {
-                        self.typed += 1;
-                        continue; // CRLF is one line break
-                    }
-                    self.step()?;
-                    self.handback.will_press_keys(1);
-                    self.input()?.text(c.encode_utf8(&mut buf))?;
-                    self.typed += 1;
-                }
-                Ok(())
-            }
+            Action::Type { text } | Action::Paste { text, .. } => self.type_text(text),
             Action::Wait { .. } => Ok(()),
         }
+    }
+
+    /// Types `text`; the hand-back check runs before every character, and
+    /// `typed` counts the characters sent (a CR of a CRLF counts with it).
+    fn type_text(&mut self, text: &str) -> Result<(), EngineError> {
+        self.pointer_fresh = false;
+        self.first_step = false;
+        let handback = self.handback.clone();
+        let mut stop = None;
+        let mut at = 0;
+        let input = self.input()?;
+        let result = input.type_text(text, &mut |index, presses| {
+            at = index;
+            if let Some(reason) = handback.tripped() {
+                stop = Some(stopped(reason, None));
+                return ControlFlow::Break(());
+            }
+            if handback.is_revoked() {
+                stop = Some(EngineError::NotGranted {
+                    capability: "input",
+                    needed: "takeover",
+                });
+                return ControlFlow::Break(());
+            }
+            handback.will_press_keys(presses);
+            ControlFlow::Continue(())
+        });
+        self.typed = match (&result, &stop) {
+            (Ok(()), None) => text.chars().count(),
+            _ => at,
+        };
+        result?;
+        stop.map_or(Ok(()), Err)
     }
 
     fn drag(
@@ -482,10 +500,16 @@ impl Desk {
         self.release(held);
     }
 
-    /// Releases everything (shutdown).
+    /// Releases everything and gives back what typing remapped
+    /// (shutdown).
     pub fn release_all(&mut self) {
         let held = self.ledger.take_all();
         self.release(held);
+        if let Some(input) = self.backend.input.as_mut()
+            && let Err(e) = input.restore_keyboard()
+        {
+            tracing::error!(error = %e, "could not give back remapped keys");
+        }
     }
 
     fn release(&mut self, held: Vec<Held>) {

@@ -30,8 +30,76 @@ pub enum Key {
     PrintScreen,
     /// F1..=F24.
     F(u8),
+    /// A key of the numeric keypad (`kp_enter`, `kp_1`, ...).
+    Kp(Keypad),
     /// A character key, typed through the keymap.
     Char(char),
+}
+
+/// The keys of the numeric keypad.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum Keypad {
+    Enter,
+    /// KP_0..=KP_9.
+    Digit(u8),
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Decimal,
+    Separator,
+    Equal,
+    Up,
+    Down,
+    Left,
+    Right,
+    Home,
+    End,
+    PageUp,
+    PageDown,
+    Insert,
+    Delete,
+    Begin,
+}
+
+/// Keypad names after `kp_`, each with its key (the first name of a key
+/// is the one [`Key::name`] writes).
+const KEYPAD: &[(&str, Keypad)] = &[
+    ("enter", Keypad::Enter),
+    ("add", Keypad::Add),
+    ("plus", Keypad::Add),
+    ("subtract", Keypad::Subtract),
+    ("minus", Keypad::Subtract),
+    ("multiply", Keypad::Multiply),
+    ("divide", Keypad::Divide),
+    ("decimal", Keypad::Decimal),
+    ("separator", Keypad::Separator),
+    ("equal", Keypad::Equal),
+    ("up", Keypad::Up),
+    ("down", Keypad::Down),
+    ("left", Keypad::Left),
+    ("right", Keypad::Right),
+    ("home", Keypad::Home),
+    ("end", Keypad::End),
+    ("prior", Keypad::PageUp),
+    ("page_up", Keypad::PageUp),
+    ("next", Keypad::PageDown),
+    ("page_down", Keypad::PageDown),
+    ("insert", Keypad::Insert),
+    ("delete", Keypad::Delete),
+    ("begin", Keypad::Begin),
+];
+
+fn parse_keypad(lower: &str) -> Option<Key> {
+    let rest = lower.strip_prefix("kp_")?;
+    if let Ok(d) = rest.parse::<u8>() {
+        return (d <= 9).then_some(Key::Kp(Keypad::Digit(d)));
+    }
+    KEYPAD
+        .iter()
+        .find(|(name, _)| *name == rest)
+        .map(|(_, k)| Key::Kp(*k))
 }
 
 impl Key {
@@ -61,6 +129,14 @@ impl Key {
             Key::Menu => "menu",
             Key::PrintScreen => "print",
             Key::F(n) => return format!("f{n}"),
+            Key::Kp(Keypad::Digit(d)) => return format!("kp_{d}"),
+            Key::Kp(k) => {
+                let name = KEYPAD
+                    .iter()
+                    .find(|(_, key)| *key == k)
+                    .map_or("", |(n, _)| n);
+                return format!("kp_{name}");
+            }
             Key::Char(c) => return c.to_string(),
         };
         name.to_owned()
@@ -94,17 +170,17 @@ pub fn parse_key(name: &str) -> Option<Key> {
         "super" | "super_l" | "super_r" | "meta" | "cmd" | "command" | "win" | "windows" => {
             Key::Super
         }
-        "enter" | "return" | "kp_enter" => Key::Return,
+        "enter" | "return" => Key::Return,
         "tab" => Key::Tab,
         "esc" | "escape" => Key::Escape,
         "space" => Key::Space,
         "backspace" => Key::Backspace,
         "delete" | "del" => Key::Delete,
         "insert" | "ins" => Key::Insert,
-        "up" | "arrowup" | "kp_up" => Key::Up,
-        "down" | "arrowdown" | "kp_down" => Key::Down,
-        "left" | "arrowleft" | "kp_left" => Key::Left,
-        "right" | "arrowright" | "kp_right" => Key::Right,
+        "up" | "arrowup" => Key::Up,
+        "down" | "arrowdown" => Key::Down,
+        "left" | "arrowleft" => Key::Left,
+        "right" | "arrowright" => Key::Right,
         "pageup" | "page_up" | "prior" => Key::PageUp,
         "pagedown" | "page_down" | "next" => Key::PageDown,
         "home" => Key::Home,
@@ -124,7 +200,7 @@ pub fn parse_key(name: &str) -> Option<Key> {
         "grave" => Key::Char('`'),
         "bracketleft" => Key::Char('['),
         "bracketright" => Key::Char(']'),
-        _ => return parse_function_key(&lower),
+        _ => return parse_keypad(&lower).or_else(|| parse_function_key(&lower)),
     };
     Some(key)
 }
@@ -186,6 +262,10 @@ mod tests {
             Key::PageDown,
             Key::PrintScreen,
             Key::F(12),
+            Key::Kp(Keypad::Enter),
+            Key::Kp(Keypad::Digit(7)),
+            Key::Kp(Keypad::PageDown),
+            Key::Kp(Keypad::Begin),
             Key::Char('a'),
             Key::Char('A'),
             Key::Char('é'),
@@ -226,6 +306,17 @@ mod tests {
         ] {
             assert!(parse_chord(control).is_err(), "{control:?} names no key");
         }
+    }
+
+    #[test]
+    fn keypad_names_are_keypad_keys() {
+        assert_eq!(parse_key("kp_enter"), Some(Key::Kp(Keypad::Enter)));
+        assert_eq!(parse_key("KP_Enter"), Some(Key::Kp(Keypad::Enter)));
+        assert_eq!(parse_key("KP_Up"), Some(Key::Kp(Keypad::Up)));
+        assert_eq!(parse_key("kp_0"), Some(Key::Kp(Keypad::Digit(0))));
+        assert_eq!(parse_key("KP_Add"), Some(Key::Kp(Keypad::Add)));
+        assert_eq!(parse_key("kp_10"), None);
+        assert_eq!(parse_key("kp_nothing"), None);
     }
 
     #[test]

@@ -37,13 +37,14 @@ pub use backend::{
     Apps, Backend, BackendError, Button, Capture, Clipboard, ClipboardContent, ClipboardRead,
     Displays, Indicator, IndicatorEvent, IndicatorShown, Input, InputWatcher, LaunchPlan,
     LaunchTarget, NativeWindow, Permissions, ProcessInfo, ScrollDirection, WatchedInput, Windows,
+    typed_chars,
 };
 pub use clipboard::ClipboardPolicy;
 pub use consent::{Consent, ConsentSource};
 pub use error::EngineError;
 pub use geometry::{Layout, Monitor, Point, Rect};
 pub use handback::{HandBack, PausedReason};
-pub use keys::Key;
+pub use keys::{Key, Keypad};
 pub use screenshot::{Screenshot, ShotSpec, ShotTarget};
 pub use takeover::{ResumedBy, TakeoverEvent, TakeoverState};
 

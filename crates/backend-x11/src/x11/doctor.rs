@@ -140,6 +140,15 @@ fn display_probes(p: &DisplayProbe) -> Vec<Probe> {
     })
     .collect();
     probes.push(Probe::new(
+        "spare keycodes",
+        p.spare_keycodes.is_some_and(|n| n > 0),
+        match p.spare_keycodes {
+            Some(0) => "none free: characters that no key produces cannot be typed (another program has mapped them all)".into(),
+            Some(n) => format!("{n} free for characters that no key produces"),
+            None => "the keymap could not be read".into(),
+        },
+    ));
+    probes.push(Probe::new(
         "extension XInput",
         ext.xinput.is_some_and(|v| v >= (2, 1)),
         ext.xinput
@@ -190,6 +199,7 @@ mod tests {
             extensions: ext,
             window_manager: None,
             atspi_bus: false,
+            spare_keycodes: Some(8),
         }
     }
 

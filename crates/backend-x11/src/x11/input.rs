@@ -1,122 +1,207 @@
-//! Input through ONE long-lived enigo instance (XTEST via x11rb).
-//! Characters outside the keymap are typed by remapping a spare keycode,
-//! which only works reliably when the same instance lives on.
+//! Input: keys, text, buttons and the wheel as XTEST events on the
+//! keyboard's own long-lived connection ([`Keyboard`]), which follows the
+//! keymap and group as they are now; pointer motion as a `WarpPointer` on
+//! the backend's shared connection.
 //!
-//! Pointer motion is a `WarpPointer` on the backend's shared connection,
-//! as `xdotool mousemove` does it: applications get the same motion,
-//! enter and leave events as from a device (no raw event: the hand-back
-//! watcher is not woken by deskhand's own moves). enigo would list the
-//! input devices before every event, one more round trip per move. A warp
-//! can also be made conditional: the server moves the pointer only if it
-//! is still inside a rectangle, which makes the hand-back check and the
-//! move one step. The `QueryPointer` after it is answered once the warp is
-//! done and says where the pointer is. On the shared connection the move
-//! is also ordered before the next capture or pointer query. Button and key
-//! events (enigo's connection) wait for the server as motion does, so a
-//! drag's press, moves and release arrive in order.
+//! Pointer motion is a warp, as `xdotool mousemove` does it: applications
+//! get the same motion, enter and leave events as from a device (no raw
+//! event: the hand-back watcher is not woken by deskhand's own moves). A
+//! warp can also be made conditional: the server moves the pointer only
+//! if it is still inside a rectangle, which makes the hand-back check and
+//! the move one step. The `QueryPointer` after it is answered once the
+//! warp is done and says where the pointer is. Button and key events wait
+//! for the server as motion does (a round trip on their connection), so a
+//! drag's press, moves and release arrive in order; a text waits once, at
+//! its end.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
 
-use deskhand_engine::{BackendError, Button, Input, Key, Point, Rect, ScrollDirection};
-use enigo::{Axis, Direction, Enigo, Keyboard, Mouse, Settings};
+use deskhand_engine::{
+    BackendError, Button, Input, Key, Keypad, Point, Rect, ScrollDirection, typed_chars,
+};
 use x11rb::NONE;
 use x11rb::protocol::xproto::ConnectionExt as _;
 
+use super::keymap::{self, Stroke};
+use super::typing::{Keyboard, Untypable};
 use super::{Shared, X11ResultExt};
 
+/// The keyboard and the thread that gives remapped keycodes back once
+/// typing is idle.
+struct Restorer {
+    keyboard: Mutex<Keyboard>,
+    wake: Condvar,
+    stop: AtomicBool,
+}
+
+impl Restorer {
+    fn lock(&self) -> MutexGuard<'_, Keyboard> {
+        self.keyboard.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn run(self: Arc<Self>) {
+        let mut kb = self.lock();
+        while !self.stop.load(Ordering::SeqCst) {
+            kb = match kb.restore_due() {
+                None => self.wake.wait(kb).unwrap_or_else(|e| e.into_inner()),
+                Some(wait) if wait.is_zero() => {
+                    if let Err(e) = kb.restore() {
+                        tracing::warn!(error = %e, "could not restore remapped keycodes");
+                        // Not again and again: the next text schedules it anew.
+                        self.wake.wait(kb).unwrap_or_else(|e| e.into_inner())
+                    } else {
+                        kb
+                    }
+                }
+                Some(wait) => {
+                    self.wake
+                        .wait_timeout(kb, wait)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0
+                }
+            };
+        }
+    }
+}
+
 pub struct X11Input {
-    enigo: Enigo,
+    restorer: Arc<Restorer>,
+    thread: Option<JoinHandle<()>>,
     shared: Arc<Shared>,
+    /// The stroke each held key was pressed with, to release the same.
+    held: HashMap<Key, Stroke>,
 }
 
 impl X11Input {
-    pub fn new(display: &str, shared: Arc<Shared>) -> Result<Self, BackendError> {
-        let settings = Settings {
-            x11_display: Some(display.to_owned()),
-            // No server-side delay between events: deskhand paces itself.
-            linux_delay: 0,
-            release_keys_when_dropped: true,
-            ..Settings::default()
-        };
-        let enigo = Enigo::new(&settings).map_err(|e| BackendError::Unsupported(e.to_string()))?;
-        Ok(Self { enigo, shared })
+    /// Opens the keyboard on `display`; `remap_file` lists what is
+    /// remapped, for the next start after a crash.
+    pub fn new(
+        display: &str,
+        shared: Arc<Shared>,
+        remap_file: Option<PathBuf>,
+    ) -> Result<Self, BackendError> {
+        let keyboard = Keyboard::open(display, remap_file)?;
+        let restorer = Arc::new(Restorer {
+            keyboard: Mutex::new(keyboard),
+            wake: Condvar::new(),
+            stop: AtomicBool::new(false),
+        });
+        let r = restorer.clone();
+        let thread = std::thread::Builder::new()
+            .name("deskhand-keymap".into())
+            .spawn(move || r.run())
+            .map_err(|e| BackendError::Failed(e.to_string()))?;
+        Ok(Self {
+            restorer,
+            thread: Some(thread),
+            shared,
+            held: HashMap::new(),
+        })
+    }
+
+    /// How many keycodes are free for characters no key produces.
+    pub fn spare_keycodes(&self) -> usize {
+        self.restorer.lock().spare_keycodes()
     }
 }
 
-fn failed(e: impl std::fmt::Display) -> BackendError {
-    BackendError::Failed(e.to_string())
-}
-
-fn direction(press: bool) -> Direction {
-    if press {
-        Direction::Press
-    } else {
-        Direction::Release
+impl Drop for X11Input {
+    fn drop(&mut self) {
+        self.restorer.stop.store(true, Ordering::SeqCst);
+        self.restorer.wake.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        // The keyboard restores what is remapped as it is dropped.
     }
 }
 
-fn map_key(key: Key) -> enigo::Key {
-    use enigo::Key as E;
-    match key {
-        Key::Shift => E::Shift,
-        Key::Control => E::Control,
-        Key::Alt => E::Alt,
-        Key::Super => E::Meta,
-        Key::Return => E::Return,
-        Key::Tab => E::Tab,
-        Key::Escape => E::Escape,
-        Key::Space => E::Space,
-        Key::Backspace => E::Backspace,
-        Key::Delete => E::Delete,
-        Key::Insert => E::Insert,
-        Key::Up => E::UpArrow,
-        Key::Down => E::DownArrow,
-        Key::Left => E::LeftArrow,
-        Key::Right => E::RightArrow,
-        Key::PageUp => E::PageUp,
-        Key::PageDown => E::PageDown,
-        Key::Home => E::Home,
-        Key::End => E::End,
-        Key::CapsLock => E::CapsLock,
-        Key::Menu => E::LMenu,
-        Key::PrintScreen => E::PrintScr,
-        Key::F(n) => function_key(n),
-        Key::Char(c) => E::Unicode(c),
-    }
+/// The keysym of a named key.
+fn keysym(key: Key) -> Option<u32> {
+    Some(match key {
+        Key::Shift => 0xffe1,
+        Key::Control => 0xffe3,
+        Key::Alt => 0xffe9,
+        Key::Super => 0xffeb,
+        Key::Return => keymap::RETURN,
+        Key::Tab => keymap::TAB,
+        Key::Escape => 0xff1b,
+        Key::Space => 0x20,
+        Key::Backspace => 0xff08,
+        Key::Delete => 0xffff,
+        Key::Insert => 0xff63,
+        Key::Up => 0xff52,
+        Key::Down => 0xff54,
+        Key::Left => 0xff51,
+        Key::Right => 0xff53,
+        Key::PageUp => 0xff55,
+        Key::PageDown => 0xff56,
+        Key::Home => 0xff50,
+        Key::End => 0xff57,
+        Key::CapsLock => 0xffe5,
+        Key::Menu => 0xff67,
+        Key::PrintScreen => 0xff61,
+        Key::F(n) => 0xffbd + u32::from(n.clamp(1, 24)),
+        Key::Kp(k) => keypad_keysym(k),
+        Key::Char(_) => return None,
+    })
 }
 
-fn function_key(n: u8) -> enigo::Key {
-    use enigo::Key as E;
-    const KEYS: [enigo::Key; 24] = [
-        E::F1,
-        E::F2,
-        E::F3,
-        E::F4,
-        E::F5,
-        E::F6,
-        E::F7,
-        E::F8,
-        E::F9,
-        E::F10,
-        E::F11,
-        E::F12,
-        E::F13,
-        E::F14,
-        E::F15,
-        E::F16,
-        E::F17,
-        E::F18,
-        E::F19,
-        E::F20,
-        E::F21,
-        E::F22,
-        E::F23,
-        E::F24,
-    ];
-    KEYS[usize::from(n.clamp(1, 24)) - 1]
+fn keypad_keysym(k: Keypad) -> u32 {
+    match k {
+        Keypad::Enter => 0xff8d,
+        Keypad::Digit(d) => 0xffb0 + u32::from(d.min(9)),
+        Keypad::Add => 0xffab,
+        Keypad::Subtract => 0xffad,
+        Keypad::Multiply => 0xffaa,
+        Keypad::Divide => 0xffaf,
+        Keypad::Decimal => 0xffae,
+        Keypad::Separator => 0xffac,
+        Keypad::Equal => 0xffbd,
+        Keypad::Home => 0xff95,
+        Keypad::Left => 0xff96,
+        Keypad::Up => 0xff97,
+        Keypad::Right => 0xff98,
+        Keypad::Down => 0xff99,
+        Keypad::PageUp => 0xff9a,
+        Keypad::PageDown => 0xff9b,
+        Keypad::End => 0xff9c,
+        Keypad::Begin => 0xff9d,
+        Keypad::Insert => 0xff9e,
+        Keypad::Delete => 0xff9f,
+    }
 }
 
 impl X11Input {
+    /// How to press `key` with the keyboard as it is now.
+    fn stroke(kb: &mut Keyboard, key: Key) -> Result<Stroke, BackendError> {
+        match key {
+            Key::Char(c) => {
+                kb.refresh(true)?;
+                let typed = kb.check(&[(0, c)]);
+                if let Err((_, _, why)) = typed {
+                    return Err(untypable(0, c, why));
+                }
+                match kb.char_stroke(c) {
+                    Some(s) => Ok(s),
+                    None => {
+                        let sym =
+                            keymap::keysym_for(c).ok_or(untypable(0, c, Untypable::NoKeysym))?;
+                        kb.stroke_for_sym(sym)
+                    }
+                }
+            }
+            key => {
+                let sym = keysym(key).ok_or_else(|| BackendError::Failed(format!("{key:?}")))?;
+                kb.stroke_for_sym(sym)
+            }
+        }
+    }
+
     /// Warps the pointer to `to` (only while it is inside `source`, a
     /// rectangle of the root, when given) and returns where it is once
     /// the server has done it.
@@ -139,6 +224,19 @@ impl X11Input {
         self.shared.spin_for_reply();
         let at = at.reply().backend()?;
         Ok(Point::new(i32::from(at.root_x), i32::from(at.root_y)))
+    }
+}
+
+fn untypable(index: usize, character: char, why: Untypable) -> BackendError {
+    BackendError::Untypable {
+        index,
+        character,
+        reason: match why {
+            Untypable::NoKeysym => "no key can send a control character",
+            Untypable::NoSpareKeycode => {
+                "no key produces it and no keycode is free to remap (another program uses them all)"
+            }
+        },
     }
 }
 
@@ -168,40 +266,73 @@ impl Input for X11Input {
     }
 
     fn button(&mut self, button: Button, press: bool) -> Result<(), BackendError> {
-        let b = match button {
-            Button::Left => enigo::Button::Left,
-            Button::Middle => enigo::Button::Middle,
-            Button::Right => enigo::Button::Right,
+        let detail = match button {
+            Button::Left => 1,
+            Button::Middle => 2,
+            Button::Right => 3,
         };
-        self.enigo.button(b, direction(press)).map_err(failed)
+        self.restorer.lock().button_event(press, detail)
     }
 
     fn key(&mut self, key: Key, press: bool) -> Result<(), BackendError> {
-        self.enigo
-            .key(map_key(key), direction(press))
-            .map_err(failed)
-    }
-
-    fn text(&mut self, text: &str) -> Result<(), BackendError> {
-        for c in text.chars() {
-            let key = match c {
-                '\n' | '\r' => enigo::Key::Return,
-                '\t' => enigo::Key::Tab,
-                c => enigo::Key::Unicode(c),
-            };
-            self.enigo.key(key, Direction::Click).map_err(failed)?;
+        let mut kb = self.restorer.lock();
+        if press {
+            let stroke = Self::stroke(&mut kb, key)?;
+            for &m in &stroke.mods {
+                kb.key_event(true, m)?;
+            }
+            kb.key_event(true, stroke.keycode)?;
+            self.held.insert(key, stroke);
+            return Ok(());
         }
+        let stroke = match self.held.remove(&key) {
+            Some(s) => s,
+            None => Self::stroke(&mut kb, key)?,
+        };
+        kb.key_event(false, stroke.keycode)?;
+        for &m in stroke.mods.iter().rev() {
+            kb.key_event(false, m)?;
+        }
+        self.restorer.wake.notify_all();
         Ok(())
     }
 
+    fn text(&mut self, text: &str) -> Result<(), BackendError> {
+        self.type_text(text, &mut |_, _| std::ops::ControlFlow::Continue(()))
+    }
+
+    fn type_text(
+        &mut self,
+        text: &str,
+        gate: &mut dyn FnMut(usize, usize) -> std::ops::ControlFlow<()>,
+    ) -> Result<(), BackendError> {
+        let chars = typed_chars(text);
+        let mut kb = self.restorer.lock();
+        kb.refresh(true)?;
+        kb.check(&chars)
+            .map_err(|(i, c, why)| untypable(i, c, why))?;
+        let result = kb.type_chars(&chars, gate);
+        drop(kb);
+        self.restorer.wake.notify_all();
+        result
+    }
+
     fn scroll(&mut self, direction: ScrollDirection, steps: u32) -> Result<(), BackendError> {
-        let steps = i32::try_from(steps).map_err(failed)?;
-        let (length, axis) = match direction {
-            ScrollDirection::Up => (-steps, Axis::Vertical),
-            ScrollDirection::Down => (steps, Axis::Vertical),
-            ScrollDirection::Left => (-steps, Axis::Horizontal),
-            ScrollDirection::Right => (steps, Axis::Horizontal),
+        let button = match direction {
+            ScrollDirection::Up => 4,
+            ScrollDirection::Down => 5,
+            ScrollDirection::Left => 6,
+            ScrollDirection::Right => 7,
         };
-        self.enigo.scroll(length, axis).map_err(failed)
+        let kb = self.restorer.lock();
+        for _ in 0..steps {
+            kb.fake_button(true, button)?;
+            kb.fake_button(false, button)?;
+        }
+        kb.sync()
+    }
+
+    fn restore_keyboard(&mut self) -> Result<(), BackendError> {
+        self.restorer.lock().restore()
     }
 }

@@ -8,9 +8,12 @@ pub mod doctor;
 mod exclusion;
 mod indicator;
 mod input;
+mod keymap;
 mod permissions;
 pub mod person;
 pub mod probe;
+mod remap_file;
+mod typing;
 pub mod virtual_desktop;
 pub mod watcher;
 mod windows;
@@ -44,22 +47,26 @@ impl Shared {
     /// held: the scheduler often wakes the X server on this very CPU, and
     /// a spin would keep it from answering until the spin gives up.
     pub fn spin_for_reply(&self) {
-        use std::os::fd::{AsFd, AsRawFd};
-        use x11rb::connection::Connection as _;
-        if self.conn.flush().is_err() {
-            return; // the reply's read reports the broken connection
-        }
-        let mut fd = libc::pollfd {
-            fd: self.conn.stream().as_fd().as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let started = std::time::Instant::now();
-        // SAFETY: one valid pollfd, no timeout.
-        while unsafe { libc::poll(&mut fd, 1, 0) } == 0 && started.elapsed() < SPIN_FOR_REPLY {
-            // SAFETY: no arguments.
-            unsafe { libc::sched_yield() };
-        }
+        spin_for_reply(&self.conn);
+    }
+}
+
+/// [`Shared::spin_for_reply`] on any connection.
+pub(crate) fn spin_for_reply(conn: &RustConnection) {
+    use std::os::fd::{AsFd, AsRawFd};
+    if conn.flush().is_err() {
+        return; // the reply's read reports the broken connection
+    }
+    let mut fd = libc::pollfd {
+        fd: conn.stream().as_fd().as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let started = std::time::Instant::now();
+    // SAFETY: one valid pollfd, no timeout.
+    while unsafe { libc::poll(&mut fd, 1, 0) } == 0 && started.elapsed() < SPIN_FOR_REPLY {
+        // SAFETY: no arguments.
+        unsafe { libc::sched_yield() };
     }
 }
 
@@ -149,10 +156,19 @@ pub fn open(display: Option<&str>, options: &crate::X11Options) -> Result<Backen
             None
         }
     };
-    let input = match input::X11Input::new(&name, shared.clone()) {
-        Ok(i) => Some(Box::new(i) as Box<dyn deskhand_engine::Input>),
+    let input = match input::X11Input::new(&name, shared.clone(), options.remap_file.clone()) {
+        Ok(i) => {
+            let spare = i.spare_keycodes();
+            if spare == 0 {
+                tracing::warn!(
+                    "no spare keycode in the keymap: characters that no key produces cannot be typed"
+                );
+            }
+            tracing::info!(spare_keycodes = spare, "keyboard ready (XTEST, XKB)");
+            Some(Box::new(i) as Box<dyn deskhand_engine::Input>)
+        }
         Err(e) => {
-            tracing::warn!(error = %e, "X11 input (XTEST) unavailable; input features are off");
+            tracing::error!(error = %e, "input is unavailable: deskhand can capture but not type or click");
             None
         }
     };

@@ -38,6 +38,9 @@ pub struct DisplayProbe {
     pub window_manager: Option<String>,
     /// Whether the root window advertises the AT-SPI bus (`AT_SPI_BUS`).
     pub atspi_bus: bool,
+    /// Keycodes with no symbol and no modifier: what characters no key
+    /// produces are typed through. `None` when the keymap did not read.
+    pub spare_keycodes: Option<usize>,
 }
 
 /// Connects to `display` and looks.
@@ -86,11 +89,33 @@ pub fn probe(display: &str) -> Result<DisplayProbe, X11Error> {
         Some(String::from_utf8_lossy(&name).into_owned())
     })();
     let atspi_bus = atom(b"AT_SPI_BUS").is_some_and(|a| prop(root, a, any).is_some());
+    let spare_keycodes = spare_keycodes(&conn);
     Ok(DisplayProbe {
         display: display.to_owned(),
         vendor: String::from_utf8_lossy(&conn.setup().vendor).into_owned(),
         extensions,
         window_manager,
         atspi_bus,
+        spare_keycodes,
     })
+}
+
+/// Counts the keycodes with no symbol that no modifier uses (the core
+/// keymap's view, which is XKB's for every keycode with no symbol).
+fn spare_keycodes(conn: &impl Connection) -> Option<usize> {
+    let (min, max) = (conn.setup().min_keycode, conn.setup().max_keycode);
+    let map = conn
+        .get_keyboard_mapping(min, max - min + 1)
+        .ok()?
+        .reply()
+        .ok()?;
+    let mods = conn.get_modifier_mapping().ok()?.reply().ok()?;
+    let per = usize::from(map.keysyms_per_keycode).max(1);
+    let spare = map
+        .keysyms
+        .chunks(per)
+        .zip(min..=max)
+        .filter(|(syms, code)| syms.iter().all(|s| *s == 0) && !mods.keycodes.contains(code))
+        .count();
+    Some(spare)
 }

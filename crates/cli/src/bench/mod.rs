@@ -6,6 +6,7 @@
 
 mod pointer;
 mod takeover;
+mod typing;
 
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
@@ -416,6 +417,9 @@ async fn bench_size(
         rows,
     )
     .await?;
+
+    // The scene's terminal still has the focus from the typing above.
+    typing::measure(&mut c, &engine, &display, n.div_ceil(2), pn, rows).await?;
 
     takeover::measure(&mut c, &engine, &display, &size, n, rows).await?;
 

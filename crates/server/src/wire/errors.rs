@@ -26,6 +26,9 @@ pub(super) fn details(e: &EngineError) -> Value {
         }
         EngineError::NotSupported { feature } => json!({ "feature": feature }),
         EngineError::Backend(BackendError::InvalidTarget(_)) => json!({ "field": "target" }),
+        EngineError::Backend(BackendError::Untypable {
+            index, character, ..
+        }) => json!({ "field": "text", "index": index, "character": character.to_string() }),
         EngineError::WindowStale { window_id } => {
             json!({ "window_id": window_id, "hint": "re-list windows" })
         }
