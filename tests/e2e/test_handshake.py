@@ -33,7 +33,8 @@ def test_hello_advertises_computer_use_and_the_screen(client):
     assert p["server"]["name"] and p["server"]["version"], p
     assert "computer_use" in p["capabilities"], p
     for feature in ("screenshot.region", "input.click.modifiers", "input.drag.path",
-                    "input.mouse.down_up", "cursor.position", "display.info"):
+                    "input.mouse.down_up", "cursor.position", "display.info",
+                    "input.type.unicode"):
         assert feature in p["computer_use_features"], (feature, p["computer_use_features"])
     for bucket in ("screenshot", "input"):
         assert bucket in p["computer_use_features_coarse"], p["computer_use_features_coarse"]

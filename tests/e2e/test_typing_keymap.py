@@ -134,3 +134,42 @@ def test_ten_starts_in_a_row_type_exactly(tmp_path):
             assert keymap(desk.display) == before, f"start {start} left the keymap changed"
     finally:
         desk.stop()
+
+
+def fill_spare_keycodes(display: str) -> None:
+    """Another program maps every free keycode (to F20), as a person's
+    custom keymap might."""
+    free = [line.split()[1] for line in keymap(display).splitlines()
+            if line.split("=", 1)[-1].strip() == ""]
+    assert free, "the display has no free keycode to fill"
+    from xhelpers import run
+    run(display, "xmodmap", *[arg for k in free for arg in ("-e", f"keycode {k} = F20")])
+
+
+def test_no_spare_keycode_is_said_by_hello_and_doctor_and_refuses_before_sending(tmp_path):
+    desk = OwnDesktop(tmp_path, prepare=fill_spare_keycodes)
+    try:
+        daemon = desk.start()
+        client = daemon.client()
+        assert "input.type.unicode" not in client.hello["payload"]["computer_use_features"]
+        assert "no keycode is free" in daemon.stderr_tail(200)
+        import subprocess
+        from daemon import binary
+        human = subprocess.run([binary(), "doctor", "--display", desk.display],
+                               capture_output=True, text=True, timeout=30).stdout
+        assert "spare keycodes: none free" in human, human
+        sink = TermSink(desk.display, tmp_path)
+        try:
+            client.act("left_click", coordinate=list(sink.term.rect().center()))
+            with pytest.raises(ErrorReply) as refused:
+                client.act("type", text="ab日c")
+            payload = refused.value.msg["payload"]
+            assert (payload["code"], payload["details"]["index"]) == ("INVALID_ARGUMENTS", 2), payload
+            client.act("type", text="ok")
+            client.act("key", key="ctrl+d")
+            poll(sink.out.exists, timeout=10, what="the sink's file")
+            assert sink.out.read_bytes() == b"ok", "part of the refused text was typed"
+        finally:
+            sink.close()
+    finally:
+        desk.stop()

@@ -163,6 +163,11 @@ pub trait Input: Send {
     fn restore_keyboard(&mut self) -> Result<(), BackendError> {
         Ok(())
     }
+    /// Whether characters that no key produces can be typed (on X11, a
+    /// spare keycode is free).
+    fn types_any_character(&self) -> bool {
+        true
+    }
 }
 
 /// A top-level window as the OS reports it.

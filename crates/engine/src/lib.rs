@@ -104,7 +104,14 @@ impl Features {
             f.coarse.push(CoarseFeature::Permissions);
             f.fine.push(Feature::PermissionsCheck);
         }
-        if backend.input.is_some() {
+        if let Some(input) = &backend.input {
+            if input.types_any_character() {
+                f.fine.push(Feature::InputTypeUnicode);
+            } else {
+                tracing::warn!(
+                    "no keycode is free: characters that no key produces cannot be typed"
+                );
+            }
             f.coarse.push(CoarseFeature::Input);
             f.fine.extend([
                 Feature::InputClickModifiers,

@@ -27,6 +27,10 @@ pub enum Feature {
     InputScrollAmount,
     #[serde(rename = "input.wait")]
     InputWait,
+    /// `type` can type characters that no key of the keyboard produces
+    /// (on X11: a spare keycode is free to remap).
+    #[serde(rename = "input.type.unicode")]
+    InputTypeUnicode,
     #[serde(rename = "cursor.position")]
     CursorPosition,
     #[serde(rename = "display.info")]
@@ -60,6 +64,7 @@ impl Feature {
         Self::InputMouseDownUp,
         Self::InputScrollAmount,
         Self::InputWait,
+        Self::InputTypeUnicode,
         Self::CursorPosition,
         Self::DisplayInfo,
         Self::WindowList,
@@ -84,6 +89,7 @@ impl Feature {
             Self::InputMouseDownUp => "input.mouse.down_up",
             Self::InputScrollAmount => "input.scroll.amount",
             Self::InputWait => "input.wait",
+            Self::InputTypeUnicode => "input.type.unicode",
             Self::CursorPosition => "cursor.position",
             Self::DisplayInfo => "display.info",
             Self::WindowList => "window.list",

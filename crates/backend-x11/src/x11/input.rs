@@ -241,6 +241,10 @@ fn untypable(index: usize, character: char, why: Untypable) -> BackendError {
 }
 
 impl Input for X11Input {
+    fn types_any_character(&self) -> bool {
+        self.spare_keycodes() > 0
+    }
+
     fn move_pointer(&mut self, to: Point) -> Result<(), BackendError> {
         self.warp(None, to).map(|_| ())
     }

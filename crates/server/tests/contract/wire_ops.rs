@@ -32,6 +32,7 @@ async fn hello_advertises_probed_features() {
         "cursor.position",
         "display.info",
         "input.wait",
+        "input.type.unicode",
         "window.list",
         "window.focus",
         "screenshot.window",
