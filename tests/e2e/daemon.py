@@ -279,6 +279,19 @@ class Client:
         self.close()
 
 
+def read_status(s: socket.socket) -> int:
+    """Reads an HTTP answer's head from `s`; returns its status code."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    m = re.match(rb"HTTP/1\.[01] (\d{3})", data)
+    assert m, f"no HTTP status line in reply: {data[:200]!r}"
+    return int(m.group(1))
+
+
 def raw_upgrade(port: int, headers: dict[str, str], path: str = "/v1/ws") -> int:
     """Send a WebSocket upgrade request by hand (for Host headers websockets
     will not forge); return the HTTP status code of the answer."""
@@ -288,12 +301,4 @@ def raw_upgrade(port: int, headers: dict[str, str], path: str = "/v1/ws") -> int
     req += [f"{k}: {v}" for k, v in headers.items()]
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         s.sendall(("\r\n".join(req) + "\r\n\r\n").encode())
-        data = b""
-        while b"\r\n" not in data:
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            data += chunk
-    m = re.match(rb"HTTP/1\.[01] (\d{3})", data)
-    assert m, f"no HTTP status line in reply: {data[:200]!r}"
-    return int(m.group(1))
+        return read_status(s)

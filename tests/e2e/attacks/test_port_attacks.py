@@ -28,7 +28,6 @@ import base64
 import json
 import os
 import pwd
-import re
 import select
 import signal
 import socket
@@ -40,7 +39,7 @@ from pathlib import Path
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from daemon import Client, Daemon, binary, process_alive
+from daemon import Client, Daemon, binary, process_alive, read_status
 from xhelpers import missing, poll, scratch_dir, start_xvfb
 
 HEADER_DEADLINE = 5.0  # ServerConfig's default
@@ -57,15 +56,7 @@ def raw_http(port: int, request_line: str, headers: list[str], timeout: float = 
     then closed the connection."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
         s.sendall(("\r\n".join([request_line, *headers]) + "\r\n\r\n").encode())
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            data += chunk
-        m = re.match(rb"HTTP/1\.[01] (\d{3})", data)
-        assert m, f"no HTTP status line in reply: {data[:200]!r}"
-        status = int(m.group(1))
+        status = read_status(s)
         if status == 101:
             return status, False
         return status, wait_closed(s, MARGIN) is not None
