@@ -122,22 +122,7 @@ class Daemon:
 
     def descendants(self) -> list[int]:
         """pids of every live descendant process (Xvfb, window manager...)."""
-        found, todo = [], [self.proc.pid]
-        while todo:
-            pid = todo.pop()
-            try:
-                tasks = os.listdir(f"/proc/{pid}/task")
-            except FileNotFoundError:
-                continue
-            for tid in tasks:
-                try:
-                    kids = Path(f"/proc/{pid}/task/{tid}/children").read_text().split()
-                except FileNotFoundError:
-                    continue
-                for k in kids:
-                    found.append(int(k))
-                    todo.append(int(k))
-        return found
+        return descendants(self.proc.pid)
 
     def terminate(self, timeout: float = 15.0) -> int:
         """SIGTERM; returns the exit code (kills and fails if it hangs)."""
@@ -154,18 +139,43 @@ class Daemon:
 
     def kill(self) -> None:
         """SIGKILL the daemon and everything it started (no orphans left)."""
-        if self.proc.poll() is None:
-            kids = self.descendants()
-            self.proc.kill()
-            self.proc.wait(10)
-            for pid in kids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+        kill_tree(self.proc)
 
     def client(self, **kw) -> "Client":
         return Client(self.ws_url, self.token, **kw)
+
+
+def descendants(root: int) -> list[int]:
+    """pids of every live descendant process of `root`."""
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except FileNotFoundError:
+            continue
+        for tid in tasks:
+            try:
+                kids = Path(f"/proc/{pid}/task/{tid}/children").read_text().split()
+            except FileNotFoundError:
+                continue
+            for k in kids:
+                found.append(int(k))
+                todo.append(int(k))
+    return found
+
+
+def kill_tree(proc: subprocess.Popen) -> None:
+    """SIGKILL `proc` and everything it started, if it still runs."""
+    if proc.poll() is None:
+        kids = descendants(proc.pid)
+        proc.kill()
+        proc.wait(10)
+        for pid in kids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def process_alive(pid: int) -> bool:

@@ -20,15 +20,19 @@ from xhelpers import keys_down, poll
 OFF_KEYMAP = "àáâãäåæçèéêëìíîïðñòóôõö日本語のテキスト"
 
 
-def test_mixed_case_text_changes_no_keymap(client, display, tmp_path):
-    before = quiet_keymap(display)
+def warm_up(client, display: str, tmp_path) -> None:
+    """The first key event after another device was used makes the server
+    copy that device's keymap (one MappingNotify): typed before counting."""
     warm = TermSink(display, tmp_path, "warm")
     try:
-        # The first key event after another device was used makes the
-        # server copy that device's keymap (one MappingNotify): not counted.
         assert warm.type_into(client, "warm") == b"warm"
     finally:
         warm.close()
+
+
+def test_mixed_case_text_changes_no_keymap(client, display, tmp_path):
+    before = quiet_keymap(display)
+    warm_up(client, display, tmp_path)
     sink = TermSink(display, tmp_path)
     counter = MappingCounter(display)
     try:
@@ -44,11 +48,7 @@ def test_mixed_case_text_changes_no_keymap(client, display, tmp_path):
 
 def test_keymap_changes_at_most_once_per_character_on_no_key(client, display, tmp_path):
     before = quiet_keymap(display)
-    warm = TermSink(display, tmp_path, "warm")
-    try:
-        assert warm.type_into(client, "warm") == b"warm"
-    finally:
-        warm.close()
+    warm_up(client, display, tmp_path)
     rng = random.Random(6)
     text = list(mixed_case(rng, 180) + OFF_KEYMAP[:20])
     rng.shuffle(text)

@@ -230,7 +230,6 @@ impl HandBack {
                 }
                 synthetic && self.consume(true)
             }
-            WatchedInput::KeyPress { .. } => false,
             _ => false,
         };
         if !self.is_armed() {

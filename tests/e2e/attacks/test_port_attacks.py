@@ -39,7 +39,8 @@ from pathlib import Path
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from daemon import Client, Daemon, binary, process_alive, read_status
+from daemon import (Client, Daemon, binary, descendants, kill_tree, process_alive,
+                    read_status)
 from xhelpers import missing, poll, scratch_dir, start_xvfb
 
 HEADER_DEADLINE = 5.0  # ServerConfig's default
@@ -285,9 +286,7 @@ class Serve:
         return self.stderr()
 
     def descendants(self) -> list[int]:
-        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.proc.pid)],
-                             capture_output=True, text=True).stdout
-        return [int(p) for p in out.split()]
+        return descendants(self.proc.pid)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -409,22 +408,11 @@ def test_launched_app_inherits_no_descriptors_and_a_clean_environment():
 
 # --- finding 7: what a killed daemon leaves behind -----------------------------
 
-def kill_tree(s: Serve) -> None:
-    kids = s.descendants()
-    s.proc.kill()
-    s.proc.wait(10)
-    for pid in kids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
 def test_stale_connection_file_is_replaced_after_kill_9():
     conn = Path(scratch_dir("stale-")) / "endpoint.json"
     first = Serve("--virtual=640x480", "--connection-file", str(conn))
     first.ready()
-    kill_tree(first)
+    kill_tree(first.proc)
     assert json.loads(conn.read_text())["pid"] == first.proc.pid, "kill -9 left the file"
     second = Serve("--virtual=640x480", "--connection-file", str(conn))
     try:
