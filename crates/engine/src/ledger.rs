@@ -61,8 +61,9 @@ pub fn read_file(path: &Path) -> Vec<Held> {
 }
 
 /// Writes `path` readable by its owner only (0600), whatever mode an
-/// earlier copy had.
-fn write_private(path: &Path, body: &[u8]) -> std::io::Result<()> {
+/// earlier copy had, never through a symlink. Every file of deskhand's
+/// state that outlives a crash is written this way.
+pub fn write_private(path: &Path, body: &[u8]) -> std::io::Result<()> {
     use std::io::Write as _;
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);

@@ -351,8 +351,12 @@ def test_held_input_ledger_is_private():
     try:
         c = d.client()
         c.act("hold_key", key="shift", duration_ms=10)
+        c.act("type", text="é")  # on no key of `us`: the remapped-keycode list is written
         ledgers = list(ledger_dir.glob("held-input-*.json"))
         assert ledgers, os.listdir(ledger_dir)
+        remaps = list(ledger_dir.glob("remapped-keys-*.json"))
+        assert remaps, os.listdir(ledger_dir)
+        ledgers += remaps
         assert stat.S_IMODE(ledger_dir.stat().st_mode) == 0o700
         for f in ledgers:
             assert stat.S_IMODE(f.stat().st_mode) == 0o600, f

@@ -35,7 +35,8 @@ pub fn write(path: &Path, entries: &[Entry]) {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    let written = std::fs::write(&tmp, body).and_then(|()| std::fs::rename(&tmp, path));
+    let written = deskhand_engine::ledger::write_private(&tmp, body.as_bytes())
+        .and_then(|()| std::fs::rename(&tmp, path));
     if let Err(e) = written {
         tracing::warn!(path = %path.display(), error = %e, "cannot keep the list of remapped keycodes");
     }
