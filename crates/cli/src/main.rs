@@ -4,9 +4,12 @@
 mod audit_cmd;
 mod bench;
 mod control;
+mod desktop;
 mod doctor;
 mod endpoint;
 mod files;
+mod mcp;
+mod mcp_relay;
 mod secrets;
 mod serve;
 
@@ -24,8 +27,10 @@ struct Cli {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve the local port (WebSocket wire ops on /v1/ws).
+    /// Serve the local port (WebSocket wire ops on /v1/ws, MCP on /mcp).
     Serve(serve::ServeArgs),
+    /// Serve MCP on stdio (relayed to a daemon already serving the display).
+    Mcp(mcp::McpArgs),
     /// Measure screenshot and input latency against reference tools.
     Bench(bench::BenchArgs),
     /// Read the audit log.
@@ -76,6 +81,12 @@ fn main() -> anyhow::Result<()> {
             let result = rt.block_on(serve::run(args));
             // The control pipe's reader blocks in read(2) on a thread of its
             // own: do not wait for it.
+            rt.shutdown_background();
+            result
+        }
+        Command::Mcp(args) => {
+            let rt = runtime()?;
+            let result = rt.block_on(mcp::run(args));
             rt.shutdown_background();
             result
         }

@@ -3,9 +3,13 @@
 //! virtual desktop deskhand started itself, from the sandbox default.
 
 use std::path::Path;
+use std::time::Duration;
 
 use serde::Deserialize;
 use thiserror::Error;
+
+/// The longest lease a policy file may grant: a week.
+pub const MAX_LEASE_S: u64 = 7 * 24 * 3600;
 
 /// Where the grants came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,8 +33,54 @@ pub struct Consent {
     /// Executables the person allows APP_LAUNCH to start even though they
     /// run commands (shells, interpreters, terminals given a command).
     pub launch_allow: Vec<String>,
+    /// The apps sessions may work with (MCP scopes its targets to them).
+    pub apps: AppScope,
+    /// Whether a session may ask to read the clipboard (each read still
+    /// needs the clipboard policy and a per-call approval).
+    pub clipboard_read: bool,
+    /// The longest a session's consent lasts; `None`: until it ends.
+    pub lease: Option<Duration>,
     /// Where this came from.
     pub source: ConsentSource,
+}
+
+/// Which apps' windows a session may target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AppScope {
+    /// The whole desktop (`"*"`).
+    All,
+    /// Apps by name or class, compared case-insensitively.
+    Named(Vec<String>),
+}
+
+impl AppScope {
+    /// Whether `name` (an app's class, instance or name) is inside.
+    pub fn allows(&self, name: &str) -> bool {
+        match self {
+            Self::All => true,
+            Self::Named(names) => names.iter().any(|n| n.eq_ignore_ascii_case(name)),
+        }
+    }
+
+    /// The part of `asked` that this scope grants: `None` asks for
+    /// everything granted.
+    pub fn narrow(&self, asked: Option<&[String]>) -> AppScope {
+        let Some(asked) = asked else {
+            return self.clone();
+        };
+        if asked.iter().any(|a| a == "*") {
+            return self.clone();
+        }
+        AppScope::Named(asked.iter().filter(|a| self.allows(a)).cloned().collect())
+    }
+
+    /// The names, `["*"]` for the whole desktop.
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            Self::All => vec!["*".to_owned()],
+            Self::Named(names) => names.clone(),
+        }
+    }
 }
 
 /// A consent file that cannot be used.
@@ -57,10 +107,18 @@ pub enum ConsentError {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PolicyFile {
-    #[serde(default)]
+    /// Synthetic input (`takeover` is the driver contract's name for it).
+    #[serde(default, alias = "takeover")]
     input: bool,
     #[serde(default)]
     launch_allow: Vec<String>,
+    /// Apps by name or class, or `"*"`; the whole desktop when absent.
+    #[serde(default)]
+    apps: Option<Vec<String>>,
+    #[serde(default)]
+    clipboard_read: bool,
+    #[serde(default)]
+    lease_s: Option<u64>,
 }
 
 impl Consent {
@@ -76,6 +134,9 @@ impl Consent {
             input: false,
             clipboard: Default::default(),
             launch_allow: Vec::new(),
+            apps: AppScope::Named(Vec::new()),
+            clipboard_read: false,
+            lease: None,
             source: ConsentSource::None,
         }
     }
@@ -86,6 +147,9 @@ impl Consent {
             input: true,
             clipboard: Default::default(),
             launch_allow: Vec::new(),
+            apps: AppScope::All,
+            clipboard_read: true,
+            lease: None,
             source: ConsentSource::Sandbox,
         }
     }
@@ -106,14 +170,38 @@ impl Consent {
             })?;
         if let Some(bad) = policy.launch_allow.iter().find(|p| !p.starts_with('/')) {
             return Err(ConsentError::Invalid {
-                path: display,
+                path: display.clone(),
                 message: format!("launch_allow entry {bad:?} is not an absolute path"),
             });
         }
+        let invalid = |message: String| ConsentError::Invalid {
+            path: display.clone(),
+            message,
+        };
+        let apps = match policy.apps {
+            None => AppScope::All,
+            Some(names) if names.iter().any(|n| n == "*") => AppScope::All,
+            Some(names) => {
+                if let Some(bad) = names.iter().find(|n| n.trim().is_empty() || n.len() > 256) {
+                    return Err(invalid(format!("apps entry {bad:?} is not an app name")));
+                }
+                AppScope::Named(names)
+            }
+        };
+        let lease = match policy.lease_s {
+            Some(0) => return Err(invalid("lease_s must be at least 1".into())),
+            Some(s) if s > MAX_LEASE_S => {
+                return Err(invalid(format!("lease_s must be at most {MAX_LEASE_S}")));
+            }
+            other => other.map(Duration::from_secs),
+        };
         Ok(Self {
             input: policy.input,
             clipboard: Default::default(),
             launch_allow: policy.launch_allow,
+            apps,
+            clipboard_read: policy.clipboard_read,
+            lease,
             source: ConsentSource::PolicyFile,
         })
     }
@@ -122,6 +210,19 @@ impl Consent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scope_grants_only_what_it_holds() {
+        let named = AppScope::Named(vec!["XTerm".into()]);
+        let asked = ["xterm".to_owned(), "gedit".to_owned()];
+        assert_eq!(
+            named.narrow(Some(&asked)),
+            AppScope::Named(vec!["xterm".into()])
+        );
+        assert_eq!(named.narrow(Some(&["*".to_owned()])), named);
+        assert_eq!(AppScope::All.narrow(None), AppScope::All);
+        assert_eq!(AppScope::All.narrow(Some(&asked)).names(), asked);
+    }
 
     #[test]
     fn policy_file_grants_and_refuses_typos() {
@@ -137,6 +238,19 @@ mod tests {
             Err(ConsentError::Invalid { .. })
         ));
         assert!(Consent::from_file(&dir.join("missing.json")).is_err());
+        let scoped = dir.join("scoped.json");
+        std::fs::write(
+            &scoped,
+            r#"{"takeover": true, "apps": ["XTerm"], "clipboard_read": true, "lease_s": 60}"#,
+        )
+        .expect("write");
+        let c = Consent::from_file(&scoped).expect("valid");
+        assert!(c.input && c.clipboard_read);
+        assert_eq!(c.lease, Some(Duration::from_secs(60)));
+        assert!(c.apps.allows("xterm") && !c.apps.allows("gedit"));
+        let zero = dir.join("zero.json");
+        std::fs::write(&zero, r#"{"lease_s": 0}"#).expect("write");
+        assert!(Consent::from_file(&zero).is_err());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -94,6 +94,13 @@ pub enum EngineError {
         /// Why it was refused.
         why: &'static str,
     },
+    /// The act would touch a window of an app the session was not
+    /// granted; nothing was sent.
+    #[error("{what}")]
+    OutOfScope {
+        /// What would have been touched.
+        what: &'static str,
+    },
     /// Another session holds the desktop (one takeover at a time).
     #[error("another session holds the takeover")]
     Busy,
@@ -129,6 +136,7 @@ impl EngineError {
             Self::ClipboardConcealed { .. } => ErrorCode::ClipboardConcealed,
             Self::TooLarge { .. } => ErrorCode::FileTooLarge,
             Self::UserTookOver { .. } => ErrorCode::UserTookOver,
+            Self::OutOfScope { .. } => ErrorCode::CapabilityNotConsented,
             Self::Busy => ErrorCode::Busy,
             Self::Backend(BackendError::DisplayUnavailable(_)) => ErrorCode::DisplayUnavailable,
             Self::Backend(BackendError::Unsupported(_)) => ErrorCode::FeatureNotSupported,

@@ -20,6 +20,7 @@ pub mod handback;
 pub mod keys;
 pub mod launch_policy;
 pub mod ledger;
+pub mod scope_check;
 pub mod screenshot;
 pub mod takeover;
 pub mod windows;
@@ -40,11 +41,12 @@ pub use backend::{
     typed_chars,
 };
 pub use clipboard::ClipboardPolicy;
-pub use consent::{Consent, ConsentSource};
+pub use consent::{AppScope, Consent, ConsentSource};
 pub use error::EngineError;
 pub use geometry::{Layout, Monitor, Point, Rect};
 pub use handback::{HandBack, PausedReason};
 pub use keys::{Key, Keypad};
+pub use scope_check::ScopeCheck;
 pub use screenshot::{Screenshot, ShotSpec, ShotTarget};
 pub use takeover::{ResumedBy, TakeoverEvent, TakeoverState};
 
@@ -423,14 +425,32 @@ impl Engine {
         op: &str,
         action: Action,
     ) -> Result<(), EngineError> {
+        self.act_scoped(session, op, action, None).await
+    }
+
+    /// Performs an input action like [`Engine::act`], after checking on
+    /// the desktop thread, right before sending, that it touches only what
+    /// `scope` allows (the driver contract's target checks).
+    pub async fn act_scoped(
+        &self,
+        session: &Session,
+        op: &str,
+        action: Action,
+        scope: Option<ScopeCheck>,
+    ) -> Result<(), EngineError> {
         let started = Instant::now();
         let target = audit::action_target(&action);
-        let result = self.act_inner(session, action).await;
+        let result = self.act_inner(session, action, scope).await;
         self.record(session, op, target, result.as_ref().map(|_| ()), started);
         result
     }
 
-    async fn act_inner(&self, session: &Session, action: Action) -> Result<(), EngineError> {
+    async fn act_inner(
+        &self,
+        session: &Session,
+        action: Action,
+        scope: Option<ScopeCheck>,
+    ) -> Result<(), EngineError> {
         if let Action::Wait { duration } = action {
             // Waiting needs no desktop: it never holds up the queue.
             tokio::time::sleep(duration).await;
@@ -447,7 +467,7 @@ impl Engine {
             Action::Paste {
                 text,
                 preserve_clipboard,
-            } if text.chars().count() >= clipboard::PASTE_MIN_CHARS => {
+            } if scope.is_none() && text.chars().count() >= clipboard::PASTE_MIN_CHARS => {
                 return self
                     .paste(session, text, preserve_clipboard)
                     .await
@@ -459,6 +479,9 @@ impl Engine {
         let id = session.id.clone();
         let job = move |desk: &mut Desk| {
             desk.check_bounds(&action)?;
+            if let Some(scope) = &scope {
+                scope.check(desk, &action)?;
+            }
             desk.perform(&id, &action)
         };
         self.exec

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// What a caller may do after an error (driver contract §2.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Disposition {
     /// Nothing happened; the same call may be sent again.
@@ -47,6 +47,14 @@ pub enum ErrorCode {
     BackendFailure,
     Busy,
     Internal,
+    AmbiguousTarget,
+    AmbiguousWindowTarget,
+    WindowTargetNotFound,
+    CapabilityNotConsented,
+    RequiresTakeover,
+    Unsupported,
+    ConsentExpired,
+    SessionNotFound,
 }
 
 impl ErrorCode {
@@ -70,6 +78,14 @@ impl ErrorCode {
         Self::BackendFailure,
         Self::Busy,
         Self::Internal,
+        Self::AmbiguousTarget,
+        Self::AmbiguousWindowTarget,
+        Self::WindowTargetNotFound,
+        Self::CapabilityNotConsented,
+        Self::RequiresTakeover,
+        Self::Unsupported,
+        Self::ConsentExpired,
+        Self::SessionNotFound,
     ];
 
     /// This code's row of the table.
@@ -106,6 +122,32 @@ pub struct ErrorInfo {
     pub fatal: bool,
     /// Exactly one actionable sentence for the model.
     pub suggestion: &'static str,
+    /// Which adapters may answer with this code.
+    pub adapters: Adapters,
+}
+
+/// The adapters a code belongs to: some codes exist only in one protocol
+/// (the wire's handshake, the driver contract's session codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Adapters {
+    /// The WebSocket wire ops and MCP.
+    Both,
+    /// Only the WebSocket wire ops.
+    Wire,
+    /// Only MCP (the driver contract).
+    Mcp,
+}
+
+impl Adapters {
+    /// Whether the wire ops may answer with the code.
+    pub fn wire(self) -> bool {
+        matches!(self, Self::Both | Self::Wire)
+    }
+
+    /// Whether MCP may answer with the code.
+    pub fn mcp(self) -> bool {
+        matches!(self, Self::Both | Self::Mcp)
+    }
 }
 
 const fn row(
@@ -123,7 +165,13 @@ const fn row(
         disposition,
         fatal,
         suggestion,
+        adapters: Adapters::Both,
     }
+}
+
+/// A row only one adapter answers with.
+const fn only(adapters: Adapters, row: ErrorInfo) -> ErrorInfo {
+    ErrorInfo { adapters, ..row }
 }
 
 const INTERNAL_FALLBACK: ErrorInfo = row(
@@ -135,28 +183,29 @@ const INTERNAL_FALLBACK: ErrorInfo = row(
     "Take a screenshot to see the current state before acting again.",
 );
 
+use Adapters::{Mcp, Wire};
 use Disposition::{AfterRefresh, Never, Safe, Unsafe};
 use ErrorCode as C;
 
 /// The table. A unit test fails when a code has no row or has two.
 #[rustfmt::skip]
 pub const ERRORS: &[ErrorInfo] = &[
-    row(C::InvalidMessage, "invalid_message", "INVALID_MESSAGE", Never, false,
-        "Send one JSON object with type, id, ts and payload fields."),
-    row(C::UnknownMessageType, "unknown_message_type", "UNKNOWN_MESSAGE_TYPE", Never, false,
-        "Use a message type listed in the protocol; HELLO lists the features available."),
+    only(Wire, row(C::InvalidMessage, "invalid_message", "INVALID_MESSAGE", Never, false,
+        "Send one JSON object with type, id, ts and payload fields.")),
+    only(Wire, row(C::UnknownMessageType, "unknown_message_type", "UNKNOWN_MESSAGE_TYPE", Never, false,
+        "Use a message type listed in the protocol; HELLO lists the features available.")),
     row(C::InvalidArguments, "invalid_arguments", "INVALID_ARGUMENTS", Never, false,
         "Fix the named field of the payload and send the request again."),
-    row(C::HandshakeRequired, "handshake_required", "HANDSHAKE_REQUIRED", Never, false,
-        "Answer HELLO with HELLO_ACK, then send the request again."),
-    row(C::MessageTooLarge, "message_too_large", "MESSAGE_TOO_LARGE", Never, false,
-        "Send a smaller message."),
-    row(C::FeatureNotSupported, "feature_not_supported", "FEATURE_NOT_SUPPORTED", Never, false,
-        "Use only the features listed in HELLO.computer_use_features."),
-    row(C::CapabilityNotGranted, "capability_not_granted", "CAPABILITY_NOT_GRANTED", Never, false,
-        "Ask the person to grant this capability to deskhand; do not retry until they have."),
-    row(C::PermissionPending, "permission_pending", "PERMISSION_PENDING", Never, false,
-        "Ask the person to grant the operating-system permission named in details, then retry."),
+    only(Wire, row(C::HandshakeRequired, "handshake_required", "HANDSHAKE_REQUIRED", Never, false,
+        "Answer HELLO with HELLO_ACK, then send the request again.")),
+    only(Wire, row(C::MessageTooLarge, "message_too_large", "MESSAGE_TOO_LARGE", Never, false,
+        "Send a smaller message.")),
+    only(Wire, row(C::FeatureNotSupported, "feature_not_supported", "FEATURE_NOT_SUPPORTED", Never, false,
+        "Use only the features listed in HELLO.computer_use_features.")),
+    only(Wire, row(C::CapabilityNotGranted, "capability_not_granted", "CAPABILITY_NOT_GRANTED", Never, false,
+        "Ask the person to grant this capability to deskhand; do not retry until they have.")),
+    only(Wire, row(C::PermissionPending, "permission_pending", "PERMISSION_PENDING", Never, false,
+        "Ask the person to grant the operating-system permission named in details, then retry.")),
     row(C::InputOutOfBounds, "input_out_of_bounds", "INPUT_OUT_OF_BOUNDS", Never, false,
         "Pick a coordinate inside one of the display rectangles listed in details."),
     row(C::WindowStale, "window_stale", "WINDOW_STALE", AfterRefresh, false,
@@ -177,6 +226,22 @@ pub const ERRORS: &[ErrorInfo] = &[
         "Wait a moment and send the request again."),
     row(C::Internal, "internal", "INTERNAL", Unsafe, false,
         "Take a screenshot to see the current state before acting again."),
+    only(Mcp, row(C::AmbiguousTarget, "ambiguous_target", "AMBIGUOUS_TARGET", Never, false,
+        "Pick one of the candidates and call again with its pid and window_id.")),
+    only(Mcp, row(C::AmbiguousWindowTarget, "ambiguous_window_target", "AMBIGUOUS_WINDOW_TARGET", Never, false,
+        "Name the window with app, pid or window_id, for example one of the candidates.")),
+    only(Mcp, row(C::WindowTargetNotFound, "window_target_not_found", "WINDOW_TARGET_NOT_FOUND", AfterRefresh, false,
+        "Call list_windows and pick a window of an approved app.")),
+    only(Mcp, row(C::CapabilityNotConsented, "capability_not_consented", "CAPABILITY_NOT_CONSENTED", Never, false,
+        "Ask the person to allow this in deskhand's consent; do not retry until they have.")),
+    only(Mcp, row(C::RequiresTakeover, "requires_takeover", "REQUIRES_TAKEOVER", Never, false,
+        "Call start_session with input \"takeover\" first, then send the act again.")),
+    only(Mcp, row(C::Unsupported, "unsupported", "UNSUPPORTED", Never, false,
+        "This platform offers no way to do this; do not retry.")),
+    only(Mcp, row(C::ConsentExpired, "consent_expired", "CONSENT_EXPIRED", Never, false,
+        "The session's lease ended; call start_session again to ask for consent.")),
+    only(Mcp, row(C::SessionNotFound, "session_not_found", "SESSION_NOT_FOUND", AfterRefresh, false,
+        "Call start_session and use the session_id it returns.")),
 ];
 
 /// Payload of an `ERROR` message.

@@ -9,11 +9,12 @@ pub mod envelope;
 pub mod errors;
 pub mod features;
 pub mod geometry;
+pub mod mcp;
 pub mod messages;
 pub mod overlay;
 
 pub use envelope::{Envelope, MessageType};
-pub use errors::{Disposition, ErrorCode, ErrorInfo, ErrorPayload};
+pub use errors::{Adapters, Disposition, ErrorCode, ErrorInfo, ErrorPayload};
 pub use features::{CoarseFeature, Feature};
 
 /// Version of the wire protocol spoken on `/v1/ws`, sent in HELLO.

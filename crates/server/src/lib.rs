@@ -1,9 +1,10 @@
-//! deskhand's local port. Today one adapter: the WebSocket wire ops on
-//! `/v1/ws`. Every request passes the Host, Origin and token checks before
+//! deskhand's local port: the WebSocket wire ops on `/v1/ws` and MCP
+//! (Streamable HTTP) on `/mcp`. Every request passes the Host, Origin and token checks before
 //! anything else happens; there are no CORS headers, ever. Connections
 //! without the token are bounded in number and time (`listen.rs`).
 
 mod listen;
+pub mod mcp;
 mod security;
 mod wire;
 
@@ -37,6 +38,9 @@ pub enum ServerError {
 pub struct ServerConfig {
     /// The bearer token every request must carry.
     pub token: Token,
+    /// More tokens, one per client the person set up: same rights, but
+    /// each client's MCP sessions are its own.
+    pub client_tokens: Vec<Token>,
     /// Origins allowed to connect (exact match); empty allows none.
     pub allowed_origins: Vec<String>,
     /// Largest incoming WebSocket message.
@@ -61,6 +65,7 @@ impl ServerConfig {
     pub fn new(token: Token) -> Self {
         Self {
             token,
+            client_tokens: Vec::new(),
             allowed_origins: Vec::new(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             idle_timeout: Duration::from_secs(600),
@@ -74,6 +79,7 @@ impl ServerConfig {
 /// Shared state of the routes.
 pub(crate) struct AppState {
     pub engine: Arc<Engine>,
+    pub mcp: Arc<mcp::McpShared>,
     pub config: ServerConfig,
     pub port: u16,
     pub connections: Arc<Semaphore>,
@@ -85,6 +91,7 @@ pub async fn serve(
     listener: TcpListener,
     engine: Arc<Engine>,
     config: ServerConfig,
+    health: mcp::HealthSource,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
     let addr: SocketAddr = listener.local_addr()?;
@@ -93,6 +100,7 @@ pub async fn serve(
         max_unauthenticated: config.max_unauthenticated,
     };
     let state = Arc::new(AppState {
+        mcp: mcp::McpShared::new(engine.clone(), health),
         engine,
         port: addr.port(),
         connections: Arc::new(Semaphore::new(config.max_connections)),
@@ -107,6 +115,7 @@ pub async fn serve(
 fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/v1/ws", get(wire::upgrade))
+        .nest_service("/mcp", mcp::http_service(&state))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             security::guard,

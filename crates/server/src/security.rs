@@ -126,11 +126,20 @@ pub(crate) async fn guard(
             return deny(StatusCode::FORBIDDEN, "forbidden origin\n");
         }
     }
-    match bearer(headers) {
-        Some(t) if state.config.token.matches(t) => {
+    let index = bearer(headers).and_then(|t| {
+        std::iter::once(&state.config.token)
+            .chain(&state.config.client_tokens)
+            .position(|known| known.matches(t))
+    });
+    match index {
+        Some(index) => {
             if let Some(admission) = request.extensions().get::<Admission>() {
                 admission.authenticated();
             }
+            let mut request = request;
+            request
+                .extensions_mut()
+                .insert(crate::mcp::TokenIndex(index));
             next.run(request).await
         }
         _ => {

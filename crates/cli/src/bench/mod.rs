@@ -312,6 +312,7 @@ async fn bench_size(
             listener,
             engine.clone(),
             ServerConfig::new(Token::new(token.clone())),
+            crate::desktop::health_source(&display),
             async {
                 let _ = stopped.await;
             },

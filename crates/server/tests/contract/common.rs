@@ -47,6 +47,7 @@ impl Server {
             listener,
             engine.clone(),
             config,
+            mock_health(),
             async {
                 let _ = stopped.await;
             },
@@ -214,4 +215,22 @@ pub fn decode_png(b64: &str) -> (u32, u32, Vec<u8>) {
     let info = reader.next_frame(&mut buf).expect("png frame");
     buf.truncate(info.buffer_size());
     (info.width, info.height, buf)
+}
+
+/// The health report of the mock desktop: one available backend.
+pub fn mock_health() -> deskhand_server::mcp::HealthSource {
+    use deskhand_protocol::doctor::*;
+    Arc::new(|| {
+        DoctorReport::assemble(
+            Findings {
+                platform: Platform::Linux,
+                session_type: SessionType::Mock,
+                backends: vec![BackendEntry::new("mock", true, Verdict::AVAILABLE)],
+                capabilities: Vec::new(),
+                permissions: Vec::new(),
+                probes: Vec::new(),
+            },
+            "test",
+        )
+    })
 }

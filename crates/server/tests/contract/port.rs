@@ -37,6 +37,7 @@ async fn start(tune: impl FnOnce(&mut ServerConfig)) -> u16 {
         listener,
         engine,
         config,
+        crate::common::mock_health(),
         std::future::pending(),
     ));
     port

@@ -1,0 +1,392 @@
+//! The MCP adapter (driver contract §1–§8): the tools over the engine, on
+//! stdio (`deskhand mcp`) and on Streamable HTTP at `/mcp` behind the same
+//! guard as `/v1/ws`. Revisions 2025-06-18 and 2025-11-25 (initialize and
+//! `Mcp-Session-Id`) and 2026-07-28 (`server/discover`, stateless).
+
+mod acts;
+mod envelope;
+mod reads;
+mod session_tools;
+mod sessions;
+mod targets;
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use deskhand_engine::Engine;
+use deskhand_protocol::doctor::DoctorReport;
+use deskhand_protocol::mcp::{self as contract, ToolSpec};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use envelope::Fail;
+pub use sessions::Caller;
+use sessions::{DriverSession, Sessions};
+
+/// Reads the doctor registry: `health_report` and `doctor --json` give the
+/// same report.
+pub type HealthSource = Arc<dyn Fn() -> DoctorReport + Send + Sync>;
+
+/// What every MCP connection of this daemon shares.
+pub struct McpShared {
+    engine: Arc<Engine>,
+    sessions: Arc<Sessions>,
+    health: HealthSource,
+}
+
+impl McpShared {
+    /// The adapter's state over `engine`; ends expired and idle sessions
+    /// in the background.
+    pub fn new(engine: Arc<Engine>, health: HealthSource) -> Arc<Self> {
+        let sessions = Arc::new(Sessions::default());
+        sessions::start_reaper(sessions.clone(), engine.clone());
+        Arc::new(Self {
+            engine,
+            sessions,
+            health,
+        })
+    }
+}
+
+/// The token a request passed the guard with (its index in the server's
+/// list), put in the request's extensions by the guard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenIndex(pub usize);
+
+/// One MCP connection: a stdio process, an HTTP session, or one stateless
+/// HTTP request. Dropped when it ends; a session bound to it ends with it.
+struct Conn {
+    shared: Arc<McpShared>,
+    bound: Mutex<Option<String>>,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        let bound = self.bound.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let Some(id) = bound else { return };
+        let Some(session) = self.shared.sessions.remove(&id) else {
+            return;
+        };
+        let engine = self.shared.engine.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move { engine.close_session(&session.engine).await });
+        }
+    }
+}
+
+/// The MCP server handler rmcp drives.
+#[derive(Clone)]
+pub struct McpServer {
+    conn: Arc<Conn>,
+}
+
+impl McpServer {
+    /// A handler for one connection.
+    pub fn new(shared: Arc<McpShared>) -> Self {
+        Self {
+            conn: Arc::new(Conn {
+                shared,
+                bound: Mutex::new(None),
+            }),
+        }
+    }
+
+    fn shared(&self) -> &McpShared {
+        &self.conn.shared
+    }
+
+    fn engine(&self) -> &Arc<Engine> {
+        &self.conn.shared.engine
+    }
+}
+
+/// Who sent the request, and whether its connection keeps a session of
+/// its own (stdio, or HTTP with `Mcp-Session-Id`) or is stateless.
+fn caller_of(ctx: &RequestContext<RoleServer>) -> (Caller, bool) {
+    match ctx.extensions.get::<axum::http::request::Parts>() {
+        None => (Caller::Stdio, true),
+        Some(parts) => {
+            let token = parts
+                .extensions
+                .get::<TokenIndex>()
+                .map_or(usize::MAX, |t| t.0);
+            (
+                Caller::Token(token),
+                parts.headers.contains_key("mcp-session-id"),
+            )
+        }
+    }
+}
+
+/// A tool call in progress: the handler, its caller and the request.
+pub(crate) struct Call<'a> {
+    server: &'a McpServer,
+    ctx: &'a RequestContext<RoleServer>,
+    caller: Caller,
+    keeps_session: bool,
+    started: Instant,
+}
+
+impl Call<'_> {
+    fn engine(&self) -> &Arc<Engine> {
+        self.server.engine()
+    }
+
+    fn sessions(&self) -> &Sessions {
+        &self.server.shared().sessions
+    }
+
+    /// The session `asked` names, else the connection's own, else (for
+    /// stateless requests) the caller's latest; a new headless one when
+    /// there is none.
+    async fn session(&self, asked: Option<&str>) -> Result<DriverSession, Fail> {
+        if let Some(id) = asked {
+            return self.sessions().get(id, self.caller).ok_or_else(|| {
+                Fail::new(
+                    deskhand_protocol::ErrorCode::SessionNotFound,
+                    "no live session of this client has that session_id",
+                )
+            });
+        }
+        let bound = self.bound();
+        if let Some(s) = bound.and_then(|id| self.sessions().get(&id, self.caller)) {
+            return Ok(s);
+        }
+        if !self.keeps_session
+            && let Some(s) = self.sessions().latest(self.caller)
+        {
+            return Ok(s);
+        }
+        Ok(self.new_session())
+    }
+
+    fn bound(&self) -> Option<String> {
+        self.server
+            .conn
+            .bound
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// A new headless session with the consent's apps; bound to the
+    /// connection when it keeps one.
+    fn new_session(&self) -> DriverSession {
+        let engine = self.engine();
+        let session = DriverSession {
+            engine: engine.open_session("mcp"),
+            caller: self.caller,
+            apps: engine.consent().apps.clone(),
+            input: contract::InputMode::Headless,
+            clipboard_read: false,
+            expires: None,
+            takeover_refused: None,
+            last_used: Instant::now(),
+        };
+        if self.keeps_session {
+            *self
+                .server
+                .conn
+                .bound
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = Some(session.engine.id.clone());
+        }
+        self.sessions().put(session.clone());
+        session
+    }
+
+    /// A session that may act: its lease has not ended.
+    async fn live_session(&self, asked: Option<&str>) -> Result<DriverSession, Fail> {
+        let s = self.session(asked).await?;
+        if s.expired() {
+            return Err(Fail::new(
+                deskhand_protocol::ErrorCode::ConsentExpired,
+                "the session's lease has ended",
+            ));
+        }
+        Ok(s)
+    }
+
+    /// The progress token the client gave, if any.
+    fn progress(&self) -> Option<rmcp::model::ProgressToken> {
+        self.ctx.meta.get_progress_token()
+    }
+
+    /// Tells the client how far a long act got (when it asked).
+    async fn notify_progress(&self, done: f64, total: f64) {
+        if let Some(token) = self.progress() {
+            let param = rmcp::model::ProgressNotificationParam::new(token, done).with_total(total);
+            let _ = self.ctx.peer.notify_progress(param).await;
+        }
+    }
+
+    fn elapsed_ms(&self) -> f64 {
+        self.started.elapsed().as_secs_f64() * 1000.0
+    }
+}
+
+/// Parses a tool's arguments; a listed argument of the wrong type is
+/// `invalid_arguments`.
+fn args<T: DeserializeOwned>(arguments: Option<rmcp::model::JsonObject>) -> Result<T, Fail> {
+    let value = Value::Object(arguments.unwrap_or_default());
+    serde_json::from_value(value).map_err(|e| Fail::invalid(format!("invalid arguments: {e}")))
+}
+
+fn tool_of(spec: &ToolSpec) -> Tool {
+    let schema = match (spec.input)() {
+        Value::Object(map) => map,
+        _ => Default::default(),
+    };
+    let mut tool = Tool::new(spec.name, spec.description, Arc::new(schema));
+    let mut notes = ToolAnnotations::default();
+    notes.read_only_hint = Some(spec.read_only);
+    notes.destructive_hint = Some(false);
+    tool.annotations = Some(notes);
+    tool
+}
+
+impl McpServer {
+    async fn dispatch(&self, call: &Call<'_>, params: CallToolRequestParams) -> CallToolResult {
+        let a = params.arguments;
+        let result = match params.name.as_ref() {
+            "start_session" => session_tools::start(call, args(a)).await,
+            "get_session_state" => session_tools::state(call, args(a)).await,
+            "end_session" => session_tools::end(call, args(a)).await,
+            "health_report" => reads::health(call, &self.shared().health),
+            "list_windows" => reads::list_windows(call, args(a)).await,
+            "get_window_state" => reads::window_state(call, args(a)).await,
+            "screenshot" => reads::screenshot(call, args(a)).await,
+            "clipboard_read" => reads::clipboard_read(call, args(a)).await,
+            "clipboard_write" => acts::clipboard_write(call, args(a)).await,
+            "list_notifications" | "dismiss_notification" | "invoke_notification_action" => {
+                Err(reads::no_notifications())
+            }
+            "click" => acts::click(call, args(a), 1, deskhand_engine::Button::Left).await,
+            "double_click" => acts::click(call, args(a), 2, deskhand_engine::Button::Left).await,
+            "right_click" => acts::click(call, args(a), 1, deskhand_engine::Button::Right).await,
+            "type_text" => acts::type_text(call, args(a)).await,
+            "press_key" => acts::press_key(call, args(a)).await,
+            "hotkey" => acts::hotkey(call, args(a)).await,
+            "scroll" => acts::scroll(call, args(a)).await,
+            "drag" => acts::drag(call, args(a)).await,
+            "move_cursor" => acts::move_cursor(call, args(a)).await,
+            "bring_to_front" => acts::bring_to_front(call, args(a)).await,
+            other => Err(Fail::invalid(format!(
+                "no tool named {:?}",
+                contract::app_text(other, 64)
+            ))),
+        };
+        result.unwrap_or_else(Fail::into_result)
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("deskhand", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "deskhand drives this desktop for you while the person stays in charge. \
+                 Call start_session first (input \"takeover\" to use mouse and keyboard), \
+                 then list_windows and screenshot; coordinates are desktop pixels.",
+            )
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(&[
+            ProtocolVersion::V_2026_07_28,
+            ProtocolVersion::V_2025_11_25,
+            ProtocolVersion::V_2025_06_18,
+        ])
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            contract::TOOLS.iter().map(tool_of).collect(),
+        ))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        contract::tool(name).map(tool_of)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let (caller, keeps_session) = caller_of(&context);
+        let call = Call {
+            server: self,
+            ctx: &context,
+            caller,
+            keeps_session,
+            started: Instant::now(),
+        };
+        let name = request.name.clone();
+        let result = self.dispatch(&call, request).await;
+        tracing::debug!(tool = %name, error = result.is_error == Some(true), "mcp call");
+        Ok(CallToolResponse::Complete(result))
+    }
+}
+
+/// How long rmcp keeps an idle HTTP session: at least as long as any lease
+/// (a session outlives its lease only to answer `consent_expired`).
+const HTTP_SESSION_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(8 * 24 * 3600);
+
+/// The Streamable HTTP service at `/mcp`. rmcp's own checks are set
+/// explicitly: Host only loopback with our port (its default takes any
+/// port), Origin checked (its default checks none), our body limit.
+pub(crate) fn http_service(
+    state: &crate::AppState,
+) -> rmcp::transport::streamable_http_server::StreamableHttpService<
+    McpServer,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+> {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    };
+    let port = state.port;
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts([
+            format!("127.0.0.1:{port}"),
+            format!("localhost:{port}"),
+            format!("[::1]:{port}"),
+        ])
+        .with_allowed_origins(state.config.allowed_origins.clone())
+        .enforce_origin_validation()
+        .with_json_response(true)
+        .with_max_request_body_bytes(state.config.max_message_bytes);
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(HTTP_SESSION_KEEP_ALIVE);
+    let shared = state.mcp.clone();
+    StreamableHttpService::new(
+        move || Ok(McpServer::new(shared.clone())),
+        Arc::new(sessions),
+        config,
+    )
+}
+
+/// Serves MCP on this process's stdin and stdout until the client closes
+/// them.
+pub async fn serve_stdio(shared: Arc<McpShared>) -> Result<(), std::io::Error> {
+    use rmcp::ServiceExt;
+    let server = McpServer::new(shared);
+    let running = server
+        .serve(rmcp::transport::io::stdio_pipes())
+        .await
+        .map_err(std::io::Error::other)?;
+    running.waiting().await.map_err(std::io::Error::other)?;
+    Ok(())
+}

@@ -1,0 +1,201 @@
+//! The tools that only read: `health_report`, `list_windows`,
+//! `get_window_state`, `screenshot`, `clipboard_read`, and the
+//! notification tools X11 cannot offer.
+
+use deskhand_engine::{Screenshot, ShotSpec, ShotTarget};
+use deskhand_protocol::ErrorCode;
+use deskhand_protocol::mcp::{
+    ClipboardText, ErrorObject, Frame, ImageInfo, ImageKind, ListWindowsArgs, ScreenshotArgs,
+    ScreenshotResult, SessionArgs, WindowList, WindowState, WindowStateArgs,
+};
+use deskhand_protocol::messages::ImageFormat;
+use rmcp::model::{CallToolResult, ContentBlock};
+
+use super::envelope::Fail;
+use super::sessions::DriverSession;
+use super::{Call, HealthSource, targets};
+
+fn structured<T: serde::Serialize>(value: &T) -> CallToolResult {
+    CallToolResult::structured(serde_json::to_value(value).unwrap_or_default())
+}
+
+/// `health_report`: the doctor registry's report.
+pub fn health(_call: &Call<'_>, source: &HealthSource) -> Result<CallToolResult, Fail> {
+    Ok(structured(&source()))
+}
+
+/// The notification tools: X11 has no API to other apps' notifications.
+pub fn no_notifications() -> Fail {
+    let mut fail = Fail::new(
+        ErrorCode::Unsupported,
+        "X11 offers no API to other apps' notifications",
+    );
+    fail.0.reason = Some("no_platform_api".into());
+    fail
+}
+
+/// `list_windows`.
+pub async fn list_windows(
+    call: &Call<'_>,
+    args: Result<ListWindowsArgs, Fail>,
+) -> Result<CallToolResult, Fail> {
+    let args = args?;
+    let s = call.live_session(args.session_id.as_deref()).await?;
+    let windows = targets::approved_windows(call.engine(), &s, args.include_minimized).await?;
+    let rows = windows
+        .iter()
+        .filter(|w| {
+            args.app
+                .as_deref()
+                .is_none_or(|a| targets::matches_app(&w.window, a))
+        })
+        .map(targets::info)
+        .collect();
+    Ok(structured(&WindowList {
+        ok: true,
+        windows: rows,
+    }))
+}
+
+/// An image as result metadata and its content block.
+pub fn image_parts(shot: &Screenshot) -> (ImageInfo, ContentBlock) {
+    let data: String = shot.bytes.base64_pieces().concat();
+    let r = shot.rect;
+    let info = ImageInfo {
+        mime_type: shot.format.mime_type().to_owned(),
+        width: r.width,
+        height: r.height,
+        frame: Frame {
+            x: r.x,
+            y: r.y,
+            width: r.width,
+            height: r.height,
+        },
+        bytes: shot.bytes.len() as u64,
+    };
+    (info, ContentBlock::image(data, shot.format.mime_type()))
+}
+
+/// A PNG of `target` for `s`.
+pub async fn capture(
+    call: &Call<'_>,
+    s: &DriverSession,
+    target: ShotTarget,
+    format: ImageFormat,
+    quality: u8,
+) -> Result<Screenshot, Fail> {
+    let spec = ShotSpec {
+        target,
+        format,
+        quality,
+        include_cursor: false,
+    };
+    Ok(call.engine().screenshot(&s.engine, spec).await?)
+}
+
+/// `get_window_state`: the window, its screenshot, and why there is no
+/// accessibility tree yet.
+pub async fn window_state(
+    call: &Call<'_>,
+    args: Result<WindowStateArgs, Fail>,
+) -> Result<CallToolResult, Fail> {
+    let args = args?;
+    let s = call.live_session(args.target.session_id.as_deref()).await?;
+    let w = targets::resolve(call.engine(), &s, &args.target, true)
+        .await?
+        .ok_or_else(|| Fail::invalid("no window named"))?;
+    let mut tree_error = ErrorObject::new(
+        ErrorCode::Unsupported,
+        "the accessibility tree is not read on this build yet",
+    );
+    tree_error.reason = Some("not_built".into());
+    let mut state = WindowState {
+        ok: true,
+        window: targets::info(&w),
+        screenshot: None,
+        screenshot_error: None,
+        tree_error,
+    };
+    let mut content = Vec::new();
+    if args.include_screenshot.unwrap_or(true) {
+        match capture(
+            call,
+            &s,
+            ShotTarget::Window(w.handle.clone()),
+            ImageFormat::Png,
+            80,
+        )
+        .await
+        {
+            Ok(shot) => {
+                let (info, block) = image_parts(&shot);
+                state.screenshot = Some(info);
+                content.push(block);
+            }
+            Err(Fail(e)) => state.screenshot_error = Some(*e),
+        }
+    }
+    let mut result = structured(&state);
+    result.content.extend(content);
+    Ok(result)
+}
+
+/// `screenshot`: a window, or a display for a session granted the whole
+/// desktop.
+pub async fn screenshot(
+    call: &Call<'_>,
+    args: Result<ScreenshotArgs, Fail>,
+) -> Result<CallToolResult, Fail> {
+    let args = args?;
+    let s = call.live_session(args.target.session_id.as_deref()).await?;
+    let whole_desktop = s.apps == deskhand_engine::AppScope::All;
+    let target = if args.target.is_given() || !whole_desktop {
+        if args.display.is_some() {
+            return Err(Fail::invalid("give a window or a display, not both"));
+        }
+        let w = targets::resolve(call.engine(), &s, &args.target, true)
+            .await?
+            .ok_or_else(|| Fail::invalid("no window named"))?;
+        ShotTarget::Window(w.handle)
+    } else {
+        ShotTarget::Monitor(args.display)
+    };
+    let quality = args.quality.unwrap_or(80);
+    if !(1..=100).contains(&quality) {
+        return Err(Fail::invalid("quality must be 1..=100"));
+    }
+    let format = match args.format.unwrap_or_default() {
+        ImageKind::Png => ImageFormat::Png,
+        ImageKind::Jpeg => ImageFormat::Jpeg,
+    };
+    let shot = capture(call, &s, target, format, quality).await?;
+    let (image, block) = image_parts(&shot);
+    let mut result = structured(&ScreenshotResult {
+        ok: true,
+        image,
+        took_ms: call.elapsed_ms(),
+    });
+    result.content.push(block);
+    Ok(result)
+}
+
+/// `clipboard_read`: only in a session granted clipboard reading; the
+/// engine's policy (foreign reads approved by the host, concealed and
+/// credential-looking text refused) applies on top.
+pub async fn clipboard_read(
+    call: &Call<'_>,
+    args: Result<SessionArgs, Fail>,
+) -> Result<CallToolResult, Fail> {
+    let s = call.live_session(args?.session_id.as_deref()).await?;
+    if !s.clipboard_read {
+        return Err(Fail::new(
+            ErrorCode::CapabilityNotConsented,
+            "this session was not granted clipboard reading (start_session with clipboard_read)",
+        ));
+    }
+    let text = call
+        .engine()
+        .clipboard_read(&s.engine, deskhand_engine::clipboard::DEFAULT_MAX_BYTES)
+        .await?;
+    Ok(structured(&ClipboardText { ok: true, text }))
+}

@@ -1,0 +1,143 @@
+//! `start_session`, `get_session_state`, `end_session`: what a session
+//! asks for is narrowed to what the person granted (the consent source,
+//! never the agent), and asking beyond it answers
+//! `capability_not_consented` with the session left headless.
+
+use std::time::{Duration, Instant};
+
+use deskhand_engine::{EngineError, TakeoverState};
+use deskhand_protocol::ErrorCode;
+use deskhand_protocol::mcp::{
+    InputMode, SessionArgs, SessionEnded, SessionState, StartSessionArgs, TakeoverInfo,
+};
+use rmcp::model::CallToolResult;
+
+use super::Call;
+use super::envelope::Fail;
+use super::sessions::DriverSession;
+
+/// The longest lease when the person set none: the session lasts until it
+/// ends, but a lease asked for is kept.
+const MAX_ASKED_LEASE_S: u64 = 7 * 24 * 3600;
+
+/// The session's state as `start_session` and `get_session_state` give it.
+pub fn state_of(s: &DriverSession, t: &TakeoverState) -> SessionState {
+    let reason = t.reason.clone().or_else(|| s.takeover_refused.clone());
+    SessionState {
+        ok: true,
+        session_id: s.engine.id.clone(),
+        input: if t.on {
+            InputMode::Takeover
+        } else {
+            InputMode::Headless
+        },
+        apps: s.apps.names(),
+        clipboard_read: s.clipboard_read,
+        lease_remaining_s: s.lease_remaining_s(),
+        takeover: TakeoverInfo {
+            on: t.on,
+            indicator: t.indicator,
+            paused: t.paused,
+            paused_reason: t.paused_reason.map(|r| r.as_str().to_owned()),
+            reason: if t.on { None } else { reason },
+        },
+    }
+}
+
+fn structured<T: serde::Serialize>(value: &T) -> CallToolResult {
+    CallToolResult::structured(serde_json::to_value(value).unwrap_or_default())
+}
+
+/// `start_session`.
+pub async fn start(
+    call: &Call<'_>,
+    args: Result<StartSessionArgs, Fail>,
+) -> Result<CallToolResult, Fail> {
+    let args = args?;
+    if args.lease_s == Some(0) || args.lease_s.is_some_and(|s| s > MAX_ASKED_LEASE_S) {
+        return Err(Fail::invalid(format!(
+            "lease_s must be between 1 and {MAX_ASKED_LEASE_S}"
+        )));
+    }
+    if let Some(apps) = &args.apps
+        && (apps.is_empty() || apps.iter().any(|a| a.trim().is_empty() || a.len() > 256))
+    {
+        return Err(Fail::invalid("apps must list app names, or \"*\""));
+    }
+    let mut s = call.session(args.session_id.as_deref()).await?;
+    let engine = call.engine();
+    let consent = engine.consent();
+    let mut refused: Vec<String> = Vec::new();
+
+    s.apps = consent.apps.narrow(args.apps.as_deref());
+    if let Some(asked) = &args.apps {
+        let granted = s.apps.names();
+        refused.extend(
+            asked
+                .iter()
+                .filter(|a| *a != "*" && !granted.iter().any(|g| g.eq_ignore_ascii_case(a)))
+                .map(|a| format!("app {}", deskhand_protocol::mcp::app_text(a, 64))),
+        );
+    }
+    let wants_clipboard = args.clipboard_read.unwrap_or(false);
+    s.clipboard_read = wants_clipboard && consent.clipboard_read;
+    if wants_clipboard && !s.clipboard_read {
+        refused.push("clipboard_read".into());
+    }
+    let lease = match (args.lease_s.map(Duration::from_secs), consent.lease) {
+        (Some(asked), Some(max)) => Some(asked.min(max)),
+        (asked, max) => asked.or(max),
+    };
+    s.expires = lease.map(|l| Instant::now() + l);
+
+    let wants = args.input.unwrap_or(InputMode::Headless);
+    s.takeover_refused = None;
+    s.input = InputMode::Headless;
+    if wants == InputMode::Takeover && !consent.input {
+        refused.push("takeover".into());
+        s.takeover_refused = Some("not_consented".into());
+        let _ = engine.takeover(&s.engine, false).await;
+    } else if wants == InputMode::Takeover {
+        match engine.takeover(&s.engine, true).await {
+            Ok(t) if t.on => s.input = InputMode::Takeover,
+            Ok(t) => s.takeover_refused = t.reason.or(Some("not_granted".into())),
+            Err(EngineError::Busy) => s.takeover_refused = Some("busy".into()),
+            Err(e) => return Err(e.into()),
+        }
+    } else {
+        let _ = engine.takeover(&s.engine, false).await;
+    }
+    call.sessions().put(s.clone());
+    let state = state_of(&s, &engine.takeover_state(&s.engine));
+    if !refused.is_empty() {
+        let mut fail = Fail::new(
+            ErrorCode::CapabilityNotConsented,
+            format!("not granted: {}", refused.join(", ")),
+        );
+        fail.0.session_id = Some(state.session_id.clone());
+        fail.0.reason = state.takeover.reason.clone();
+        return Err(fail);
+    }
+    Ok(structured(&state))
+}
+
+/// `get_session_state`.
+pub async fn state(
+    call: &Call<'_>,
+    args: Result<SessionArgs, Fail>,
+) -> Result<CallToolResult, Fail> {
+    let s = call.session(args?.session_id.as_deref()).await?;
+    let t = call.engine().takeover_state(&s.engine);
+    Ok(structured(&state_of(&s, &t)))
+}
+
+/// `end_session`.
+pub async fn end(call: &Call<'_>, args: Result<SessionArgs, Fail>) -> Result<CallToolResult, Fail> {
+    let s = call.session(args?.session_id.as_deref()).await?;
+    call.sessions().remove(&s.engine.id);
+    call.engine().close_session(&s.engine).await;
+    Ok(structured(&SessionEnded {
+        ok: true,
+        session_id: s.engine.id,
+    }))
+}
