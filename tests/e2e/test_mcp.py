@@ -1,0 +1,232 @@
+"""MCP with the official Python SDK 2.x as the client, over Streamable HTTP
+(`deskhand serve`) and stdio (`deskhand mcp --virtual`), in the SDK's
+default mode (2026-07-28, stateless) and its legacy mode (initialize and
+sessions): the tools, a takeover that types a command into xterm, targets,
+headless refusals, the person taking over, the clipboard and app scope."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+
+import pytest
+
+from daemon import Daemon
+from mcp_client import MODES, Stdio, ToolError, http, run, window_id
+from xhelpers import App, XTerm, poll, pointer, run as xrun, unique_title
+
+TRANSPORTS = ("http", "stdio")
+SHELL = ["env", "PS1=$ ", "bash", "--norc", "--noprofile"]
+XTERM_CTRL_V = "XTerm*VT100.translations: #override Ctrl <Key>v: insert-selection(CLIPBOARD)"
+
+TOOLS = {"start_session", "get_session_state", "end_session", "list_windows",
+         "get_window_state", "screenshot", "click", "double_click", "right_click", "type_text",
+         "press_key", "hotkey", "scroll", "drag", "move_cursor", "bring_to_front",
+         "clipboard_read", "clipboard_write", "list_notifications", "dismiss_notification",
+         "invoke_notification_action", "health_report"}
+
+
+@contextlib.asynccontextmanager
+async def connect(transport: str, mode: str, daemon, *stdio_args: str):
+    """(session, display): the shared daemon over HTTP, or a standalone
+    `deskhand mcp --virtual` over stdio."""
+    if transport == "http":
+        async with http(daemon, mode) as s:
+            try:
+                yield s, daemon.display
+            finally:
+                await s.end()
+    else:
+        proc = Stdio("--virtual", "1280x800", *stdio_args)
+        async with proc.connect(mode) as s:
+            yield s, proc.display()
+
+
+both = pytest.mark.parametrize("transport,mode", [(t, m) for t in TRANSPORTS for m in MODES])
+
+
+async def in_thread(fn, *args):
+    return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+
+@both
+def test_tools_are_listed_with_contract_schemas(daemon, transport, mode):
+    async def body():
+        async with connect(transport, mode, daemon) as (s, _):
+            tools = (await s.client.list_tools()).tools
+            assert {t.name for t in tools} == TOOLS
+            for t in tools:
+                schema = t.input_schema
+                assert schema["type"] == "object" and "$ref" not in json.dumps(schema), t.name
+                assert len(json.dumps(schema)) < 12000
+            reads = {t.name for t in tools if t.annotations and t.annotations.read_only_hint}
+            assert {"list_windows", "screenshot", "get_session_state"} <= reads
+            assert "click" not in reads and "type_text" not in reads
+            health = await s.call("health_report")
+            assert health["schema"] == "deskhand/doctor" and health["ready"] is True, health
+    run(body())
+
+
+@both
+def test_a_takeover_session_types_a_command_into_xterm(daemon, apps, tmp_path, transport, mode):
+    out = tmp_path / "mcp-typed.txt"
+
+    async def body():
+        async with connect(transport, mode, daemon) as (s, display):
+            term = XTerm(display, command=SHELL, cwd=str(tmp_path))
+            apps.append(term)
+            state = await s.start(input="takeover")
+            assert state["input"] == "takeover" and state["takeover"]["on"] is True, state
+            windows = (await s.call("list_windows"))["windows"]
+            wid = window_id(windows, term.title)
+            x, y = term.rect().center()
+            r = await s.call("click", {"window_id": wid, "x": x, "y": y})
+            assert r["effect"] == "sent" and r["window_id"] == wid, r
+            assert [st["step"] for st in r["steps"]] == ["resolve", "input"]
+            r = await s.call("type_text", {"window_id": wid, "text": f"echo mcp-ok > {out}"})
+            assert r["typed_characters"] == len(f"echo mcp-ok > {out}")
+            r = await s.call("press_key", {"window_id": wid, "key": "Return",
+                                           "observe": {"screenshot": True}})
+            assert r["observe"]["screenshot"]["mime_type"] == "image/png", r
+            await in_thread(lambda: poll(lambda: out.exists() and out.read_text() == "mcp-ok\n",
+                                         timeout=10, what=f"{out} to hold mcp-ok"))
+    run(body())
+
+
+@both
+def test_two_xterms_are_an_ambiguous_target(daemon, apps, transport, mode):
+    async def body():
+        async with connect(transport, mode, daemon) as (s, display):
+            apps.extend([XTerm(display, pos="+0+0"), XTerm(display, pos="+600+300")])
+            await s.start()
+            e = await s.error("get_window_state", {"app": "xterm"})
+            assert e["code"] == "ambiguous_target" and e["disposition"]["retry"] == "never", e
+            assert len(e["candidates"]) >= 2
+            assert all(set(c) >= {"window_id", "pid", "app"} for c in e["candidates"]), e
+            e = await s.error("get_window_state")
+            assert e["code"] == "ambiguous_window_target" and e["candidates"], e
+            e = await s.error("get_window_state", {"app": "no-such-app-anywhere"})
+            assert e["code"] == "window_target_not_found", e
+            first = (await s.call("list_windows"))["windows"][0]["window_id"]
+            one = await s.call("get_window_state", {"window_id": first})
+            assert one["tree_error"]["code"] == "unsupported" and one["screenshot"]["width"] > 0
+    run(body())
+
+
+@both
+def test_headless_refuses_input_before_anything_is_sent(daemon, apps, transport, mode):
+    async def body():
+        async with connect(transport, mode, daemon) as (s, display):
+            state = await s.start(input="headless")
+            assert state["input"] == "headless" and state["takeover"]["on"] is False
+            before = pointer(display)
+            target = (before[0] + 200, before[1] + 100)
+            for tool, args in [("click", {"x": target[0], "y": target[1]}),
+                               ("type_text", {"text": "nope"}),
+                               ("press_key", {"key": "Return"}),
+                               ("move_cursor", {"x": target[0], "y": target[1]})]:
+                e = await s.error(tool, args)
+                assert e["code"] == "requires_takeover", (tool, e)
+            assert pointer(display) == before, "a headless act moved the pointer"
+    run(body())
+
+
+@both
+def test_the_person_moving_the_mouse_stops_a_long_type_text(daemon, apps, tmp_path,
+                                                             transport, mode):
+    out = tmp_path / "long.txt"
+    text = "".join(chr(ord("a") + i % 26) for i in range(40000))
+
+    async def body():
+        async with connect(transport, mode, daemon) as (s, display):
+            term = XTerm(display, command=["bash", "-c", f"stty -icanon -echo; exec cat > {out}"])
+            apps.append(term)
+            await s.start(input="takeover")
+            x, y = term.rect().center()
+            await s.call("click", {"x": x, "y": y})
+            typing = asyncio.create_task(s.raw("type_text", {"text": text}))
+            await in_thread(lambda: poll(lambda: out.exists() and out.stat().st_size > 20,
+                                         timeout=10, what="typing to start"))
+            await in_thread(xrun, display, "xdotool", "mousemove", "1100", "700")
+            r = await typing
+            assert r.is_error, r.structured_content
+            e = r.structured_content["error"]
+            assert e["code"] == "user_took_over" and e["effect"] == "stopped", e
+            assert e["paused_reason"] == "pointer_moved", e
+            typed = e["typed_characters"]
+            assert 0 < typed < len(text), typed
+            await in_thread(lambda: poll(lambda: out.stat().st_size == typed, timeout=10,
+                                         what=f"xterm to have received {typed} characters"))
+            assert out.read_text() == text[:typed]
+            state = await s.call("get_session_state")
+            assert state["takeover"]["paused"] is True, state
+            e = await s.error("press_key", {"key": "Return"})
+            assert e["code"] == "user_took_over" and e["effect"] == "refused", e
+    run(body())
+
+
+@pytest.fixture(scope="module")
+def clipboard_daemon():
+    d = Daemon("--virtual=1280x800", "--enable-clipboard")
+    yield d
+    d.terminate()
+
+
+@pytest.mark.parametrize("transport,mode", [(t, m) for t in TRANSPORTS for m in MODES])
+def test_clipboard_write_then_paste_into_xterm(clipboard_daemon, apps, tmp_path, transport,
+                                               mode):
+    out = tmp_path / "pasted.txt"
+    words = "pasted through deskhand's MCP"
+
+    async def body():
+        async with connect(transport, mode, clipboard_daemon, "--enable-clipboard") as (s,
+                                                                                         display):
+            term = XTerm(display, command=["bash", "-c", f"stty -icanon -echo; exec cat > {out}"],
+                         xrm=XTERM_CTRL_V)
+            apps.append(term)
+            await s.start(input="takeover")
+            r = await s.call("clipboard_write", {"text": words})
+            assert r["length"] == len(words)
+            x, y = term.rect().center()
+            await s.call("click", {"x": x, "y": y})
+            await s.call("hotkey", {"keys": ["ctrl", "v"]})
+            await in_thread(lambda: poll(lambda: out.exists() and out.read_text() == words,
+                                         timeout=10, what="the clipboard pasted into xterm"))
+            e = await s.error("clipboard_read")
+            assert e["code"] == "capability_not_consented", e
+    run(body())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_policy_for_one_app_refuses_a_click_on_another(tmp_path, apps, mode):
+    policy = tmp_path / "consent.json"
+    policy.write_text(json.dumps({"takeover": True, "apps": ["XTerm"]}))
+    d = Daemon("--virtual=1280x800", "--consent", str(policy))
+    try:
+        async def body():
+            async with http(d, mode) as s:
+                term = XTerm(d.display, pos="+0+0")
+                title = unique_title("deskhand-xclock")
+                clock = App(d.display, ["xclock", "-title", title, "-geometry", "200x200+700+400"],
+                            title)
+                apps.extend([term, clock])
+                with pytest.raises(ToolError) as refused:
+                    await s.start(input="takeover", apps=["XTerm", "XClock"])
+                assert refused.value.error["code"] == "capability_not_consented"
+                assert "XClock" in refused.value.error["message"]
+                state = await s.start(input="takeover", apps=["XTerm"])
+                assert state["apps"] == ["XTerm"] and state["takeover"]["on"], state
+                titles = [w["title"] for w in (await s.call("list_windows"))["windows"]]
+                assert term.title in titles and title not in titles, titles
+                before = pointer(d.display)
+                cx, cy = clock.rect().center()
+                e = await s.error("click", {"x": cx, "y": cy})
+                assert e["code"] == "capability_not_consented", e
+                assert pointer(d.display) == before, "the refused click moved the pointer"
+                tx, ty = term.rect().center()
+                assert (await s.call("click", {"x": tx, "y": ty}))["effect"] == "sent"
+                await s.end()
+        run(body())
+    finally:
+        d.terminate()
