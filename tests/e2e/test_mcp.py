@@ -230,3 +230,39 @@ def test_a_policy_for_one_app_refuses_a_click_on_another(tmp_path, apps, mode):
         run(body())
     finally:
         d.terminate()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_deskhand_mcp_relays_to_the_daemon_of_its_display(daemon, apps, tmp_path, mode):
+    """One desktop, one engine: `deskhand mcp --display` beside `serve`
+    relays, so there is one overlay and the daemon's audit log has it all."""
+    out = tmp_path / "relayed.txt"
+    proc = Stdio("--display", daemon.display, "--connection-file", str(daemon.connection_file))
+
+    async def body():
+        async with proc.connect(mode) as s:
+            term = XTerm(daemon.display, command=SHELL, cwd=str(tmp_path))
+            apps.append(term)
+            state = await s.start(input="takeover")
+            assert state["takeover"]["indicator"] is True, state
+            x, y = term.rect().center()
+            await s.call("click", {"x": x, "y": y})
+            await s.call("type_text", {"text": f"echo relayed > {out}"})
+            await s.call("press_key", {"key": "Return"})
+            await in_thread(lambda: poll(lambda: out.exists() and out.read_text() == "relayed\n",
+                                         timeout=10, what=f"{out} to hold relayed"))
+            overlays = [p for p in daemon.descendants()
+                        if "deskhand-overlay" in open(f"/proc/{p}/cmdline").read()]
+            assert len(overlays) == 1, overlays
+            await s.end()
+    run(body())
+    assert "relaying MCP to the running deskhand daemon" in proc.stderr(), proc.stderr()
+    assert not proc.audit_log.exists(), "the relay opened an engine of its own"
+    records = [json.loads(line) for line in daemon.audit_log.read_text().splitlines()]
+    mine = [r for r in records if r.get("session") == state_id(records)]
+    assert any(r["op"] == "type_text" for r in mine), mine[-5:]
+
+
+def state_id(records: list[dict]) -> str:
+    """The last MCP session in the audit log."""
+    return [r["session"] for r in records if str(r.get("session", "")).startswith("mcp-")][-1]

@@ -5,6 +5,7 @@
 
 mod acts;
 mod envelope;
+mod owners;
 mod reads;
 mod session_tools;
 mod sessions;
@@ -348,12 +349,7 @@ const HTTP_SESSION_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_s
 /// The Streamable HTTP service at `/mcp`. rmcp's own checks are set
 /// explicitly: Host only loopback with our port (its default takes any
 /// port), Origin checked (its default checks none), our body limit.
-pub(crate) fn http_service(
-    state: &crate::AppState,
-) -> rmcp::transport::streamable_http_server::StreamableHttpService<
-    McpServer,
-    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
-> {
+pub(crate) fn http_service(state: &crate::AppState) -> axum::Router {
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
     };
@@ -371,11 +367,15 @@ pub(crate) fn http_service(
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(HTTP_SESSION_KEEP_ALIVE);
     let shared = state.mcp.clone();
-    StreamableHttpService::new(
+    let service = StreamableHttpService::new(
         move || Ok(McpServer::new(shared.clone())),
         Arc::new(sessions),
         config,
-    )
+    );
+    let owners = Arc::new(owners::Owners::default());
+    axum::Router::new()
+        .fallback_service(service)
+        .layer(axum::middleware::from_fn_with_state(owners, owners::check))
 }
 
 /// Serves MCP on this process's stdin and stdout until the client closes
