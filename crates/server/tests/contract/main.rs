@@ -4,6 +4,8 @@
 
 mod clipboard;
 mod common;
+mod mcp;
+mod mcp_client;
 mod port;
 mod takeover;
 mod windows_apps;
