@@ -96,11 +96,16 @@ class Daemon:
         self.proc.stdin.write((json.dumps(message) + "\n").encode())
         self.proc.stdin.flush()
 
-    def next_event(self, timeout: float = REQUEST_TIMEOUT) -> dict:
-        """The next JSON line deskhand wrote on stdout after the ready line."""
-        line = self._lines.get(timeout=timeout)
-        assert line is not None, f"stdout closed\n{self.stderr_tail()}"
-        return json.loads(line)
+    def next_event(self, timeout: float = REQUEST_TIMEOUT,
+                   skip: tuple = ("session.started", "session.ended")) -> dict:
+        """The next JSON line deskhand wrote on stdout after the ready line,
+        passing over the events named in `skip`."""
+        while True:
+            line = self._lines.get(timeout=timeout)
+            assert line is not None, f"stdout closed\n{self.stderr_tail()}"
+            event = json.loads(line)
+            if event.get("event") not in skip:
+                return event
 
     def extra_stdout(self) -> list[str]:
         """stdout lines after the ready line (call after the process exited)."""

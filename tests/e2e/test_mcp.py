@@ -266,3 +266,36 @@ def test_deskhand_mcp_relays_to_the_daemon_of_its_display(daemon, apps, tmp_path
 def state_id(records: list[dict]) -> str:
     """The last MCP session in the audit log."""
     return [r["session"] for r in records if str(r.get("session", "")).startswith("mcp-")][-1]
+
+
+def test_the_host_revokes_an_mcp_session_on_the_control_pipe():
+    """session.revoke ends the takeover at once and for good; the host sees
+    the session start and end."""
+    d = Daemon("--virtual=800x600", control=True)
+    try:
+        async def body():
+            async with http(d, "legacy") as s:
+                state = await s.start(input="takeover")
+                sid = state["session_id"]
+                started = d.next_event(skip=("session.ended",))
+                while started.get("session") != sid:
+                    started = d.next_event(skip=("session.ended",))
+                assert started["event"] == "session.started" and started["protocol"] == "mcp"
+                d.control({"method": "session.revoke", "params": {"session": sid}})
+                ack = d.next_event(skip=("session.started", "session.ended", "takeover.paused"))
+                assert ack == {"event": "ack", "method": "session.revoke", "session": sid}
+                now = await s.call("get_session_state")
+                assert now["takeover"]["on"] is False and now["takeover"]["reason"] == "revoked"
+                e = await s.error("click", {"x": 10, "y": 10})
+                assert e["code"] == "requires_takeover", e
+                with pytest.raises(ToolError) as again:
+                    await s.start(input="takeover")
+                assert again.value.error["code"] in ("capability_not_consented",), again.value
+                await s.end()
+                ended = d.next_event(skip=("session.started",))
+                while ended.get("session") != sid:
+                    ended = d.next_event(skip=("session.started",))
+                assert ended["event"] == "session.ended"
+        run(body())
+    finally:
+        assert d.terminate() == 0

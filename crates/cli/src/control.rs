@@ -1,7 +1,8 @@
 //! The host's control pipe of `deskhand serve`: JSON lines on stdin
-//! (`takeover.resume` after a click in the host's own UI, `kill`), and
-//! events and acks as JSON lines on stdout (`takeover.paused`,
-//! `takeover.resumed`). No agent reaches this pipe.
+//! (`takeover.resume` after a click in the host's own UI,
+//! `session.revoke`, `kill`), and events and acks as JSON lines on stdout
+//! (`takeover.paused`, `takeover.resumed`, `session.started`,
+//! `session.ended`). No agent reaches this pipe.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -34,6 +35,17 @@ pub async fn forward_events(engine: Arc<Engine>) {
                 "event": "takeover.resumed", "session": session,
                 "by": by.as_str(), "at_ms": at_ms,
             })),
+            Ok(TakeoverEvent::SessionStarted {
+                session,
+                protocol,
+                at_ms,
+            }) => emit(&json!({
+                "event": "session.started", "session": session,
+                "protocol": protocol, "at_ms": at_ms,
+            })),
+            Ok(TakeoverEvent::SessionEnded { session, at_ms }) => emit(&json!({
+                "event": "session.ended", "session": session, "at_ms": at_ms,
+            })),
             Ok(TakeoverEvent::State { .. }) => {}
             Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
                 tracing::warn!(missed = n, "control pipe fell behind on takeover events");
@@ -54,6 +66,13 @@ async fn handle(engine: &Engine, line: &str) -> Value {
             let resumed = engine.resume_takeover(session).await;
             json!({"event": "ack", "method": "takeover.resume", "resumed": resumed})
         }
+        Some("session.revoke") => match msg["params"]["session"].as_str() {
+            Some(session) => {
+                engine.revoke_session(session).await;
+                json!({"event": "ack", "method": "session.revoke", "session": session})
+            }
+            None => json!({"event": "error", "message": "session.revoke needs params.session"}),
+        },
         Some("kill") => {
             engine.kill_switch().await;
             json!({"event": "ack", "method": "kill"})

@@ -166,6 +166,8 @@ pub struct Engine {
     audit: Arc<AuditLog>,
     features: Features,
     backend_name: &'static str,
+    /// Sessions the host revoked: no takeover for them again.
+    revoked: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl Engine {
@@ -212,6 +214,7 @@ impl Engine {
             audit,
             features,
             backend_name,
+            revoked: Default::default(),
         }
     }
 
@@ -274,7 +277,37 @@ impl Engine {
             Ok(()),
             Instant::now(),
         );
+        self.takeovers.publish(TakeoverEvent::SessionStarted {
+            session: session.id.clone(),
+            protocol,
+            at_ms: self.takeovers.at_ms(),
+        });
         session
+    }
+
+    /// The host's `session.revoke`: ends `session`'s takeover at once and
+    /// grants it none again (a new session needs a new consent).
+    pub async fn revoke_session(&self, session: &str) {
+        self.lock_revoked().insert(session.to_owned());
+        let core = self.takeovers.clone();
+        let id = session.to_owned();
+        let _ = tokio::task::spawn_blocking(move || core.end(&id, "revoked")).await;
+    }
+
+    fn lock_revoked(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
+        self.revoked.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Refuses a takeover to a session the host revoked.
+    fn not_revoked(&self, session: &Session) -> Result<(), EngineError> {
+        if self.lock_revoked().contains(&session.id) {
+            Err(EngineError::NotGranted {
+                capability: "input",
+                needed: "consent",
+            })
+        } else {
+            Ok(())
+        }
     }
 
     /// The primary display's size, for greetings (not an op of its own).
@@ -299,6 +332,11 @@ impl Engine {
             Ok(()),
             Instant::now(),
         );
+        self.lock_revoked().remove(&session.id);
+        self.takeovers.publish(TakeoverEvent::SessionEnded {
+            session: session.id.clone(),
+            at_ms: self.takeovers.at_ms(),
+        });
     }
 
     /// The session's client went away while an act of its ran: its

@@ -87,6 +87,22 @@ pub enum TakeoverEvent {
         /// Milliseconds since the engine started.
         at_ms: u64,
     },
+    /// A session opened (any protocol), for hosts.
+    SessionStarted {
+        /// The session.
+        session: String,
+        /// Its protocol.
+        protocol: &'static str,
+        /// Milliseconds since the engine started.
+        at_ms: u64,
+    },
+    /// A session closed.
+    SessionEnded {
+        /// The session.
+        session: String,
+        /// Milliseconds since the engine started.
+        at_ms: u64,
+    },
     /// `session` resumed.
     Resumed {
         /// The session.
@@ -229,11 +245,11 @@ impl Takeovers {
         self.indicator.is_some() && self.watching.load(Ordering::SeqCst)
     }
 
-    fn at_ms(&self) -> u64 {
+    pub(crate) fn at_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
     }
 
-    fn publish(&self, event: TakeoverEvent) {
+    pub(crate) fn publish(&self, event: TakeoverEvent) {
         let _ = self.events.send(event);
     }
 
@@ -641,7 +657,10 @@ impl Engine {
     ) -> Result<TakeoverState, EngineError> {
         let started = Instant::now();
         let result = if on {
-            match self.input_granted() {
+            match self
+                .input_granted()
+                .and_then(|()| self.not_revoked(session))
+            {
                 Ok(()) => {
                     let core = self.takeovers.clone();
                     let (id, protocol) = (session.id.clone(), session.protocol);

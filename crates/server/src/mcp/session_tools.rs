@@ -102,6 +102,11 @@ pub async fn start(
             Ok(t) if t.on => s.input = InputMode::Takeover,
             Ok(t) => s.takeover_refused = t.reason.or(Some("not_granted".into())),
             Err(EngineError::Busy) => s.takeover_refused = Some("busy".into()),
+            // Revoked by the host: the person's grant no longer holds.
+            Err(EngineError::NotGranted { .. }) => {
+                refused.push("takeover".into());
+                s.takeover_refused = Some("not_consented".into());
+            }
             Err(e) => return Err(e.into()),
         }
     } else {

@@ -47,6 +47,15 @@ impl DriverSession {
         self.expires.is_some_and(|t| Instant::now() >= t)
     }
 
+    /// How long since the last call; stdio sessions end with their
+    /// process, so they never count as idle.
+    pub fn idle_for(&self) -> Duration {
+        match self.caller {
+            Caller::Stdio => Duration::ZERO,
+            Caller::Token(_) => self.last_used.elapsed(),
+        }
+    }
+
     /// Seconds of lease left.
     pub fn lease_remaining_s(&self) -> Option<u64> {
         self.expires
@@ -63,9 +72,12 @@ pub struct Sessions {
     latest: Mutex<HashMap<Caller, String>>,
 }
 
-/// Sessions idle this long without a lease are ended (stateless clients
-/// that went away without `end_session`).
+/// Sessions idle this long are ended (stateless clients that went away
+/// without `end_session`).
 pub const IDLE_END: Duration = Duration::from_secs(30 * 60);
+/// An HTTP session's takeover ends after this long without a call: the
+/// red frame does not stay up for a client that vanished.
+pub const TAKEOVER_IDLE: Duration = Duration::from_secs(5 * 60);
 
 impl Sessions {
     fn lock(&self) -> MutexGuard<'_, HashMap<String, DriverSession>> {
@@ -109,7 +121,7 @@ impl Sessions {
     fn stale(&self) -> Vec<DriverSession> {
         self.lock()
             .values()
-            .filter(|s| s.expired() || s.last_used.elapsed() >= IDLE_END)
+            .filter(|s| s.expired() || s.idle_for() >= TAKEOVER_IDLE)
             .cloned()
             .collect()
     }
@@ -123,13 +135,18 @@ pub fn start_reaper(sessions: Arc<Sessions>, engine: Arc<Engine>) {
         loop {
             ticks.tick().await;
             for s in sessions.stale() {
-                if s.last_used.elapsed() >= IDLE_END {
+                if s.idle_for() >= IDLE_END {
                     sessions.remove(&s.engine.id);
                     engine.close_session(&s.engine).await;
                     tracing::info!(session = %s.engine.id, "closed an idle MCP session");
                 } else if engine.takeover_state(&s.engine).on {
+                    let why = if s.expired() {
+                        "the lease ended"
+                    } else {
+                        "idle"
+                    };
                     let _ = engine.takeover(&s.engine, false).await;
-                    tracing::info!(session = %s.engine.id, "the lease ended: takeover off");
+                    tracing::info!(session = %s.engine.id, why, "takeover off");
                 }
             }
         }
