@@ -174,6 +174,11 @@ pub(crate) async fn serve(
                 }
             },
         };
+        // Answers are small writes (a head, then a body): without this,
+        // Nagle holds the second until the client's delayed ACK (40 ms).
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY not set");
+        }
         let ticket = pool.admit();
         let conn = connection(stream, router.clone(), limits, ticket, stop_rx.clone());
         tokio::spawn(conn);

@@ -4,6 +4,7 @@
 //! side by side with the reference tools in the same run, and prints one
 //! table with medians, p95s and ratios.
 
+mod mcp;
 mod pointer;
 mod takeover;
 mod typing;
@@ -423,6 +424,13 @@ async fn bench_size(
     typing::measure(&mut c, &engine, &display, n.div_ceil(2), pn, rows).await?;
 
     takeover::measure(&mut c, &engine, &display, &size, n, rows).await?;
+
+    let port = url
+        .rsplit_once(':')
+        .and_then(|(_, rest)| rest.split('/').next()?.parse().ok())
+        .context("the bench server's port")?;
+    let at = (tx as i32, ty as i32);
+    mcp::measure(&mut c, port, &token, &display, &dir, &size, at, n, rows)?;
 
     let _ = stop.send(());
     let _ = server.await;

@@ -1,0 +1,297 @@
+//! MCP round trips beside the wire ops, in the same run: `click` over
+//! Streamable HTTP and over stdio (`deskhand mcp --standalone`, a process
+//! of its own as an MCP client spawns it), and a 1080p `screenshot` over
+//! HTTP against the wire ops' SCREENSHOT_REQUEST. The clients are blocking
+//! and minimal, as the wire-ops client is, so what is timed is deskhand's.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+
+use super::{Client, LIMIT, Row, stats};
+
+/// One JSON-RPC exchange, whatever carries it.
+trait Rpc {
+    fn exchange(&mut self, body: &Value) -> anyhow::Result<Value>;
+}
+
+/// Streamable HTTP on one kept-alive connection, legacy session mode.
+struct Http {
+    stream: BufReader<TcpStream>,
+    port: u16,
+    token: String,
+    session: Option<String>,
+}
+
+impl Http {
+    fn connect(port: u16, token: &str) -> anyhow::Result<Self> {
+        let stream = TcpStream::connect(("127.0.0.1", port))?;
+        stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(LIMIT))?;
+        Ok(Self {
+            stream: BufReader::new(stream),
+            port,
+            token: token.to_owned(),
+            session: None,
+        })
+    }
+
+    /// Sends `body`; returns the status and the answer's body.
+    fn post(&mut self, body: &Value) -> anyhow::Result<(u16, String)> {
+        let body = body.to_string();
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {}\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Length: {}\r\n",
+            self.port,
+            self.token,
+            body.len()
+        );
+        if let Some(s) = &self.session {
+            head.push_str(&format!(
+                "Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-06-18\r\n"
+            ));
+        }
+        head.push_str("\r\n");
+        let w = self.stream.get_mut();
+        w.write_all(head.as_bytes())?;
+        w.write_all(body.as_bytes())?;
+        let mut status = String::new();
+        self.stream.read_line(&mut status)?;
+        let code: u16 = status
+            .split(' ')
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .context("no HTTP status")?;
+        let (mut length, mut chunked) = (0usize, false);
+        loop {
+            let mut line = String::new();
+            self.stream.read_line(&mut line)?;
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            let (k, v) = line.split_once(':').unwrap_or((line, ""));
+            match k.to_ascii_lowercase().as_str() {
+                "content-length" => length = v.trim().parse()?,
+                "transfer-encoding" => chunked = v.contains("chunked"),
+                "mcp-session-id" => self.session = Some(v.trim().to_owned()),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        if chunked {
+            loop {
+                let mut size = String::new();
+                self.stream.read_line(&mut size)?;
+                let n = usize::from_str_radix(size.trim(), 16)?;
+                let mut chunk = vec![0; n + 2];
+                self.stream.read_exact(&mut chunk)?;
+                if n == 0 {
+                    break;
+                }
+                out.extend_from_slice(&chunk[..n]);
+            }
+        } else {
+            out.resize(length, 0);
+            self.stream.read_exact(&mut out)?;
+        }
+        Ok((code, String::from_utf8(out)?))
+    }
+}
+
+impl Rpc for Http {
+    fn exchange(&mut self, body: &Value) -> anyhow::Result<Value> {
+        let (code, text) = self.post(body)?;
+        if code == 202 {
+            return Ok(Value::Null);
+        }
+        // An SSE answer's last data line is the result.
+        let payload = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .next_back()
+            .unwrap_or(&text);
+        Ok(serde_json::from_str(payload.trim())?)
+    }
+}
+
+/// `deskhand mcp` as a child on pipes.
+struct Piped {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl Rpc for Piped {
+    fn exchange(&mut self, body: &Value) -> anyhow::Result<Value> {
+        writeln!(self.input, "{body}")?;
+        self.input.flush()?;
+        if body.get("id").is_none() {
+            return Ok(Value::Null);
+        }
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if self.output.read_line(&mut line)? == 0 {
+                bail!("deskhand mcp closed stdout");
+            }
+            let v: Value = serde_json::from_str(&line)?;
+            if v.get("id").is_some() {
+                return Ok(v);
+            }
+        }
+    }
+}
+
+/// The legacy handshake.
+fn initialize(rpc: &mut dyn Rpc) -> anyhow::Result<()> {
+    rpc.exchange(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"}}}),
+    )?;
+    rpc.exchange(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+    Ok(())
+}
+
+/// Starts a takeover (once the wire client's is gone).
+fn take_over(rpc: &mut dyn Rpc) -> anyhow::Result<()> {
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        let r = tool(rpc, "start_session", json!({"input": "takeover"}))?;
+        if r["takeover"]["on"] == true {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("no MCP takeover: {r}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn tool(rpc: &mut dyn Rpc, name: &str, args: Value) -> anyhow::Result<Value> {
+    let r = rpc.exchange(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                 "params": {"name": name, "arguments": args}}))?;
+    let result = &r["result"];
+    if result["isError"] == true && name != "start_session" {
+        bail!("MCP {name} failed: {}", result["structuredContent"]);
+    }
+    Ok(result["structuredContent"].clone())
+}
+
+fn time_tool(rpc: &mut dyn Rpc, n: usize, name: &str, args: &Value) -> anyhow::Result<Vec<f64>> {
+    tool(rpc, name, args.clone())?;
+    (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            tool(rpc, name, args.clone())?;
+            Ok(t.elapsed().as_secs_f64() * 1000.0)
+        })
+        .collect()
+}
+
+fn spawn_stdio(display: &str, dir: &std::path::Path) -> anyhow::Result<Piped> {
+    let exe = std::env::current_exe()?;
+    // The bench's desktop is one deskhand started: the person's consent
+    // there is the sandbox's, written out for a display given by name.
+    let consent = dir.join("consent.json");
+    std::fs::write(&consent, r#"{"takeover": true}"#)?;
+    let mut cmd = Command::new(exe);
+    cmd.args(["mcp", "--standalone", "--display", display, "--consent"])
+        .arg(&consent)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (k, sub) in [("XDG_STATE_HOME", "state"), ("XDG_CONFIG_HOME", "config")] {
+        let path = dir.join(sub);
+        crate::files::private_dir(&path)?;
+        cmd.env(k, path);
+    }
+    let mut child = cmd.spawn()?;
+    let input = child.stdin.take().context("stdin")?;
+    let output = BufReader::new(child.stdout.take().context("stdout")?);
+    Ok(Piped {
+        child,
+        input,
+        output,
+    })
+}
+
+/// The MCP rows: screenshot first (a read, beside the wire client's
+/// takeover), then the wire client's clicks, then its takeover goes and
+/// MCP's clicks over HTTP and stdio follow.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn measure(
+    c: &mut Client,
+    port: u16,
+    token: &str,
+    display: &str,
+    dir: &std::path::Path,
+    size: &str,
+    at: (i32, i32),
+    n: usize,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
+    let mut http = Http::connect(port, token)?;
+    initialize(&mut http)?;
+    // Alternate MCP and wire screenshots, so both see the same machine.
+    let png = json!({"format": "png"});
+    let (mut mcp_shots, mut wire_shots) = (Vec::new(), Vec::new());
+    c.request("SCREENSHOT_REQUEST", png.clone())?;
+    tool(&mut http, "screenshot", json!({}))?;
+    for _ in 0..n {
+        mcp_shots.extend(time_tool_once(&mut http, "screenshot", &json!({}))?);
+        wire_shots.push(c.request("SCREENSHOT_REQUEST", png.clone())?.as_secs_f64() * 1000.0);
+    }
+    rows.push(Row {
+        what: format!("MCP screenshot {size} PNG over HTTP, nothing changed"),
+        ours: stats(mcp_shots),
+        peer_name: "wire ops SCREENSHOT_REQUEST (same run)".into(),
+        peer: Some(stats(wire_shots)),
+    });
+
+    let click = json!({"action": "left_click", "coordinate": [at.0, at.1]});
+    c.request("INPUT_ACTION", click.clone())?;
+    let wire: Vec<f64> = (0..n)
+        .map(|_| Ok(c.request("INPUT_ACTION", click.clone())?.as_secs_f64() * 1000.0))
+        .collect::<anyhow::Result<_>>()?;
+    let wire = stats(wire);
+    c.request("TAKEOVER_REQUEST", json!({"on": false}))?;
+
+    take_over(&mut http)?;
+    let args = json!({"x": at.0, "y": at.1});
+    let over_http = time_tool(&mut http, n, "click", &args)?;
+    tool(&mut http, "end_session", json!({}))?;
+    rows.push(Row {
+        what: "MCP click round trip over HTTP".into(),
+        ours: stats(over_http),
+        peer_name: "wire ops left_click (same run)".into(),
+        peer: Some(wire),
+    });
+
+    let mut stdio = spawn_stdio(display, dir)?;
+    initialize(&mut stdio)?;
+    take_over(&mut stdio)?;
+    let over_stdio = time_tool(&mut stdio, n, "click", &args)?;
+    tool(&mut stdio, "end_session", json!({}))?;
+    drop(stdio.input);
+    let _ = stdio.child.wait();
+    rows.push(Row {
+        what: "MCP click round trip over stdio (own engine)".into(),
+        ours: stats(over_stdio),
+        peer_name: "wire ops left_click (same run)".into(),
+        peer: Some(wire),
+    });
+    Ok(())
+}
+
+fn time_tool_once(rpc: &mut dyn Rpc, name: &str, args: &Value) -> anyhow::Result<Vec<f64>> {
+    let t = Instant::now();
+    tool(rpc, name, args.clone())?;
+    Ok(vec![t.elapsed().as_secs_f64() * 1000.0])
+}
