@@ -16,19 +16,38 @@ use super::{Client, LIMIT, Row, stats};
 
 /// One JSON-RPC exchange, whatever carries it.
 trait Rpc {
-    fn exchange(&mut self, body: &Value) -> anyhow::Result<Value>;
+    /// Sends `body`; returns the answer's JSON text once all of it has
+    /// arrived (`None` for a notification). Parsing it is the client's
+    /// business and is not timed, as for the wire-ops client.
+    fn exchange_raw(&mut self, body: &Value) -> anyhow::Result<Option<String>>;
+
+    fn exchange(&mut self, body: &Value) -> anyhow::Result<Value> {
+        match self.exchange_raw(body)? {
+            Some(text) => Ok(serde_json::from_str(&text)?),
+            None => Ok(Value::Null),
+        }
+    }
+    /// The `_meta` every request carries (2026-07-28), if any.
+    fn meta(&self) -> Option<Value> {
+        None
+    }
 }
 
-/// Streamable HTTP on one kept-alive connection, legacy session mode.
+/// The revision the SDKs speak by default: stateless, no initialize.
+const MODERN: &str = "2026-07-28";
+
+/// Streamable HTTP on one kept-alive connection: legacy session mode
+/// (2025-06-18), or stateless 2026-07-28 requests.
 struct Http {
     stream: BufReader<TcpStream>,
     port: u16,
     token: String,
     session: Option<String>,
+    modern: bool,
 }
 
 impl Http {
-    fn connect(port: u16, token: &str) -> anyhow::Result<Self> {
+    fn connect(port: u16, token: &str, modern: bool) -> anyhow::Result<Self> {
         let stream = TcpStream::connect(("127.0.0.1", port))?;
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(LIMIT))?;
@@ -37,12 +56,13 @@ impl Http {
             port,
             token: token.to_owned(),
             session: None,
+            modern,
         })
     }
 
     /// Sends `body`; returns the status and the answer's body.
-    fn post(&mut self, body: &Value) -> anyhow::Result<(u16, String)> {
-        let body = body.to_string();
+    fn post(&mut self, message: &Value) -> anyhow::Result<(u16, String)> {
+        let body = message.to_string();
         let mut head = format!(
             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {}\r\n\
              Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
@@ -51,7 +71,15 @@ impl Http {
             self.token,
             body.len()
         );
-        if let Some(s) = &self.session {
+        if self.modern {
+            head.push_str(&format!("MCP-Protocol-Version: {MODERN}\r\n"));
+            if let Some(method) = message["method"].as_str() {
+                head.push_str(&format!("Mcp-Method: {method}\r\n"));
+            }
+            if let Some(name) = message["params"]["name"].as_str() {
+                head.push_str(&format!("Mcp-Name: {name}\r\n"));
+            }
+        } else if let Some(s) = &self.session {
             head.push_str(&format!(
                 "Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-06-18\r\n"
             ));
@@ -105,18 +133,28 @@ impl Http {
 }
 
 impl Rpc for Http {
-    fn exchange(&mut self, body: &Value) -> anyhow::Result<Value> {
+    fn exchange_raw(&mut self, body: &Value) -> anyhow::Result<Option<String>> {
         let (code, text) = self.post(body)?;
         if code == 202 {
-            return Ok(Value::Null);
+            return Ok(None);
         }
-        // An SSE answer's last data line is the result.
-        let payload = text
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .next_back()
-            .unwrap_or(&text);
-        Ok(serde_json::from_str(payload.trim())?)
+        if !text.starts_with('{') {
+            // An SSE answer's last data line is the result.
+            let last = text
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .next_back();
+            return Ok(last.map(|l| l.trim().to_owned()));
+        }
+        Ok(Some(text))
+    }
+
+    fn meta(&self) -> Option<Value> {
+        self.modern.then(|| {
+            json!({"io.modelcontextprotocol/protocolVersion": MODERN,
+                   "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+                   "io.modelcontextprotocol/clientCapabilities": {}})
+        })
     }
 }
 
@@ -128,28 +166,31 @@ struct Piped {
 }
 
 impl Rpc for Piped {
-    fn exchange(&mut self, body: &Value) -> anyhow::Result<Value> {
+    fn exchange_raw(&mut self, body: &Value) -> anyhow::Result<Option<String>> {
         writeln!(self.input, "{body}")?;
         self.input.flush()?;
         if body.get("id").is_none() {
-            return Ok(Value::Null);
+            return Ok(None);
         }
-        let mut line = String::new();
         loop {
-            line.clear();
+            let mut line = String::new();
             if self.output.read_line(&mut line)? == 0 {
                 bail!("deskhand mcp closed stdout");
             }
-            let v: Value = serde_json::from_str(&line)?;
-            if v.get("id").is_some() {
-                return Ok(v);
+            // Notifications (progress) come before the answer.
+            let head = &line[..line.len().min(64)];
+            if !head.contains("\"method\"") {
+                return Ok(Some(line));
             }
         }
     }
 }
 
-/// The legacy handshake.
+/// The legacy handshake (2026-07-28 has none).
 fn initialize(rpc: &mut dyn Rpc) -> anyhow::Result<()> {
+    if rpc.meta().is_some() {
+        return Ok(());
+    }
     rpc.exchange(
         &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
@@ -174,9 +215,21 @@ fn take_over(rpc: &mut dyn Rpc) -> anyhow::Result<()> {
     }
 }
 
+fn call_message(rpc: &dyn Rpc, name: &str, args: Value) -> Value {
+    let mut params = json!({"name": name, "arguments": args});
+    if let Some(meta) = rpc.meta() {
+        params["_meta"] = meta;
+    }
+    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+}
+
 fn tool(rpc: &mut dyn Rpc, name: &str, args: Value) -> anyhow::Result<Value> {
-    let r = rpc.exchange(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                                 "params": {"name": name, "arguments": args}}))?;
+    let message = call_message(rpc, name, args);
+    let r = rpc.exchange(&message)?;
+    checked(name, &r)
+}
+
+fn checked(name: &str, r: &Value) -> anyhow::Result<Value> {
     let result = &r["result"];
     if result["isError"] == true && name != "start_session" {
         bail!("MCP {name} failed: {}", result["structuredContent"]);
@@ -187,11 +240,7 @@ fn tool(rpc: &mut dyn Rpc, name: &str, args: Value) -> anyhow::Result<Value> {
 fn time_tool(rpc: &mut dyn Rpc, n: usize, name: &str, args: &Value) -> anyhow::Result<Vec<f64>> {
     tool(rpc, name, args.clone())?;
     (0..n)
-        .map(|_| {
-            let t = Instant::now();
-            tool(rpc, name, args.clone())?;
-            Ok(t.elapsed().as_secs_f64() * 1000.0)
-        })
+        .map(|_| Ok(time_tool_once(rpc, name, args)?[0]))
         .collect()
 }
 
@@ -237,7 +286,7 @@ pub(super) fn measure(
     n: usize,
     rows: &mut Vec<Row>,
 ) -> anyhow::Result<()> {
-    let mut http = Http::connect(port, token)?;
+    let mut http = Http::connect(port, token, true)?;
     initialize(&mut http)?;
     // Alternate MCP and wire screenshots, so both see the same machine.
     let png = json!({"format": "png"});
@@ -263,16 +312,23 @@ pub(super) fn measure(
     let wire = stats(wire);
     c.request("TAKEOVER_REQUEST", json!({"on": false}))?;
 
-    take_over(&mut http)?;
     let args = json!({"x": at.0, "y": at.1});
-    let over_http = time_tool(&mut http, n, "click", &args)?;
-    tool(&mut http, "end_session", json!({}))?;
-    rows.push(Row {
-        what: "MCP click round trip over HTTP".into(),
-        ours: stats(over_http),
-        peer_name: "wire ops left_click (same run)".into(),
-        peer: Some(wire),
-    });
+    for (modern, what) in [
+        (true, "2026-07-28, stateless"),
+        (false, "2025-06-18, session"),
+    ] {
+        let mut http = Http::connect(port, token, modern)?;
+        initialize(&mut http)?;
+        take_over(&mut http)?;
+        let over_http = time_tool(&mut http, n, "click", &args)?;
+        tool(&mut http, "end_session", json!({}))?;
+        rows.push(Row {
+            what: format!("MCP click round trip over HTTP ({what})"),
+            ours: stats(over_http),
+            peer_name: "wire ops left_click (same run)".into(),
+            peer: Some(wire),
+        });
+    }
 
     let mut stdio = spawn_stdio(display, dir)?;
     initialize(&mut stdio)?;
@@ -291,7 +347,10 @@ pub(super) fn measure(
 }
 
 fn time_tool_once(rpc: &mut dyn Rpc, name: &str, args: &Value) -> anyhow::Result<Vec<f64>> {
+    let message = call_message(rpc, name, args.clone());
     let t = Instant::now();
-    tool(rpc, name, args.clone())?;
-    Ok(vec![t.elapsed().as_secs_f64() * 1000.0])
+    let text = rpc.exchange_raw(&message)?.context("no answer")?;
+    let took = t.elapsed().as_secs_f64() * 1000.0;
+    checked(name, &serde_json::from_str(&text)?)?;
+    Ok(vec![took])
 }

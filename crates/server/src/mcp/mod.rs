@@ -241,6 +241,13 @@ fn args<T: DeserializeOwned>(arguments: Option<rmcp::model::JsonObject>) -> Resu
     serde_json::from_value(value).map_err(|e| Fail::invalid(format!("invalid arguments: {e}")))
 }
 
+/// Every tool's definition, built once: rmcp asks for a tool's schema on
+/// every stateless call (to check `Mcp-Param-*` headers).
+fn tools() -> &'static [Tool] {
+    static TOOLS: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
+    TOOLS.get_or_init(|| contract::TOOLS.iter().map(tool_of).collect())
+}
+
 fn tool_of(spec: &ToolSpec) -> Tool {
     let schema = match (spec.input)() {
         Value::Object(map) => map,
@@ -313,13 +320,11 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            contract::TOOLS.iter().map(tool_of).collect(),
-        ))
+        Ok(ListToolsResult::with_all_items(tools().to_vec()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        contract::tool(name).map(tool_of)
+        tools().iter().find(|t| t.name == name).cloned()
     }
 
     async fn call_tool(

@@ -135,7 +135,8 @@ pub fn start_reaper(sessions: Arc<Sessions>, engine: Arc<Engine>) {
         loop {
             ticks.tick().await;
             for s in sessions.stale() {
-                if s.idle_for() >= IDLE_END {
+                // A session lasts at least as long as its lease.
+                if s.idle_for() >= IDLE_END && s.expires.is_none_or(|_| s.expired()) {
                     sessions.remove(&s.engine.id);
                     engine.close_session(&s.engine).await;
                     tracing::info!(session = %s.engine.id, "closed an idle MCP session");
