@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import socket
 
 import pytest
@@ -42,9 +43,25 @@ def test_the_guard_stands_in_front_of_mcp(daemon):
 
 
 def test_an_oversized_body_is_refused(daemon):
+    """The body is sent in pieces until the answer comes: deskhand refuses
+    it (413) before reading all of it, and then closes."""
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
-                       "params": {"pad": "x" * (17 << 20)}})
-    assert post(daemon.port, {"Authorization": f"Bearer {daemon.token}"}, body) == 413
+                       "params": {"pad": "x" * (17 << 20)}}).encode()
+    p = daemon.port
+    head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{p}\r\n"
+            f"Authorization: Bearer {daemon.token}\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    with socket.create_connection(("127.0.0.1", p), timeout=10) as s:
+        s.sendall(head)
+        for i in range(0, len(body), 1 << 16):
+            if select.select([s], [], [], 0)[0]:
+                break
+            try:
+                s.sendall(body[i:i + (1 << 16)])
+            except (BrokenPipeError, ConnectionResetError):
+                break
+        assert read_status(s) == 413
 
 
 @pytest.fixture(scope="module")
