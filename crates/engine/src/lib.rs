@@ -15,6 +15,8 @@ mod credentials;
 mod desk;
 pub mod error;
 mod executor;
+pub mod frame;
+mod frame_capture;
 pub mod geometry;
 pub mod handback;
 pub mod keys;
@@ -42,6 +44,7 @@ pub use backend::{
 pub use clipboard::ClipboardPolicy;
 pub use consent::{Consent, ConsentSource};
 pub use error::EngineError;
+pub use frame_capture::{FrameShot, FrameSpec};
 pub use geometry::{Layout, Monitor, Point, Rect};
 pub use handback::{HandBack, PausedReason};
 pub use keys::{Key, Keypad};
@@ -425,12 +428,20 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let started = Instant::now();
         let target = audit::action_target(&action);
-        let result = self.act_inner(session, action).await;
+        let result = self.act_inner(session, action, None).await;
         self.record(session, op, target, result.as_ref().map(|_| ()), started);
         result
     }
 
-    async fn act_inner(&self, session: &Session, action: Action) -> Result<(), EngineError> {
+    /// Performs `action`, whose coordinates came from `frame`, only while
+    /// the display layout is still the frame's (checked on the desktop
+    /// thread, just before anything is sent).
+    async fn act_inner(
+        &self,
+        session: &Session,
+        action: Action,
+        frame: Option<Arc<frame::FramePlan>>,
+    ) -> Result<(), EngineError> {
         if let Action::Wait { duration } = action {
             // Waiting needs no desktop: it never holds up the queue.
             tokio::time::sleep(duration).await;
@@ -458,6 +469,9 @@ impl Engine {
         let action_is_brief = action.is_brief();
         let id = session.id.clone();
         let job = move |desk: &mut Desk| {
+            if let Some(frame) = frame {
+                frame.check_layout(&desk.layout()?)?;
+            }
             desk.check_bounds(&action)?;
             desk.perform(&id, &action)
         };

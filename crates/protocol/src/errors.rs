@@ -47,6 +47,8 @@ pub enum ErrorCode {
     BackendFailure,
     Busy,
     Internal,
+    DesktopCoordinateOutOfBounds,
+    DesktopLayoutChanged,
 }
 
 impl ErrorCode {
@@ -70,6 +72,8 @@ impl ErrorCode {
         Self::BackendFailure,
         Self::Busy,
         Self::Internal,
+        Self::DesktopCoordinateOutOfBounds,
+        Self::DesktopLayoutChanged,
     ];
 
     /// This code's row of the table.
@@ -177,6 +181,12 @@ pub const ERRORS: &[ErrorInfo] = &[
         "Wait a moment and send the request again."),
     row(C::Internal, "internal", "INTERNAL", Unsafe, false,
         "Take a screenshot to see the current state before acting again."),
+    row(C::DesktopCoordinateOutOfBounds, "desktop_coordinate_out_of_bounds",
+        "DESKTOP_COORDINATE_OUT_OF_BOUNDS", Never, false,
+        "Pick a point on a display inside the last screenshot, not in a gap or past its edges."),
+    row(C::DesktopLayoutChanged, "desktop_layout_changed", "DESKTOP_LAYOUT_CHANGED",
+        AfterRefresh, false,
+        "The displays changed since the last screenshot; take a new one and use its pixels."),
 ];
 
 /// Payload of an `ERROR` message.
