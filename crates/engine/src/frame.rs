@@ -79,6 +79,8 @@ pub enum DisplaySelect {
     /// Every display, in one composite.
     #[default]
     All,
+    /// The primary display.
+    Primary,
     /// One display, by index.
     One(u32),
 }
@@ -192,6 +194,13 @@ impl FramePlan {
         let displays = usable_displays(layout)?;
         let chosen: Vec<Monitor> = match select {
             DisplaySelect::All => displays,
+            DisplaySelect::Primary => {
+                let primary = layout.primary().map(|m| m.rect);
+                displays
+                    .into_iter()
+                    .filter(|m| Some(m.rect) == primary)
+                    .collect()
+            }
             DisplaySelect::One(index) => {
                 // A mirror coalesced away is selected through its twin.
                 let wanted = layout.get(index).ok_or_else(|| {

@@ -2,8 +2,10 @@
 //! connection to the real server, against the mock desktop. One test
 //! binary with a module per concern (one link instead of one per file).
 
+mod actions;
 mod clipboard;
 mod common;
+mod http;
 mod port;
 mod takeover;
 mod windows_apps;

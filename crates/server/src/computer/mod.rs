@@ -1,0 +1,181 @@
+//! The computer adapters on HTTP: `POST /v1/actions` (the action-batch
+//! spec), `GET /v1/computer/anthropic/tool` and `POST
+//! /v1/computer/anthropic` (Anthropic's computer tool), `POST
+//! /v1/computer/openai` (OpenAI's `computer` tool). Each parses its
+//! vendor's verbs into steps (`step.rs`), runs them as one batch for the
+//! session the `X-Deskhand-Session` header names (`batch.rs`,
+//! `session.rs`) and answers in its vendor's shape, with one fresh frame
+//! whose pixels later coordinates refer to. Behind the same guard as every
+//! route (token, Host, Origin).
+
+mod actions;
+//mod anthropic;
+mod batch;
+mod errors;
+//mod openai;
+mod session;
+mod step;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use deskhand_engine::frame::{DisplaySelect, FrameLimits, VendorCap};
+use deskhand_engine::{EngineError, FrameShot, FrameSpec};
+use deskhand_protocol::messages::ImageFormat;
+use serde_json::{Value, json};
+
+use crate::AppState;
+pub(crate) use session::Sessions;
+use session::{HttpSession, SessionRefusal};
+
+/// Largest request body of these routes: 1 MiB (a batch of actions, not
+/// an upload).
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// The routes, for the server's router.
+pub(crate) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/v1/actions", post(actions::handle))
+        //        .route("/v1/computer/anthropic/tool", get(anthropic::tool))
+        //        .route("/v1/computer/anthropic", post(anthropic::handle))
+        //        .route("/v1/computer/openai", post(openai::handle))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+}
+
+/// A request that passed the adapter's own checks.
+pub(crate) struct Call {
+    /// Its session.
+    pub hs: Arc<HttpSession>,
+    /// The parsed body.
+    pub body: Value,
+}
+
+/// Checks the content type, finds or creates the session, parses the
+/// body. Nothing is sent to the desktop before this passed.
+pub(crate) fn begin(
+    state: &Arc<AppState>,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Call, Response> {
+    let json_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| {
+            t.split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+        });
+    if !json_type {
+        return Err((
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            axum::Json(json!({"error": {
+                "code": "invalid_message",
+                "message": "send the body as Content-Type: application/json",
+            }})),
+        )
+            .into_response());
+    }
+    let body: Value = serde_json::from_slice(body).map_err(|e| {
+        errors::bad_request(&EngineError::invalid("body", format!("not JSON: {e}")))
+    })?;
+    let hs = session(state, headers)?;
+    Ok(Call { hs, body })
+}
+
+/// The session the header names, or a new one.
+pub(crate) fn session(
+    state: &Arc<AppState>,
+    headers: &HeaderMap,
+) -> Result<Arc<HttpSession>, Response> {
+    let named = match headers.get(session::HEADER) {
+        None => None,
+        Some(v) => Some(v.to_str().map_err(|_| unknown_session())?),
+    };
+    match state.computer.resolve(state, named) {
+        Ok((hs, _)) => Ok(hs),
+        Err(SessionRefusal::Unknown) => Err(unknown_session()),
+        Err(SessionRefusal::TooMany) => Err((
+            StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(json!({"error": {
+                "code": "busy",
+                "message": "too many HTTP sessions are open; reuse yours",
+            }})),
+        )
+            .into_response()),
+    }
+}
+
+fn unknown_session() -> Response {
+    errors::bad_request(&EngineError::invalid(
+        "X-Deskhand-Session",
+        "no such session: send no header to start one, then send the one returned",
+    ))
+}
+
+/// Adds the session header (and the step timings) to a response.
+pub(crate) fn finish(hs: &HttpSession, timings: &[batch::Timing], mut r: Response) -> Response {
+    if let Ok(v) = HeaderValue::from_str(&hs.session.id) {
+        r.headers_mut().insert(session::HEADER, v);
+    }
+    let ms: Vec<f64> = timings
+        .iter()
+        .map(|t| (t.ms * 1000.0).round() / 1000.0)
+        .collect();
+    if let Ok(v) = HeaderValue::from_str(&json!(ms).to_string()) {
+        r.headers_mut().insert("x-deskhand-timings-ms", v);
+    }
+    r
+}
+
+/// Frame options from the query: `display` (`all` or an id), `max_width`,
+/// `max_height`.
+pub(crate) fn frame_spec(
+    query: &HashMap<String, String>,
+    vendor: VendorCap,
+    select: DisplaySelect,
+) -> Result<FrameSpec, EngineError> {
+    let select = match query.get("display").map(String::as_str) {
+        None => select,
+        Some("all") => DisplaySelect::All,
+        Some(id) => DisplaySelect::One(id.parse().map_err(|_| {
+            EngineError::invalid("display", "\"all\" or a display id from the last frame")
+        })?),
+    };
+    let defaults = FrameLimits::default();
+    let dim = |name: &'static str, default: u32| -> Result<u32, EngineError> {
+        match query.get(name) {
+            None => Ok(default),
+            Some(v) => v
+                .parse::<u32>()
+                .ok()
+                .filter(|n| (16..=16384).contains(n))
+                .ok_or_else(|| EngineError::invalid(name, "a number of pixels in 16..=16384")),
+        }
+    };
+    Ok(FrameSpec {
+        select,
+        limits: FrameLimits {
+            max_width: dim("max_width", defaults.max_width)?,
+            max_height: dim("max_height", defaults.max_height)?,
+            vendor,
+        },
+        format: ImageFormat::Png,
+        quality: 80,
+    })
+}
+
+/// The image's base64 text.
+pub(crate) fn base64(shot: &FrameShot) -> String {
+    shot.bytes.base64_pieces().concat()
+}
+
+/// The frame's displays, for the caller: global and pixel rectangles.
+pub(crate) fn displays_json(shot: &FrameShot) -> Value {
+    json!(shot.plan.displays)
+}
