@@ -33,7 +33,7 @@ pub(crate) async fn handle(
 ) -> Response {
     let call = match super::begin(&state, &headers, &body) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let mut spec = match super::frame_spec(&query, VendorCap::None, DisplaySelect::Primary) {
         Ok(s) => s,

@@ -9,10 +9,10 @@
 //! route (token, Host, Origin).
 
 mod actions;
-//mod anthropic;
+mod anthropic;
 mod batch;
 mod errors;
-//mod openai;
+mod openai;
 mod session;
 mod step;
 
@@ -42,9 +42,9 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 pub(crate) fn routes() -> Router<Arc<AppState>> {
     Router::new()
         .route("/v1/actions", post(actions::handle))
-        //        .route("/v1/computer/anthropic/tool", get(anthropic::tool))
-        //        .route("/v1/computer/anthropic", post(anthropic::handle))
-        //        .route("/v1/computer/openai", post(openai::handle))
+        .route("/v1/computer/anthropic/tool", get(anthropic::tool))
+        .route("/v1/computer/anthropic", post(anthropic::handle))
+        .route("/v1/computer/openai", post(openai::handle))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
@@ -62,7 +62,7 @@ pub(crate) fn begin(
     state: &Arc<AppState>,
     headers: &HeaderMap,
     body: &Bytes,
-) -> Result<Call, Response> {
+) -> Result<Call, Box<Response>> {
     let json_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -79,10 +79,14 @@ pub(crate) fn begin(
                 "message": "send the body as Content-Type: application/json",
             }})),
         )
-            .into_response());
+            .into_response()
+            .into());
     }
     let body: Value = serde_json::from_slice(body).map_err(|e| {
-        errors::bad_request(&EngineError::invalid("body", format!("not JSON: {e}")))
+        Box::new(errors::bad_request(&EngineError::invalid(
+            "body",
+            format!("not JSON: {e}"),
+        )))
     })?;
     let hs = session(state, headers)?;
     Ok(Call { hs, body })
@@ -92,14 +96,14 @@ pub(crate) fn begin(
 pub(crate) fn session(
     state: &Arc<AppState>,
     headers: &HeaderMap,
-) -> Result<Arc<HttpSession>, Response> {
+) -> Result<Arc<HttpSession>, Box<Response>> {
     let named = match headers.get(session::HEADER) {
         None => None,
-        Some(v) => Some(v.to_str().map_err(|_| unknown_session())?),
+        Some(v) => Some(v.to_str().map_err(|_| Box::new(unknown_session()))?),
     };
     match state.computer.resolve(state, named) {
         Ok((hs, _)) => Ok(hs),
-        Err(SessionRefusal::Unknown) => Err(unknown_session()),
+        Err(SessionRefusal::Unknown) => Err(unknown_session().into()),
         Err(SessionRefusal::TooMany) => Err((
             StatusCode::SERVICE_UNAVAILABLE,
             axum::Json(json!({"error": {
@@ -107,7 +111,8 @@ pub(crate) fn session(
                 "message": "too many HTTP sessions are open; reuse yours",
             }})),
         )
-            .into_response()),
+            .into_response()
+            .into()),
     }
 }
 

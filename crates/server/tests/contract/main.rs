@@ -8,5 +8,6 @@ mod common;
 mod http;
 mod port;
 mod takeover;
+mod vendors;
 mod windows_apps;
 mod wire_ops;
