@@ -22,9 +22,10 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::DefaultBodyLimit;
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use deskhand_engine::frame::{DisplaySelect, FrameLimits, VendorCap};
 use deskhand_engine::{EngineError, FrameShot, FrameSpec};
 use deskhand_protocol::messages::ImageFormat;
@@ -45,6 +46,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/v1/computer/anthropic/tool", get(anthropic::tool))
         .route("/v1/computer/anthropic", post(anthropic::handle))
         .route("/v1/computer/openai", post(openai::handle))
+        .route("/v1/computer/session", delete(end_session))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
@@ -113,6 +115,19 @@ pub(crate) fn session(
         )
             .into_response()
             .into()),
+    }
+}
+
+/// `DELETE /v1/computer/session`: ends the session the header names (its
+/// takeover ends, what it holds is released); 204, or 400 when unknown.
+async fn end_session(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let id = headers.get(session::HEADER).and_then(|v| v.to_str().ok());
+    match id.and_then(|id| state.computer.remove(id)) {
+        Some(hs) => {
+            state.engine.close_session(&hs.session).await;
+            StatusCode::NO_CONTENT.into_response()
+        }
+        None => unknown_session(),
     }
 }
 

@@ -103,6 +103,11 @@ impl Sessions {
         Ok((s, true))
     }
 
+    /// Removes the session `id` names, if any (it is then closed).
+    pub fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
+        lock(&self.map).remove(id)
+    }
+
     /// Starts the task that ends idle takeovers and closes idle sessions.
     fn start_sweeper(&self, state: &Arc<AppState>) {
         if self.sweeping.swap(true, Ordering::SeqCst) {

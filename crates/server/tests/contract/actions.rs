@@ -281,3 +281,32 @@ async fn the_route_refuses_what_it_cannot_trust() {
     assert_eq!(not_json.status, 400);
     assert!(s.desktop.state().events.is_empty(), "nothing was sent");
 }
+
+#[tokio::test]
+async fn ending_a_session_ends_its_takeover() {
+    let s = Server::sandbox().await;
+    let (_, session) = batch(&s, None, json!([{"action_type": "screenshot"}])).await;
+    batch(
+        &s,
+        Some(&session),
+        json!([{"action_type": "type", "text": "a"}]),
+    )
+    .await;
+    assert!(s.desktop.state().indicator.shown);
+    let head = format!(
+        "DELETE /v1/computer/session HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {TOKEN}\r\nX-Deskhand-Session: {session}",
+        s.port
+    );
+    assert_eq!(raw(s.port, &head, b"").await.status, 204);
+    s.eventually("the indicator hidden", |d| !d.state().indicator.shown)
+        .await;
+    let gone = post(
+        s.port,
+        "/v1/actions",
+        Some(&session),
+        &json!([{"action_type": "screenshot"}]),
+    )
+    .await;
+    assert_eq!(gone.status, 400, "the session is gone");
+    assert_eq!(raw(s.port, &head, b"").await.status, 400, "twice");
+}
