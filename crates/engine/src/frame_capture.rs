@@ -2,8 +2,9 @@
 //! desktop thread, scaled onto one canvas by `deskhand-encode` straight from
 //! the captured buffer, and encoded; zooms the same way over a region.
 
+use std::hash::{DefaultHasher, Hasher};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use deskhand_protocol::messages::ImageFormat;
 use serde_json::json;
@@ -90,7 +91,63 @@ fn render(
     })
 }
 
+/// Time between the captures compared while waiting for the screen to
+/// settle.
+const SETTLE_INTERVAL: Duration = Duration::from_millis(15);
+
+/// A cheap fingerprint of what the displays of `select` show: a hash of
+/// every fourth row of each (a change of a few rows is caught by the next
+/// comparison or the one after).
+fn screen_fingerprint(desk: &mut Desk, select: DisplaySelect) -> Result<u64, EngineError> {
+    let full = FrameLimits {
+        max_width: u32::MAX,
+        max_height: u32::MAX,
+        vendor: crate::frame::VendorCap::None,
+    };
+    let plan = FramePlan::new(&desk.layout()?, select, full)?;
+    let capture = desk
+        .backend
+        .capture
+        .as_mut()
+        .ok_or(EngineError::NotSupported {
+            feature: "screenshot",
+        })?;
+    let mut hasher = DefaultHasher::new();
+    for d in &plan.displays {
+        capture.capture(d.rect, &mut |f| {
+            let row = f.width as usize * 4;
+            for r in f.pixels.chunks(f.stride).take(f.height as usize).step_by(4) {
+                hasher.write(&r[..row.min(r.len())]);
+            }
+        })?;
+    }
+    Ok(hasher.finish())
+}
+
 impl Engine {
+    /// Waits until the displays of `select` stopped changing (two captures
+    /// [`SETTLE_INTERVAL`] apart look the same), at most `max`; returns how
+    /// long it waited. Used after input, instead of a fixed sleep.
+    pub async fn settle(
+        &self,
+        select: DisplaySelect,
+        max: Duration,
+    ) -> Result<Duration, EngineError> {
+        let started = Instant::now();
+        let mut last = None;
+        loop {
+            let print = self
+                .exec
+                .run(move |desk| screen_fingerprint(desk, select))
+                .await??;
+            if last == Some(print) || started.elapsed() >= max {
+                return Ok(started.elapsed());
+            }
+            last = Some(print);
+            tokio::time::sleep(SETTLE_INTERVAL.min(max.saturating_sub(started.elapsed()))).await;
+        }
+    }
+
     /// Takes a frame: the selected displays in one image within the limits.
     pub async fn frame(
         &self,

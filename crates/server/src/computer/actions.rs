@@ -185,6 +185,7 @@ fn execution_response(out: &Outcome) -> Value {
         "status": "success",
         "timings": out.timings,
         "screenshot_ms": out.frame_ms,
+        "settle_ms": out.settle_ms,
     });
     if let Some(shot) = &out.frame {
         r["action_result"] = json!({

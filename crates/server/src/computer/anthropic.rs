@@ -107,7 +107,12 @@ pub(crate) async fn handle(
         }
     };
     let result = tool_result(&id, &out, refused.as_ref());
-    super::finish(&call.hs, &out.timings, Json(result).into_response())
+    super::finish_with(
+        &call.hs,
+        &out.timings,
+        out.settle_ms,
+        Json(result).into_response(),
+    )
 }
 
 /// The `tool_result` block: the image (frame or zoom crop), the cursor

@@ -59,7 +59,12 @@ pub(crate) struct Outcome {
     pub zoom: Option<FrameShot>,
     /// The last cursor position, in frame pixels.
     pub cursor: Option<[i64; 2]>,
+    /// Milliseconds waited for the screen to settle after input.
+    pub settle_ms: Option<f64>,
 }
+
+/// Longest wait for the screen to settle after an input batch.
+const SETTLE_MAX: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Runs `steps` for `hs`, frames taken with `spec`.
 pub(crate) async fn run(
@@ -92,6 +97,13 @@ pub(crate) async fn run(
             }
             out.failure = Some(Failure { index, error });
             break;
+        }
+    }
+    if takeover_checked {
+        // Input was sent: the image is taken once the screen stopped
+        // changing, not after a fixed delay.
+        if let Ok(waited) = state.engine.settle(spec.select, SETTLE_MAX).await {
+            out.settle_ms = Some(waited.as_secs_f64() * 1000.0);
         }
     }
     let answered = out.zoom.is_some() || out.cursor.is_some();

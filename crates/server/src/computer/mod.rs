@@ -139,7 +139,20 @@ fn unknown_session() -> Response {
 }
 
 /// Adds the session header (and the step timings) to a response.
-pub(crate) fn finish(hs: &HttpSession, timings: &[batch::Timing], mut r: Response) -> Response {
+pub(crate) fn finish(hs: &HttpSession, timings: &[batch::Timing], r: Response) -> Response {
+    finish_with(hs, timings, None, r)
+}
+
+/// [`finish`], with how long the screen took to settle after input.
+pub(crate) fn finish_with(
+    hs: &HttpSession,
+    timings: &[batch::Timing],
+    settle_ms: Option<f64>,
+    mut r: Response,
+) -> Response {
+    if let Some(v) = settle_ms.and_then(|ms| HeaderValue::from_str(&format!("{ms:.3}")).ok()) {
+        r.headers_mut().insert("x-deskhand-settle-ms", v);
+    }
     if let Ok(v) = HeaderValue::from_str(&hs.session.id) {
         r.headers_mut().insert(session::HEADER, v);
     }

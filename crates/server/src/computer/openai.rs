@@ -88,7 +88,7 @@ pub(crate) async fn handle(
         out.failure = Some(batch::Failure { index, error });
     }
     let response = answer(&call_id, &out, checks);
-    super::finish(&call.hs, &out.timings, response)
+    super::finish_with(&call.hs, &out.timings, out.settle_ms, response)
 }
 
 fn answer(call_id: &str, out: &Outcome, safety_checks: bool) -> Response {

@@ -310,3 +310,48 @@ async fn ending_a_session_ends_its_takeover() {
     assert_eq!(gone.status, 400, "the session is gone");
     assert_eq!(raw(s.port, &head, b"").await.status, 400, "twice");
 }
+
+#[tokio::test]
+async fn the_image_after_input_waits_for_the_screen_to_settle_within_a_bound() {
+    let s = Server::sandbox().await;
+    let (r, session) = batch(&s, None, json!([{"action_type": "screenshot"}])).await;
+    assert!(
+        r["settle_ms"].is_null(),
+        "a read does not wait: {}",
+        r["settle_ms"]
+    );
+    let (r, _) = batch(
+        &s,
+        Some(&session),
+        json!([{"action_type": "type", "text": "a"}]),
+    )
+    .await;
+    let still = r["settle_ms"].as_f64().expect("settle_ms after input");
+    assert!(still < 500.0, "a still screen settles at once: {still} ms");
+    // A screen that never stops changing: the wait ends at its bound.
+    let desktop = s.desktop.clone();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    let painter = std::thread::spawn(move || {
+        let mut i = 0u8;
+        while !flag.load(std::sync::atomic::Ordering::SeqCst) {
+            i = i.wrapping_add(1);
+            desktop.state().fill(Rect::new(0, 0, 64, 64), [i, i, i]);
+            std::thread::sleep(Duration::from_millis(3));
+        }
+    });
+    let (r, _) = batch(
+        &s,
+        Some(&session),
+        json!([{"action_type": "type", "text": "b"}]),
+    )
+    .await;
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    painter.join().expect("painter");
+    let busy = r["settle_ms"].as_f64().expect("settle_ms");
+    assert!(
+        (1000.0..1500.0).contains(&busy),
+        "bounded at 1 s: {busy} ms"
+    );
+    assert_eq!(r["status"], "success");
+}
