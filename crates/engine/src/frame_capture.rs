@@ -27,6 +27,8 @@ pub struct FrameSpec {
     pub format: ImageFormat,
     /// JPEG quality 1..=100.
     pub quality: u8,
+    /// The client's limit on the encoded image, if any.
+    pub max_bytes: Option<usize>,
 }
 
 /// An encoded frame and its geometry.
@@ -38,16 +40,12 @@ pub struct FrameShot {
     pub format: ImageFormat,
     /// Its geometry, for mapping later coordinates.
     pub plan: Arc<FramePlan>,
+    /// How it was made smaller to fit the byte budget, when it was.
+    pub budget_note: Option<String>,
 }
 
-/// Captures every display of `plan` onto one canvas and encodes it.
-fn render(
-    desk: &mut Desk,
-    plan: FramePlan,
-    format: ImageFormat,
-    quality: u8,
-) -> Result<FrameShot, EngineError> {
-    let started = Instant::now();
+/// Captures every display of `plan` onto one canvas.
+fn compose(desk: &mut Desk, plan: &FramePlan) -> Result<Canvas, EngineError> {
     let mut canvas = Canvas::new(plan.width, plan.height);
     let capture = desk
         .backend
@@ -67,27 +65,78 @@ fn render(
         capture.capture(d.rect, &mut |frame| drawn = canvas.draw(frame, at))?;
         drawn?;
     }
-    let composed = started.elapsed();
-    let bytes = encode(
-        &canvas.frame(),
-        Point::new(0, 0),
-        format,
-        quality,
-        None,
-        &mut desk.png_cache,
-    )?;
-    tracing::debug!(
-        compose_ms = composed.as_secs_f64() * 1000.0,
-        total_ms = started.elapsed().as_secs_f64() * 1000.0,
-        width = plan.width,
-        height = plan.height,
-        bytes = bytes.len(),
-        "frame taken"
-    );
-    Ok(FrameShot {
-        bytes,
-        format,
-        plan: Arc::new(plan),
+    Ok(canvas)
+}
+
+/// How many times a frame over its byte budget is made smaller.
+const BUDGET_TRIES: usize = 6;
+/// Each smaller try scales the frame by this much.
+const BUDGET_SHRINK: f64 = 0.75;
+/// The JPEG quality of a frame re-encoded for its byte budget.
+const BUDGET_JPEG_QUALITY: u8 = 75;
+
+/// Captures and encodes the frame `replan` makes within `spec`'s limits;
+/// over `spec.max_bytes`, re-encoded as JPEG, then at smaller scales, and
+/// the shot says so.
+fn render(
+    desk: &mut Desk,
+    spec: FrameSpec,
+    replan: impl Fn(&mut Desk, FrameLimits) -> Result<FramePlan, EngineError>,
+) -> Result<FrameShot, EngineError> {
+    let started = Instant::now();
+    let mut limits = spec.limits;
+    let (mut format, mut quality) = (spec.format, spec.quality);
+    let mut note = None;
+    for _ in 0..BUDGET_TRIES {
+        let plan = replan(desk, limits)?;
+        let canvas = compose(desk, &plan)?;
+        let bytes = encode(
+            &canvas.frame(),
+            Point::new(0, 0),
+            format,
+            quality,
+            None,
+            &mut desk.png_cache,
+        )?;
+        let over = spec.max_bytes.is_some_and(|max| bytes.len() > max);
+        tracing::debug!(
+            ms = started.elapsed().as_secs_f64() * 1000.0,
+            width = plan.width,
+            height = plan.height,
+            bytes = bytes.len(),
+            over,
+            "frame taken"
+        );
+        if !over {
+            return Ok(FrameShot {
+                bytes,
+                format,
+                plan: Arc::new(plan),
+                budget_note: note,
+            });
+        }
+        let max = spec.max_bytes.unwrap_or(usize::MAX);
+        if format == ImageFormat::Png {
+            let q = BUDGET_JPEG_QUALITY;
+            note = Some(format!(
+                "the PNG was {} bytes, over the {max}-byte budget: sent as JPEG q{q}",
+                bytes.len()
+            ));
+            (format, quality) = (ImageFormat::Jpeg, q);
+        } else {
+            let shrink = |v: u32| ((f64::from(v) * BUDGET_SHRINK) as u32).max(16);
+            limits.max_width = shrink(plan.width);
+            limits.max_height = shrink(plan.height);
+            note = Some(format!(
+                "over the {max}-byte budget: sent as JPEG q{quality} at {}x{} at most",
+                limits.max_width, limits.max_height
+            ));
+        }
+    }
+    Err(EngineError::TooLarge {
+        what: "the frame",
+        bytes: None,
+        max_bytes: spec.max_bytes.unwrap_or_default() as u64,
     })
 }
 
@@ -155,8 +204,9 @@ impl Engine {
         spec: FrameSpec,
     ) -> Result<FrameShot, EngineError> {
         let job = move |desk: &mut Desk| {
-            let plan = FramePlan::new(&desk.layout()?, spec.select, spec.limits)?;
-            render(desk, plan, spec.format, spec.quality)
+            render(desk, spec, |desk, limits| {
+                FramePlan::new(&desk.layout()?, spec.select, limits)
+            })
         };
         self.audited(
             session,
@@ -182,8 +232,7 @@ impl Engine {
             let layout = desk.layout()?;
             frame.check_layout(&layout)?;
             let rect = frame.region_to_global(region)?;
-            let plan = frame.zoom(&layout, rect, spec.limits)?;
-            render(desk, plan, spec.format, spec.quality)
+            render(desk, spec, |_, limits| frame.zoom(&layout, rect, limits))
         };
         self.audited(
             session,

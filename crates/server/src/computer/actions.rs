@@ -65,7 +65,7 @@ pub(crate) async fn handle(
         out.failure = Some(batch::Failure { index, error });
     }
     let response = Json(execution_response(&out)).into_response();
-    super::finish(&call.hs, &out.timings, response)
+    super::finish_with(&call.hs, &out.timings, out.settle_ms, out.note(), response)
 }
 
 /// The list of action objects in the body.
@@ -192,6 +192,8 @@ fn execution_response(out: &Outcome) -> Value {
             "screenshot": super::base64(shot),
             "screen_dimensions": {"width": shot.plan.width, "height": shot.plan.height},
             "displays": super::displays_json(shot),
+            "mime_type": shot.format.mime_type(),
+            "frame_note": shot.budget_note,
         });
         if let Some([x, y]) = out.cursor {
             r["action_result"]["cursor_position"] = json!({"x": x, "y": y});

@@ -111,6 +111,7 @@ pub(crate) async fn handle(
         &call.hs,
         &out.timings,
         out.settle_ms,
+        out.note(),
         Json(result).into_response(),
     )
 }
@@ -120,7 +121,7 @@ pub(crate) async fn handle(
 fn tool_result(id: &str, out: &Outcome, refused: Option<&EngineError>) -> Value {
     let image = |shot: &deskhand_engine::FrameShot| {
         json!({"type": "image", "source": {
-            "type": "base64", "media_type": "image/png", "data": super::base64(shot),
+            "type": "base64", "media_type": shot.format.mime_type(), "data": super::base64(shot),
         }})
     };
     let error = refused

@@ -66,6 +66,16 @@ pub(crate) struct Outcome {
 /// Longest wait for the screen to settle after an input batch.
 const SETTLE_MAX: std::time::Duration = std::time::Duration::from_secs(1);
 
+impl Outcome {
+    /// How the image was made to fit its byte budget, when it was.
+    pub fn note(&self) -> Option<&str> {
+        self.zoom
+            .iter()
+            .chain(&self.frame)
+            .find_map(|s| s.budget_note.as_deref())
+    }
+}
+
 /// Runs `steps` for `hs`, frames taken with `spec`.
 pub(crate) async fn run(
     state: &Arc<AppState>,

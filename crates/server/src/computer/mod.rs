@@ -140,18 +140,23 @@ fn unknown_session() -> Response {
 
 /// Adds the session header (and the step timings) to a response.
 pub(crate) fn finish(hs: &HttpSession, timings: &[batch::Timing], r: Response) -> Response {
-    finish_with(hs, timings, None, r)
+    finish_with(hs, timings, None, None, r)
 }
 
-/// [`finish`], with how long the screen took to settle after input.
+/// [`finish`], with how long the screen took to settle after input and
+/// how the frame was made to fit its byte budget.
 pub(crate) fn finish_with(
     hs: &HttpSession,
     timings: &[batch::Timing],
     settle_ms: Option<f64>,
+    note: Option<&str>,
     mut r: Response,
 ) -> Response {
     if let Some(v) = settle_ms.and_then(|ms| HeaderValue::from_str(&format!("{ms:.3}")).ok()) {
         r.headers_mut().insert("x-deskhand-settle-ms", v);
+    }
+    if let Some(v) = note.and_then(|n| HeaderValue::from_str(n).ok()) {
+        r.headers_mut().insert("x-deskhand-frame-note", v);
     }
     if let Ok(v) = HeaderValue::from_str(&hs.session.id) {
         r.headers_mut().insert(session::HEADER, v);
@@ -200,7 +205,24 @@ pub(crate) fn frame_spec(
         },
         format: ImageFormat::Png,
         quality: 80,
+        max_bytes: match query.get("max_bytes") {
+            None => default_max_bytes(vendor),
+            Some(v) => Some(
+                v.parse::<usize>()
+                    .ok()
+                    .filter(|n| *n >= 1024)
+                    .ok_or_else(|| {
+                        EngineError::invalid("max_bytes", "a number of bytes, at least 1024")
+                    })?,
+            ),
+        },
     })
+}
+
+/// Anthropic's API refuses images over 5 MB of base64: about 3.75 MB of
+/// image. Other clients' limits are theirs to say (`max_bytes`).
+fn default_max_bytes(vendor: VendorCap) -> Option<usize> {
+    (vendor == VendorCap::Anthropic).then_some(3_750_000)
 }
 
 /// The image's base64 text.

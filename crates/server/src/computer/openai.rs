@@ -88,7 +88,7 @@ pub(crate) async fn handle(
         out.failure = Some(batch::Failure { index, error });
     }
     let response = answer(&call_id, &out, checks);
-    super::finish_with(&call.hs, &out.timings, out.settle_ms, response)
+    super::finish_with(&call.hs, &out.timings, out.settle_ms, out.note(), response)
 }
 
 fn answer(call_id: &str, out: &Outcome, safety_checks: bool) -> Response {
@@ -96,7 +96,7 @@ fn answer(call_id: &str, out: &Outcome, safety_checks: bool) -> Response {
     if let Some(shot) = &out.frame {
         output["output"] = json!({
             "type": "computer_screenshot",
-            "image_url": format!("data:image/png;base64,{}", super::base64(shot)),
+            "image_url": format!("data:{};base64,{}", shot.format.mime_type(), super::base64(shot)),
         });
     }
     let error = match (&out.failure, &out.frame_error) {

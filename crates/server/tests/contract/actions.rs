@@ -355,3 +355,63 @@ async fn the_image_after_input_waits_for_the_screen_to_settle_within_a_bound() {
     );
     assert_eq!(r["status"], "success");
 }
+
+#[tokio::test]
+async fn a_frame_over_its_byte_budget_is_sent_smaller_and_says_so() {
+    let s = Server::sandbox().await;
+    {
+        // Noise: a PNG of it is megabytes.
+        let mut st = s.desktop.state();
+        let mut x = 0x2545_f491u32;
+        for p in st.pixels.iter_mut() {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            *p = x as u8;
+        }
+    }
+    let a = post(
+        s.port,
+        "/v1/actions?max_bytes=200000",
+        None,
+        &json!([{"action_type": "screenshot"}]),
+    )
+    .await;
+    let note = a.header("x-deskhand-frame-note").map(str::to_owned);
+    let session = a.session();
+    let r = a.json();
+    assert_eq!(r["status"], "success", "{r}");
+    let res = &r["action_result"];
+    assert_eq!(res["mime_type"], "image/jpeg");
+    assert!(
+        res["frame_note"]
+            .as_str()
+            .is_some_and(|n| n.contains("budget")),
+        "{res}"
+    );
+    assert!(note.is_some(), "said in a header too");
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(res["screenshot"].as_str().expect("image"))
+        .expect("base64");
+    assert!(bytes.len() <= 200_000, "{} bytes", bytes.len());
+    assert_eq!(&bytes[..2], &[0xff, 0xd8], "a JPEG");
+    let (w, h) = (
+        res["screen_dimensions"]["width"].as_i64().expect("w"),
+        res["screen_dimensions"]["height"].as_i64().expect("h"),
+    );
+    assert!(w < 1920 && h < 1080, "{w}x{h}");
+    // Coordinates are the smaller frame's pixels.
+    let (m, _) = batch(
+        &s,
+        Some(&session),
+        json!([{"action_type": "mouse_move", "x": w - 1, "y": h - 1}]),
+    )
+    .await;
+    assert_eq!(m["status"], "success", "{m}");
+    // The centre of the frame's last pixel, which spans 1920/w desktop pixels.
+    let p = s.desktop.state().pointer;
+    let span = |full: i64, n: i64| (full - (full + n - 1) / n)..full;
+    assert!(span(1920, w).contains(&i64::from(p.x)), "{p:?} for {w}x{h}");
+    assert!(span(1080, h).contains(&i64::from(p.y)), "{p:?} for {w}x{h}");
+}
