@@ -44,16 +44,20 @@ pub struct FrameShot {
     pub budget_note: Option<String>,
 }
 
-/// Captures every display of `plan` onto one canvas.
-fn compose(desk: &mut Desk, plan: &FramePlan) -> Result<Canvas, EngineError> {
-    let mut canvas = Canvas::new(plan.width, plan.height);
-    let capture = desk
-        .backend
+/// The backend's capture, or why there is none.
+fn capture_of(desk: &mut Desk) -> Result<&mut Box<dyn crate::backend::Capture>, EngineError> {
+    desk.backend
         .capture
         .as_mut()
         .ok_or(EngineError::NotSupported {
             feature: "screenshot",
-        })?;
+        })
+}
+
+/// Captures every display of `plan` onto one canvas.
+fn compose(desk: &mut Desk, plan: &FramePlan) -> Result<Canvas, EngineError> {
+    let mut canvas = Canvas::new(plan.width, plan.height);
+    let capture = capture_of(desk)?;
     for d in &plan.displays {
         let at = Placement {
             x: d.pixel.x.max(0) as u32,
@@ -154,13 +158,7 @@ fn screen_fingerprint(desk: &mut Desk, select: DisplaySelect) -> Result<u64, Eng
         vendor: crate::frame::VendorCap::None,
     };
     let plan = FramePlan::new(&desk.layout()?, select, full)?;
-    let capture = desk
-        .backend
-        .capture
-        .as_mut()
-        .ok_or(EngineError::NotSupported {
-            feature: "screenshot",
-        })?;
+    let capture = capture_of(desk)?;
     let mut hasher = DefaultHasher::new();
     for d in &plan.displays {
         capture.capture(d.rect, &mut |f| {

@@ -31,14 +31,17 @@ pub(crate) async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let call = match super::begin(&state, &headers, &body) {
+    let call = match super::begin(
+        &state,
+        (&headers, &query),
+        &body,
+        VendorCap::None,
+        DisplaySelect::Primary,
+    ) {
         Ok(c) => c,
         Err(r) => return *r,
     };
-    let mut spec = match super::frame_spec(&query, VendorCap::None, DisplaySelect::Primary) {
-        Ok(s) => s,
-        Err(e) => return bad_request(&e),
-    };
+    let mut spec = call.spec;
     // Full-size pixels unless the caller asked for smaller ones.
     if !query.contains_key("max_width") {
         spec.limits.max_width = 16384;

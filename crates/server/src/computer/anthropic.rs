@@ -74,7 +74,13 @@ pub(crate) async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let call = match super::begin(&state, &headers, &body) {
+    let call = match super::begin(
+        &state,
+        (&headers, &query),
+        &body,
+        VendorCap::Anthropic,
+        DisplaySelect::All,
+    ) {
         Ok(c) => c,
         Err(r) => return *r,
     };
@@ -89,10 +95,7 @@ pub(crate) async fn handle(
             "send the model's tool_use block",
         ));
     };
-    let spec = match super::frame_spec(&query, VendorCap::Anthropic, DisplaySelect::All) {
-        Ok(s) => s,
-        Err(e) => return bad_request(&e),
-    };
+    let spec = call.spec;
     let (out, refused) = match parse(&call.body) {
         Ok(step) => {
             let out = batch::run(&state, &call.hs, &[step], spec, Image::FrameUnlessAnswered).await;

@@ -56,14 +56,19 @@ pub(crate) struct Call {
     pub hs: Arc<HttpSession>,
     /// The parsed body.
     pub body: Value,
+    /// The frames it asks for.
+    pub spec: FrameSpec,
 }
 
-/// Checks the content type, finds or creates the session, parses the
-/// body. Nothing is sent to the desktop before this passed.
+/// Checks the content type, the frame options (`query`, defaults for
+/// `vendor` and `select`) and the body, then finds or creates the
+/// session. Nothing is sent to the desktop before this passed.
 pub(crate) fn begin(
     state: &Arc<AppState>,
-    headers: &HeaderMap,
+    (headers, query): (&HeaderMap, &HashMap<String, String>),
     body: &Bytes,
+    vendor: VendorCap,
+    select: DisplaySelect,
 ) -> Result<Call, Box<Response>> {
     let json_type = headers
         .get(header::CONTENT_TYPE)
@@ -90,8 +95,9 @@ pub(crate) fn begin(
             format!("not JSON: {e}"),
         )))
     })?;
+    let spec = frame_spec(query, vendor, select).map_err(|e| Box::new(errors::bad_request(&e)))?;
     let hs = session(state, headers)?;
-    Ok(Call { hs, body })
+    Ok(Call { hs, body, spec })
 }
 
 /// The session the header names, or a new one.

@@ -40,7 +40,13 @@ pub(crate) async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let call = match super::begin(&state, &headers, &body) {
+    let call = match super::begin(
+        &state,
+        (&headers, &query),
+        &body,
+        VendorCap::OpenAi,
+        DisplaySelect::All,
+    ) {
         Ok(c) => c,
         Err(r) => return *r,
     };
@@ -55,10 +61,7 @@ pub(crate) async fn handle(
             "send the model's computer_call",
         ));
     };
-    let spec = match super::frame_spec(&query, VendorCap::OpenAi, DisplaySelect::All) {
-        Ok(s) => s,
-        Err(e) => return bad_request(&e),
-    };
+    let spec = call.spec;
     let checks = call
         .body
         .get("pending_safety_checks")
