@@ -173,7 +173,7 @@ fn screen_fingerprint(desk: &mut Desk, select: DisplaySelect) -> Result<u64, Eng
 
 impl Engine {
     /// Waits until the displays of `select` stopped changing (two captures
-    /// [`SETTLE_INTERVAL`] apart look the same), at most `max`; returns how
+    /// 15 ms apart look the same), at most `max`; returns how
     /// long it waited. Used after input, instead of a fixed sleep.
     pub async fn settle(
         &self,
