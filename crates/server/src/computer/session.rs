@@ -88,7 +88,19 @@ impl Sessions {
         }
         let mut map = lock(&self.map);
         if map.len() >= MAX_SESSIONS {
-            return Err(SessionRefusal::TooMany);
+            // A client that never sends the header back should not lock
+            // others out: the least recently used session without a
+            // takeover makes room.
+            let idle = map
+                .iter()
+                .filter(|(_, s)| !state.engine.takeover_state(&s.session).on)
+                .min_by_key(|(_, s)| *lock(&s.last_seen))
+                .map(|(id, _)| id.clone());
+            let old = idle
+                .and_then(|id| map.remove(&id))
+                .ok_or(SessionRefusal::TooMany)?;
+            let engine = state.engine.clone();
+            tokio::spawn(async move { engine.close_session(&old.session).await });
         }
         let session = state.engine.open_session("http");
         let s = Arc::new(HttpSession {

@@ -415,3 +415,27 @@ async fn a_frame_over_its_byte_budget_is_sent_smaller_and_says_so() {
     assert!(span(1920, w).contains(&i64::from(p.x)), "{p:?} for {w}x{h}");
     assert!(span(1080, h).contains(&i64::from(p.y)), "{p:?} for {w}x{h}");
 }
+
+#[tokio::test]
+async fn clients_that_drop_the_session_header_do_not_lock_others_out() {
+    let s = Server::sandbox().await;
+    let (_, driver) = batch(&s, None, json!([{"action_type": "screenshot"}])).await;
+    batch(
+        &s,
+        Some(&driver),
+        json!([{"action_type": "type", "text": "a"}]),
+    )
+    .await;
+    for _ in 0..70 {
+        batch(&s, None, json!([{"action_type": "cursor_position"}])).await;
+    }
+    // The session holding the takeover was kept.
+    let (r, _) = batch(
+        &s,
+        Some(&driver),
+        json!([{"action_type": "type", "text": "b"}]),
+    )
+    .await;
+    assert_eq!(r["status"], "success", "{r}");
+    assert_eq!(s.desktop.state().typed(), "ab");
+}
