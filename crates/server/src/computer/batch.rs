@@ -76,6 +76,26 @@ impl Outcome {
     }
 }
 
+/// Ends the session's takeover when dropped armed: the request's future
+/// was dropped mid-batch (the client went away), so its act stops at the
+/// next step and what it holds is released.
+struct Abandon<'a> {
+    state: &'a Arc<AppState>,
+    hs: &'a HttpSession,
+    armed: bool,
+}
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            tracing::info!(session = %self.hs.session.id, "client gone mid-batch: takeover ended");
+            let engine = self.state.engine.clone();
+            let session = self.hs.session.clone();
+            tokio::spawn(async move { engine.abandon_session(&session).await });
+        }
+    }
+}
+
 /// Runs `steps` for `hs`, frames taken with `spec`.
 pub(crate) async fn run(
     state: &Arc<AppState>,
@@ -86,6 +106,11 @@ pub(crate) async fn run(
 ) -> Outcome {
     let mut frame = hs.frame.lock().await;
     let mut out = Outcome::default();
+    let mut abandon = Abandon {
+        state,
+        hs,
+        armed: steps.iter().any(|s| !s.is_read()),
+    };
     let mut takeover_checked = false;
     for (index, step) in steps.iter().enumerate() {
         let started = Instant::now();
@@ -116,6 +141,7 @@ pub(crate) async fn run(
             out.settle_ms = Some(waited.as_secs_f64() * 1000.0);
         }
     }
+    abandon.armed = false;
     let answered = out.zoom.is_some() || out.cursor.is_some();
     if image == Image::Frame || !answered || out.failure.is_some() {
         let started = Instant::now();

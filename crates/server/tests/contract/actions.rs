@@ -439,3 +439,32 @@ async fn clients_that_drop_the_session_header_do_not_lock_others_out() {
     assert_eq!(r["status"], "success", "{r}");
     assert_eq!(s.desktop.state().typed(), "ab");
 }
+
+#[tokio::test]
+async fn a_client_gone_mid_batch_ends_its_takeover_and_the_rest_is_not_sent() {
+    use tokio::io::AsyncWriteExt;
+    let s = Server::sandbox().await;
+    let (_, session) = batch(&s, None, json!([{"action_type": "screenshot"}])).await;
+    let body = json!([
+        {"action_type": "type", "text": "a"},
+        {"action_type": "wait", "duration": 2.0},
+        {"action_type": "type", "text": "b"},
+    ])
+    .to_string();
+    let mut sock = tokio::net::TcpStream::connect(("127.0.0.1", s.port))
+        .await
+        .expect("connect");
+    let req = format!(
+        "POST /v1/actions HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nX-Deskhand-Session: {session}\r\nContent-Length: {}\r\n\r\n{body}",
+        s.port,
+        body.len()
+    );
+    sock.write_all(req.as_bytes()).await.expect("send");
+    s.eventually("the first text typed", |d| d.state().typed() == "a")
+        .await;
+    drop(sock);
+    s.eventually("the takeover ended", |d| !d.state().indicator.shown)
+        .await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(s.desktop.state().typed(), "a", "the rest was not sent");
+}
