@@ -7,11 +7,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
 use deskhand_engine::frame::{DisplaySelect, VendorCap};
 use deskhand_engine::{Button, EngineError, ScrollDirection};
 use serde_json::{Value, json};
@@ -67,7 +66,11 @@ pub(crate) async fn handle(
     if let Some((index, error)) = invalid {
         out.failure = Some(batch::Failure { index, error });
     }
-    let response = Json(execution_response(&out)).into_response();
+    let response = super::answer(
+        StatusCode::OK,
+        &execution_response(&out),
+        out.frame.as_ref(),
+    );
     super::finish_with(&call.hs, &out.timings, out.settle_ms, out.note(), response)
 }
 
@@ -192,7 +195,7 @@ fn execution_response(out: &Outcome) -> Value {
     });
     if let Some(shot) = &out.frame {
         r["action_result"] = json!({
-            "screenshot": super::base64(shot),
+            "screenshot": super::image_slot(),
             "screen_dimensions": {"width": shot.plan.width, "height": shot.plan.height},
             "displays": super::displays_json(shot),
             "mime_type": shot.format.mime_type(),

@@ -12,10 +12,10 @@ use std::sync::Arc;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use deskhand_engine::frame::{DisplaySelect, FramePlan, VendorCap};
-use deskhand_engine::{Button, EngineError, ScrollDirection};
+use deskhand_engine::{Button, EngineError, FrameShot, ScrollDirection};
 use serde_json::{Value, json};
 
 use super::batch::{self, Image, Outcome};
@@ -109,22 +109,21 @@ pub(crate) async fn handle(
             )
         }
     };
-    let result = tool_result(&id, &out, refused.as_ref());
-    super::finish_with(
-        &call.hs,
-        &out.timings,
-        out.settle_ms,
-        out.note(),
-        Json(result).into_response(),
-    )
+    let (result, shot) = tool_result(&id, &out, refused.as_ref());
+    let response = super::answer(StatusCode::OK, &result, shot);
+    super::finish_with(&call.hs, &out.timings, out.settle_ms, out.note(), response)
 }
 
 /// The `tool_result` block: the image (frame or zoom crop), the cursor
 /// text, or the error text (with the screenshot when there is one).
-fn tool_result(id: &str, out: &Outcome, refused: Option<&EngineError>) -> Value {
-    let image = |shot: &deskhand_engine::FrameShot| {
+fn tool_result<'a>(
+    id: &str,
+    out: &'a Outcome,
+    refused: Option<&EngineError>,
+) -> (Value, Option<&'a FrameShot>) {
+    let image = |shot: &FrameShot| {
         json!({"type": "image", "source": {
-            "type": "base64", "media_type": shot.format.mime_type(), "data": super::base64(shot),
+            "type": "base64", "media_type": shot.format.mime_type(), "data": super::image_slot(),
         }})
     };
     let error = refused
@@ -136,16 +135,17 @@ fn tool_result(id: &str, out: &Outcome, refused: Option<&EngineError>) -> Value 
     } else if let Some([x, y]) = out.cursor {
         content.push(json!({"type": "text", "text": format!("X={x},Y={y}")}));
     }
-    if let Some(z) = out.zoom.as_ref().filter(|_| error.is_none()) {
-        content.push(image(z));
-    } else if let Some(f) = &out.frame {
-        content.push(image(f));
-    }
+    let shot = out
+        .zoom
+        .as_ref()
+        .filter(|_| error.is_none())
+        .or(out.frame.as_ref());
+    content.extend(shot.map(image));
     let mut r = json!({"type": "tool_result", "tool_use_id": id, "content": content});
     if error.is_some() {
         r["is_error"] = json!(true);
     }
-    r
+    (r, shot)
 }
 
 fn xy(v: &Value, field: &'static str) -> Result<Xy, EngineError> {

@@ -231,9 +231,36 @@ fn default_max_bytes(vendor: VendorCap) -> Option<usize> {
     (vendor == VendorCap::Anthropic).then_some(3_750_000)
 }
 
-/// The image's base64 text.
-pub(crate) fn base64(shot: &FrameShot) -> String {
-    shot.bytes.base64_pieces().concat()
+/// Stands for the image's base64 in an answer's JSON until [`answer`]
+/// writes the encoder's base64 pieces there (no copy into a JSON string,
+/// no scan for escapes: base64 needs none). Random per process, so that no
+/// text a client sent and an error repeats can pass for it.
+pub(crate) fn image_slot() -> &'static str {
+    static SLOT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SLOT.get_or_init(|| format!("deskhand-image-{}", uuid::Uuid::new_v4().simple()))
+}
+
+/// The JSON answer `v` with `shot`'s base64 in its [`image_slot`].
+pub(crate) fn answer(status: StatusCode, v: &Value, shot: Option<&FrameShot>) -> Response {
+    let text = v.to_string();
+    let slot = image_slot();
+    let mut body = Vec::with_capacity(text.len() + shot.map_or(0, |s| s.bytes.len() * 4 / 3 + 4));
+    match (shot, text.find(slot)) {
+        (Some(shot), Some(at)) => {
+            body.extend_from_slice(&text.as_bytes()[..at]);
+            for piece in shot.bytes.base64_pieces() {
+                body.extend_from_slice(piece.as_bytes());
+            }
+            body.extend_from_slice(&text.as_bytes()[at + slot.len()..]);
+        }
+        _ => body.extend_from_slice(text.as_bytes()),
+    }
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        axum::body::Body::from(body),
+    )
+        .into_response()
 }
 
 /// The frame's displays, for the caller: global and pixel rectangles.

@@ -9,11 +9,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use deskhand_engine::frame::{DisplaySelect, VendorCap};
 use deskhand_engine::{Button, EngineError, ScrollDirection};
 use serde_json::{Value, json};
@@ -99,7 +98,7 @@ fn answer(call_id: &str, out: &Outcome, safety_checks: bool) -> Response {
     if let Some(shot) = &out.frame {
         output["output"] = json!({
             "type": "computer_screenshot",
-            "image_url": format!("data:{};base64,{}", shot.format.mime_type(), super::base64(shot)),
+            "image_url": format!("data:{};base64,{}", shot.format.mime_type(), super::image_slot()),
         });
     }
     let error = match (&out.failure, &out.frame_error) {
@@ -116,13 +115,14 @@ fn answer(call_id: &str, out: &Outcome, safety_checks: bool) -> Response {
         (None, Some(e)) => Some(error_json(e, None)),
         (None, None) => None,
     };
+    let shot = out.frame.as_ref();
     match error {
-        None => Json(output).into_response(),
-        Some(e) => (
+        None => super::answer(StatusCode::OK, &output, shot),
+        Some(e) => super::answer(
             StatusCode::UNPROCESSABLE_ENTITY,
-            Json(json!({"error": e, "computer_call_output": output})),
-        )
-            .into_response(),
+            &json!({"error": e, "computer_call_output": output}),
+            shot,
+        ),
     }
 }
 
