@@ -84,16 +84,9 @@ pub(crate) async fn handle(
         Ok(c) => c,
         Err(r) => return *r,
     };
-    let Some(id) = call
-        .body
-        .get("id")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-    else {
-        return bad_request(&EngineError::invalid(
-            "id",
-            "send the model's tool_use block",
-        ));
+    let id = match super::required_id(&call.body, "id", "the model's tool_use block") {
+        Ok(id) => id,
+        Err(r) => return *r,
     };
     let spec = call.spec;
     let (out, refused) = match parse(&call.body) {

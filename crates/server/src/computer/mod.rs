@@ -100,6 +100,24 @@ pub(crate) fn begin(
     Ok(Call { hs, body, spec })
 }
 
+/// The string field `field` of the body (the vendor's call id), or a
+/// 400 that says what to send (`what`).
+pub(crate) fn required_id(
+    body: &Value,
+    field: &'static str,
+    what: &str,
+) -> Result<String, Box<Response>> {
+    body.get(field)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            Box::new(errors::bad_request(&EngineError::invalid(
+                field,
+                format!("send {what}"),
+            )))
+        })
+}
+
 /// The session the header names, or a new one.
 pub(crate) fn session(
     state: &Arc<AppState>,

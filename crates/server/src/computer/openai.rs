@@ -18,7 +18,7 @@ use deskhand_engine::{Button, EngineError, ScrollDirection};
 use serde_json::{Value, json};
 
 use super::batch::{self, Image, Outcome};
-use super::errors::{bad_request, error_json};
+use super::errors::error_json;
 use super::step::{self, Step, Xy};
 use crate::AppState;
 
@@ -49,16 +49,9 @@ pub(crate) async fn handle(
         Ok(c) => c,
         Err(r) => return *r,
     };
-    let Some(call_id) = call
-        .body
-        .get("call_id")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-    else {
-        return bad_request(&EngineError::invalid(
-            "call_id",
-            "send the model's computer_call",
-        ));
+    let call_id = match super::required_id(&call.body, "call_id", "the model's computer_call") {
+        Ok(id) => id,
+        Err(r) => return *r,
     };
     let spec = call.spec;
     let checks = call
