@@ -1,14 +1,17 @@
 //! Turning a captured frame into PNG or JPEG bytes, fast: PNG filtered and
 //! deflated in stripes on every core (Sub filter, a Huffman-only deflate
 //! made for it), JPEG with libjpeg-turbo straight from the backend's buffer
-//! when no cursor is drawn.
+//! when no cursor is drawn; frames of several displays scaled onto one
+//! canvas first (`compose`).
 
+mod compose;
 mod deflate;
 mod frame;
 mod image;
 mod jpeg;
 mod png_parallel;
 
+pub use compose::{Canvas, Placement, resize};
 pub use frame::{CursorImage, Frame, PixelFormat};
 pub use image::EncodedImage;
 pub use png_parallel::StripeCache;

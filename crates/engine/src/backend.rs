@@ -62,6 +62,10 @@ pub enum Button {
     Middle,
     /// Right button.
     Right,
+    /// The browser's Back button (X11 button 8).
+    Back,
+    /// The browser's Forward button (X11 button 9).
+    Forward,
 }
 
 /// A wheel direction.

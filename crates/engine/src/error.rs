@@ -113,6 +113,30 @@ pub enum EngineError {
     /// The engine is shutting down.
     #[error("deskhand is shutting down")]
     ShuttingDown,
+    /// A frame pixel that no display is under; nothing was done.
+    #[error("({}, {}) is not on a display of the {}x{} screenshot: {why}", point[0], point[1], frame[0], frame[1])]
+    CoordinateOutOfBounds {
+        /// The point, in frame pixels.
+        point: [i64; 2],
+        /// The frame's size.
+        frame: [u32; 2],
+        /// Negative, past an edge, or in a gap.
+        why: &'static str,
+    },
+    /// The displays changed since the frame the coordinates refer to; the
+    /// frame is void and nothing was done.
+    #[error("the display layout changed since the last screenshot; take a new one")]
+    LayoutChanged,
+    /// A coordinate action came before any screenshot; nothing was done.
+    #[error("no screenshot yet: coordinates are pixels of the last screenshot, so take one first")]
+    NoFrame,
+    /// The display layout cannot be shown as one frame (overlapping
+    /// displays, duplicate ids, invalid scales); nothing was done.
+    #[error("the display layout cannot be framed: {why}")]
+    LayoutUnusable {
+        /// What is wrong with it.
+        why: String,
+    },
 }
 
 impl EngineError {
@@ -144,6 +168,10 @@ impl EngineError {
             Self::Backend(BackendError::Untypable { .. }) => ErrorCode::InvalidArguments,
             Self::Backend(BackendError::Failed(_)) | Self::Encode(_) => ErrorCode::BackendFailure,
             Self::ShuttingDown => ErrorCode::DisplayUnavailable,
+            Self::CoordinateOutOfBounds { .. } => ErrorCode::DesktopCoordinateOutOfBounds,
+            Self::LayoutChanged => ErrorCode::DesktopLayoutChanged,
+            Self::NoFrame => ErrorCode::InvalidArguments,
+            Self::LayoutUnusable { .. } => ErrorCode::FeatureNotSupported,
         }
     }
 }

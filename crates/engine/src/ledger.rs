@@ -24,6 +24,8 @@ impl Held {
             Held::Button(Button::Left) => "button:left".into(),
             Held::Button(Button::Middle) => "button:middle".into(),
             Held::Button(Button::Right) => "button:right".into(),
+            Held::Button(Button::Back) => "button:back".into(),
+            Held::Button(Button::Forward) => "button:forward".into(),
             Held::Key(k) => format!("key:{}", k.name()),
         }
     }
@@ -34,6 +36,8 @@ impl Held {
             ("button", "left") => Some(Held::Button(Button::Left)),
             ("button", "middle") => Some(Held::Button(Button::Middle)),
             ("button", "right") => Some(Held::Button(Button::Right)),
+            ("button", "back") => Some(Held::Button(Button::Back)),
+            ("button", "forward") => Some(Held::Button(Button::Forward)),
             ("key", name) => parse_key(name).map(Held::Key),
             _ => None,
         }

@@ -15,6 +15,8 @@ mod credentials;
 mod desk;
 pub mod error;
 mod executor;
+pub mod frame;
+mod frame_capture;
 pub mod geometry;
 pub mod handback;
 pub mod keys;
@@ -43,6 +45,7 @@ pub use backend::{
 pub use clipboard::ClipboardPolicy;
 pub use consent::{AppScope, Consent, ConsentSource};
 pub use error::EngineError;
+pub use frame_capture::{FrameShot, FrameSpec};
 pub use geometry::{Layout, Monitor, Point, Rect};
 pub use handback::{HandBack, PausedReason};
 pub use keys::{Key, Keypad};
@@ -478,16 +481,21 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let started = Instant::now();
         let target = audit::action_target(&action);
-        let result = self.act_inner(session, action, scope).await;
+        let result = self.act_inner(session, action, scope, None).await;
         self.record(session, op, target, result.as_ref().map(|_| ()), started);
         result
     }
 
+    /// Performs `action` after the checks made on the desktop thread just
+    /// before anything is sent: the target checks of `scope`, and, when
+    /// its coordinates came from `frame`, that the display layout is still
+    /// the frame's.
     async fn act_inner(
         &self,
         session: &Session,
         action: Action,
         scope: Option<ScopeCheck>,
+        frame: Option<Arc<frame::FramePlan>>,
     ) -> Result<(), EngineError> {
         if let Action::Wait { duration } = action {
             // Waiting needs no desktop: it never holds up the queue.
@@ -516,6 +524,9 @@ impl Engine {
         let action_is_brief = action.is_brief();
         let id = session.id.clone();
         let job = move |desk: &mut Desk| {
+            if let Some(frame) = frame {
+                frame.check_layout(&desk.layout()?)?;
+            }
             desk.check_bounds(&action)?;
             if let Some(scope) = &scope {
                 scope.check(desk, &action)?;

@@ -55,6 +55,8 @@ pub enum ErrorCode {
     Unsupported,
     ConsentExpired,
     SessionNotFound,
+    DesktopCoordinateOutOfBounds,
+    DesktopLayoutChanged,
 }
 
 impl ErrorCode {
@@ -86,6 +88,8 @@ impl ErrorCode {
         Self::Unsupported,
         Self::ConsentExpired,
         Self::SessionNotFound,
+        Self::DesktopCoordinateOutOfBounds,
+        Self::DesktopLayoutChanged,
     ];
 
     /// This code's row of the table.
@@ -242,6 +246,12 @@ pub const ERRORS: &[ErrorInfo] = &[
         "The session's lease ended; call start_session again to ask for consent.")),
     only(Mcp, row(C::SessionNotFound, "session_not_found", "SESSION_NOT_FOUND", AfterRefresh, false,
         "Call start_session and use the session_id it returns.")),
+    row(C::DesktopCoordinateOutOfBounds, "desktop_coordinate_out_of_bounds",
+        "DESKTOP_COORDINATE_OUT_OF_BOUNDS", Never, false,
+        "Pick a point on a display inside the last screenshot, not in a gap or past its edges."),
+    row(C::DesktopLayoutChanged, "desktop_layout_changed", "DESKTOP_LAYOUT_CHANGED",
+        AfterRefresh, false,
+        "The displays changed since the last screenshot; take a new one and use its pixels."),
 ];
 
 /// Payload of an `ERROR` message.

@@ -3,6 +3,7 @@
 //! anything else happens; there are no CORS headers, ever. Connections
 //! without the token are bounded in number and time (`listen.rs`).
 
+mod computer;
 mod listen;
 pub mod mcp;
 mod security;
@@ -56,12 +57,15 @@ pub struct ServerConfig {
     /// Most connections at once that have not passed the guard yet; a new
     /// one beyond closes the oldest of them.
     pub max_unauthenticated: usize,
+    /// An HTTP session's takeover (computer adapters) ends after this long
+    /// without input; the session itself after `idle_timeout` unused.
+    pub takeover_idle: Duration,
 }
 
 impl ServerConfig {
     /// Defaults around `token`: no origins, 16 MiB messages, 10 minutes
     /// idle, 32 sessions, 5 s to send the headers and the token, 64
-    /// connections without the token.
+    /// connections without the token, 60 s idle takeover over HTTP.
     pub fn new(token: Token) -> Self {
         Self {
             token,
@@ -72,6 +76,7 @@ impl ServerConfig {
             max_connections: 32,
             header_timeout: Duration::from_secs(5),
             max_unauthenticated: 64,
+            takeover_idle: Duration::from_secs(60),
         }
     }
 }
@@ -83,6 +88,7 @@ pub(crate) struct AppState {
     pub config: ServerConfig,
     pub port: u16,
     pub connections: Arc<Semaphore>,
+    pub computer: computer::Sessions,
 }
 
 /// Serves until `shutdown` completes. Open connections are closed and
@@ -104,6 +110,7 @@ pub async fn serve(
         engine,
         port: addr.port(),
         connections: Arc::new(Semaphore::new(config.max_connections)),
+        computer: computer::Sessions::new(),
         config,
     });
     let app = router(state);
@@ -116,6 +123,8 @@ fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/v1/ws", get(wire::upgrade))
         .nest_service("/mcp", mcp::http_service(&state))
+        // The computer adapters (issue 16): /v1/actions, /v1/computer/*.
+        .merge(computer::routes())
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             security::guard,

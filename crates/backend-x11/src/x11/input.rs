@@ -274,6 +274,8 @@ impl Input for X11Input {
             Button::Left => 1,
             Button::Middle => 2,
             Button::Right => 3,
+            Button::Back => 8,
+            Button::Forward => 9,
         };
         self.restorer.lock().button_event(press, detail)
     }

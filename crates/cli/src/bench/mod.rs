@@ -4,6 +4,7 @@
 //! side by side with the reference tools in the same run, and prints one
 //! table with medians, p95s and ratios.
 
+mod frame;
 mod mcp;
 mod pointer;
 mod takeover;
@@ -383,6 +384,20 @@ async fn bench_size(
         peer_name: "(same as above)".into(),
         peer: scrot,
     });
+
+    let addr = url
+        .trim_start_matches("ws://")
+        .trim_end_matches("/v1/ws")
+        .to_owned();
+    frame::measure(
+        (addr, token.clone()),
+        &display,
+        &walls,
+        &size,
+        n,
+        scrot,
+        rows,
+    )?;
 
     let mut jpeg = Vec::with_capacity(n);
     for i in 0..n {

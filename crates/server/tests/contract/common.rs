@@ -36,13 +36,34 @@ impl Server {
         consent: Consent,
         audit: AuditLog,
     ) -> Self {
+        Self::start_full(desktop, backend, consent, audit, |_| {}).await
+    }
+
+    /// A server whose config `tune` changed.
+    pub async fn start_tuned(
+        desktop: MockDesktop,
+        backend: Backend,
+        consent: Consent,
+        tune: impl FnOnce(&mut ServerConfig),
+    ) -> Self {
+        Self::start_full(desktop, backend, consent, AuditLog::disabled(), tune).await
+    }
+
+    async fn start_full(
+        desktop: MockDesktop,
+        backend: Backend,
+        consent: Consent,
+        audit: AuditLog,
+        tune: impl FnOnce(&mut ServerConfig),
+    ) -> Self {
         let engine = Arc::new(Engine::new(backend, consent, audit));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
         let port = listener.local_addr().expect("addr").port();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let config = ServerConfig::new(Token::new(TOKEN.into()));
+        let mut config = ServerConfig::new(Token::new(TOKEN.into()));
+        tune(&mut config);
         tokio::spawn(deskhand_server::serve(
             listener,
             engine.clone(),

@@ -2,11 +2,14 @@
 //! connection to the real server, against the mock desktop. One test
 //! binary with a module per concern (one link instead of one per file).
 
+mod actions;
 mod clipboard;
 mod common;
+mod http;
 mod mcp;
 mod mcp_client;
 mod port;
 mod takeover;
+mod vendors;
 mod windows_apps;
 mod wire_ops;

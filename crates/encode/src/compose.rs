@@ -1,0 +1,211 @@
+//! Model-sized frames: captured displays scaled (SIMD, `fast_image_resize`)
+//! into one BGRX canvas that is black wherever no display is.
+
+use fast_image_resize::images::{Image, ImageRef};
+use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
+
+use crate::EncodeError;
+use crate::frame::{Frame, PixelFormat};
+
+/// Where a captured image goes on the canvas, in canvas pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    /// Left edge.
+    pub x: u32,
+    /// Top edge.
+    pub y: u32,
+    /// Width.
+    pub width: u32,
+    /// Height.
+    pub height: u32,
+}
+
+/// A BGRX image the displays of a frame are drawn onto; starts black.
+#[derive(Debug, Clone)]
+pub struct Canvas {
+    width: u32,
+    height: u32,
+    pixels: Vec<u8>,
+}
+
+impl Canvas {
+    /// A black canvas of `width` × `height`.
+    pub fn new(width: u32, height: u32) -> Self {
+        Self {
+            width,
+            height,
+            pixels: vec![0; width as usize * height as usize * 4],
+        }
+    }
+
+    /// The canvas as a frame, for [`crate::encode`].
+    pub fn frame(&self) -> Frame<'_> {
+        Frame {
+            width: self.width,
+            height: self.height,
+            stride: self.width as usize * 4,
+            format: PixelFormat::Bgrx,
+            pixels: &self.pixels,
+        }
+    }
+
+    /// Draws `src` scaled to fill `at` (copied as is when the sizes match).
+    pub fn draw(&mut self, src: &Frame<'_>, at: Placement) -> Result<(), EncodeError> {
+        if at.width == 0 || at.height == 0 {
+            return Ok(());
+        }
+        if u64::from(at.x) + u64::from(at.width) > u64::from(self.width)
+            || u64::from(at.y) + u64::from(at.height) > u64::from(self.height)
+        {
+            return Err(EncodeError(format!(
+                "placement {at:?} is outside the {}x{} canvas",
+                self.width, self.height
+            )));
+        }
+        if at.x == 0 && at.y == 0 && at.width == self.width && at.height == self.height {
+            // The common case (one display): scale straight into the canvas.
+            let mut dst =
+                Image::from_slice_u8(self.width, self.height, &mut self.pixels, PixelType::U8x4)
+                    .map_err(|e| EncodeError(format!("canvas: {e}")))?;
+            return resize_into(src, &mut dst);
+        }
+        let scaled = resize(src, at.width, at.height)?;
+        self.blit(&scaled, at);
+        Ok(())
+    }
+
+    /// Copies a tight BGRX image of `at`'s size to `at`.
+    fn blit(&mut self, tight: &[u8], at: Placement) {
+        let row = at.width as usize * 4;
+        let stride = self.width as usize * 4;
+        for (y, src) in tight.chunks_exact(row).enumerate() {
+            let start = (at.y as usize + y) * stride + at.x as usize * 4;
+            self.pixels[start..start + row].copy_from_slice(src);
+        }
+    }
+}
+
+/// `src` scaled to `width` × `height`, as tight BGRX rows.
+pub fn resize(src: &Frame<'_>, width: u32, height: u32) -> Result<Vec<u8>, EncodeError> {
+    let mut dst = Image::new(width, height, PixelType::U8x4);
+    resize_into(src, &mut dst)?;
+    Ok(dst.into_vec())
+}
+
+fn resize_into(src: &Frame<'_>, dst: &mut Image<'_>) -> Result<(), EncodeError> {
+    let row = src.width as usize * 4;
+    let tight;
+    let pixels = if src.stride == row {
+        &src.pixels[..row * src.height as usize]
+    } else {
+        // Rows with padding: the resizer wants them packed.
+        tight = src
+            .pixels
+            .chunks(src.stride)
+            .take(src.height as usize)
+            .flat_map(|r| &r[..row])
+            .copied()
+            .collect::<Vec<u8>>();
+        &tight
+    };
+    let same_size = src.width == dst.width() && src.height == dst.height();
+    if same_size {
+        dst.buffer_mut().copy_from_slice(pixels);
+        return Ok(());
+    }
+    let view = ImageRef::new(src.width, src.height, pixels, PixelType::U8x4)
+        .map_err(|e| EncodeError(format!("source image: {e}")))?;
+    // Captures are opaque: the fourth byte is padding, not alpha.
+    let options = ResizeOptions::new()
+        .resize_alg(ResizeAlg::Convolution(FilterType::Bilinear))
+        .use_alpha(false);
+    Resizer::new()
+        .resize(&view, dst, &options)
+        .map_err(|e| EncodeError(format!("resize: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::frame;
+
+    fn solid(w: u32, h: u32, bgrx: [u8; 4]) -> Vec<u8> {
+        bgrx.iter()
+            .copied()
+            .cycle()
+            .take((w * h * 4) as usize)
+            .collect()
+    }
+
+    fn px(c: &Canvas, x: u32, y: u32) -> [u8; 4] {
+        let i = ((y * c.width + x) * 4) as usize;
+        c.pixels[i..i + 4].try_into().expect("4 bytes")
+    }
+
+    #[test]
+    fn two_displays_land_where_placed_and_the_gap_stays_black() {
+        let red = solid(40, 20, [0, 0, 255, 0]);
+        let blue = solid(20, 10, [255, 0, 0, 0]);
+        let mut c = Canvas::new(30, 10);
+        let at = |x, w, h| Placement {
+            x,
+            y: 0,
+            width: w,
+            height: h,
+        };
+        c.draw(&frame(&red, 40, 20), at(0, 20, 10)).expect("red");
+        c.draw(&frame(&blue, 20, 10), at(20, 10, 5)).expect("blue");
+        assert_eq!(px(&c, 5, 5), [0, 0, 255, 0], "red scaled to half");
+        assert_eq!(px(&c, 25, 2), [255, 0, 0, 0], "blue scaled to half");
+        assert_eq!(px(&c, 25, 8), [0, 0, 0, 0], "below the smaller display");
+    }
+
+    #[test]
+    fn a_full_canvas_draw_scales_in_place() {
+        let grey = solid(1920, 1080, [90, 90, 90, 0]);
+        let mut c = Canvas::new(1366, 768);
+        c.draw(
+            &frame(&grey, 1920, 1080),
+            Placement {
+                x: 0,
+                y: 0,
+                width: 1366,
+                height: 768,
+            },
+        )
+        .expect("draw");
+        assert_eq!(px(&c, 0, 0), [90, 90, 90, 0]);
+        assert_eq!(px(&c, 1365, 767), [90, 90, 90, 0]);
+    }
+
+    #[test]
+    fn padded_rows_are_read_without_their_padding() {
+        // 2×2 with a stride of 12 bytes (4 bytes of padding per row).
+        let mut px_in = vec![0u8; 24];
+        px_in[0..4].copy_from_slice(&[1, 2, 3, 0]);
+        px_in[16..20].copy_from_slice(&[7, 8, 9, 0]);
+        let f = Frame {
+            width: 2,
+            height: 2,
+            stride: 12,
+            format: PixelFormat::Bgrx,
+            pixels: &px_in,
+        };
+        let out = resize(&f, 2, 2).expect("copy");
+        assert_eq!(&out[0..4], &[1, 2, 3, 0]);
+        assert_eq!(&out[12..16], &[7, 8, 9, 0]);
+    }
+
+    #[test]
+    fn a_placement_past_the_canvas_is_refused() {
+        let red = solid(4, 4, [0, 0, 255, 0]);
+        let mut c = Canvas::new(4, 4);
+        let far = Placement {
+            x: 2,
+            y: 0,
+            width: 4,
+            height: 4,
+        };
+        assert!(c.draw(&frame(&red, 4, 4), far).is_err());
+    }
+}

@@ -1,0 +1,261 @@
+//! Frames captured: every display of a [`FramePlan`] captured on the
+//! desktop thread, scaled onto one canvas by `deskhand-encode` straight from
+//! the captured buffer, and encoded; zooms the same way over a region.
+
+use std::hash::{DefaultHasher, Hasher};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use deskhand_protocol::messages::ImageFormat;
+use serde_json::json;
+
+use crate::desk::Desk;
+use crate::encode::{Canvas, EncodedImage, Placement, encode};
+use crate::error::EngineError;
+use crate::frame::{DisplaySelect, FrameLimits, FramePlan};
+use crate::geometry::Point;
+use crate::{Action, Engine, Session};
+
+/// What frame to take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameSpec {
+    /// Which displays.
+    pub select: DisplaySelect,
+    /// How large at most.
+    pub limits: FrameLimits,
+    /// PNG or JPEG.
+    pub format: ImageFormat,
+    /// JPEG quality 1..=100.
+    pub quality: u8,
+    /// The client's limit on the encoded image, if any.
+    pub max_bytes: Option<usize>,
+}
+
+/// An encoded frame and its geometry.
+#[derive(Debug, Clone)]
+pub struct FrameShot {
+    /// The image bytes.
+    pub bytes: EncodedImage,
+    /// Their format.
+    pub format: ImageFormat,
+    /// Its geometry, for mapping later coordinates.
+    pub plan: Arc<FramePlan>,
+    /// How it was made smaller to fit the byte budget, when it was.
+    pub budget_note: Option<String>,
+}
+
+/// The backend's capture, or why there is none.
+fn capture_of(desk: &mut Desk) -> Result<&mut Box<dyn crate::backend::Capture>, EngineError> {
+    desk.backend
+        .capture
+        .as_mut()
+        .ok_or(EngineError::NotSupported {
+            feature: "screenshot",
+        })
+}
+
+/// Captures every display of `plan` onto one canvas.
+fn compose(desk: &mut Desk, plan: &FramePlan) -> Result<Canvas, EngineError> {
+    let mut canvas = Canvas::new(plan.width, plan.height);
+    let capture = capture_of(desk)?;
+    for d in &plan.displays {
+        let at = Placement {
+            x: d.pixel.x.max(0) as u32,
+            y: d.pixel.y.max(0) as u32,
+            width: d.pixel.width,
+            height: d.pixel.height,
+        };
+        let mut drawn = Ok(());
+        capture.capture(d.rect, &mut |frame| drawn = canvas.draw(frame, at))?;
+        drawn?;
+    }
+    Ok(canvas)
+}
+
+/// How many times a frame over its byte budget is made smaller.
+const BUDGET_TRIES: usize = 6;
+/// Each smaller try scales the frame by this much.
+const BUDGET_SHRINK: f64 = 0.75;
+/// The JPEG quality of a frame re-encoded for its byte budget.
+const BUDGET_JPEG_QUALITY: u8 = 75;
+
+/// Captures and encodes the frame `replan` makes within `spec`'s limits;
+/// over `spec.max_bytes`, re-encoded as JPEG, then at smaller scales, and
+/// the shot says so.
+fn render(
+    desk: &mut Desk,
+    spec: FrameSpec,
+    replan: impl Fn(&mut Desk, FrameLimits) -> Result<FramePlan, EngineError>,
+) -> Result<FrameShot, EngineError> {
+    let started = Instant::now();
+    let mut limits = spec.limits;
+    let (mut format, mut quality) = (spec.format, spec.quality);
+    let mut note = None;
+    for _ in 0..BUDGET_TRIES {
+        let plan = replan(desk, limits)?;
+        let canvas = compose(desk, &plan)?;
+        let bytes = encode(
+            &canvas.frame(),
+            Point::new(0, 0),
+            format,
+            quality,
+            None,
+            &mut desk.png_cache,
+        )?;
+        let over = spec.max_bytes.is_some_and(|max| bytes.len() > max);
+        tracing::debug!(
+            ms = started.elapsed().as_secs_f64() * 1000.0,
+            width = plan.width,
+            height = plan.height,
+            bytes = bytes.len(),
+            over,
+            "frame taken"
+        );
+        if !over {
+            return Ok(FrameShot {
+                bytes,
+                format,
+                plan: Arc::new(plan),
+                budget_note: note,
+            });
+        }
+        let max = spec.max_bytes.unwrap_or(usize::MAX);
+        if format == ImageFormat::Png {
+            let q = BUDGET_JPEG_QUALITY;
+            note = Some(format!(
+                "the PNG was {} bytes, over the {max}-byte budget: sent as JPEG q{q}",
+                bytes.len()
+            ));
+            (format, quality) = (ImageFormat::Jpeg, q);
+        } else {
+            let shrink = |v: u32| ((f64::from(v) * BUDGET_SHRINK) as u32).max(16);
+            limits.max_width = shrink(plan.width);
+            limits.max_height = shrink(plan.height);
+            note = Some(format!(
+                "over the {max}-byte budget: sent as JPEG q{quality} at {}x{} at most",
+                limits.max_width, limits.max_height
+            ));
+        }
+    }
+    Err(EngineError::TooLarge {
+        what: "the frame",
+        bytes: None,
+        max_bytes: spec.max_bytes.unwrap_or_default() as u64,
+    })
+}
+
+/// Time between the captures compared while waiting for the screen to
+/// settle.
+const SETTLE_INTERVAL: Duration = Duration::from_millis(15);
+
+/// A cheap fingerprint of what the displays of `select` show: a hash of
+/// every fourth row of each (a change of a few rows is caught by the next
+/// comparison or the one after).
+fn screen_fingerprint(desk: &mut Desk, select: DisplaySelect) -> Result<u64, EngineError> {
+    let full = FrameLimits {
+        max_width: u32::MAX,
+        max_height: u32::MAX,
+        vendor: crate::frame::VendorCap::None,
+    };
+    let plan = FramePlan::new(&desk.layout()?, select, full)?;
+    let capture = capture_of(desk)?;
+    let mut hasher = DefaultHasher::new();
+    for d in &plan.displays {
+        capture.capture(d.rect, &mut |f| {
+            let row = f.width as usize * 4;
+            for r in f.pixels.chunks(f.stride).take(f.height as usize).step_by(4) {
+                hasher.write(&r[..row.min(r.len())]);
+            }
+        })?;
+    }
+    Ok(hasher.finish())
+}
+
+impl Engine {
+    /// Waits until the displays of `select` stopped changing (two captures
+    /// 15 ms apart look the same), at most `max`; returns how
+    /// long it waited. Used after input, instead of a fixed sleep.
+    pub async fn settle(
+        &self,
+        select: DisplaySelect,
+        max: Duration,
+    ) -> Result<Duration, EngineError> {
+        let started = Instant::now();
+        let mut last = None;
+        loop {
+            let print = self
+                .exec
+                .run(move |desk| screen_fingerprint(desk, select))
+                .await??;
+            if last == Some(print) || started.elapsed() >= max {
+                return Ok(started.elapsed());
+            }
+            last = Some(print);
+            tokio::time::sleep(SETTLE_INTERVAL.min(max.saturating_sub(started.elapsed()))).await;
+        }
+    }
+
+    /// Takes a frame: the selected displays in one image within the limits.
+    pub async fn frame(
+        &self,
+        session: &Session,
+        spec: FrameSpec,
+    ) -> Result<FrameShot, EngineError> {
+        let job = move |desk: &mut Desk| {
+            render(desk, spec, |desk, limits| {
+                FramePlan::new(&desk.layout()?, spec.select, limits)
+            })
+        };
+        self.audited(
+            session,
+            "frame",
+            false,
+            job,
+            |s| json!({"size": [s.plan.width, s.plan.height], "displays": s.plan.displays.len()}),
+        )
+        .await
+    }
+
+    /// Zooms into `region` (`[x1, y1, x2, y2]` in pixels of `frame`): that
+    /// part of the desktop at up to full detail within `spec`'s limits.
+    /// `frame` stays the frame later coordinates refer to.
+    pub async fn zoom(
+        &self,
+        session: &Session,
+        frame: Arc<FramePlan>,
+        region: [i64; 4],
+        spec: FrameSpec,
+    ) -> Result<FrameShot, EngineError> {
+        let job = move |desk: &mut Desk| {
+            let layout = desk.layout()?;
+            frame.check_layout(&layout)?;
+            let rect = frame.region_to_global(region)?;
+            render(desk, spec, |_, limits| frame.zoom(&layout, rect, limits))
+        };
+        self.audited(
+            session,
+            "zoom",
+            false,
+            job,
+            |s| json!({"size": [s.plan.width, s.plan.height]}),
+        )
+        .await
+    }
+
+    /// Performs `action`, whose coordinates were mapped from `frame`'s
+    /// pixels, refusing it (`DESKTOP_LAYOUT_CHANGED`) when the displays
+    /// changed since that frame; otherwise as [`Engine::act`].
+    pub async fn act_in_frame(
+        &self,
+        session: &Session,
+        op: &str,
+        frame: Arc<FramePlan>,
+        action: Action,
+    ) -> Result<(), EngineError> {
+        let started = Instant::now();
+        let target = crate::audit::action_target(&action);
+        let result = self.act_inner(session, action, None, Some(frame)).await;
+        self.record(session, op, target, result.as_ref().map(|_| ()), started);
+        result
+    }
+}

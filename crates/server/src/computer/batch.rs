@@ -1,0 +1,231 @@
+//! One batch of steps for one session: run in order, halted at the first
+//! failure; `screenshot` markers are deferred; exactly one fresh image is
+//! taken at the end (also after a failure), which becomes the session's
+//! frame. A batch with any input step is an input batch: its first input
+//! starts the session's takeover when it is off.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use deskhand_engine::frame::FramePlan;
+use deskhand_engine::{EngineError, FrameShot, FrameSpec};
+
+use super::session::HttpSession;
+use super::step::Step;
+use crate::AppState;
+
+/// What a step cost.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub(crate) struct Timing {
+    /// The step's index in the batch.
+    pub index: usize,
+    /// Milliseconds it took.
+    pub ms: f64,
+}
+
+/// The step that failed and why.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    /// Its index in the batch.
+    pub index: usize,
+    /// What went wrong.
+    pub error: EngineError,
+}
+
+/// Which image the batch answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Image {
+    /// Always a fresh frame.
+    Frame,
+    /// A fresh frame unless the batch zoomed or read the cursor (the
+    /// Anthropic tool answers those with the crop or the text alone).
+    FrameUnlessAnswered,
+}
+
+/// What a batch did.
+#[derive(Debug, Default)]
+pub(crate) struct Outcome {
+    /// Per executed step.
+    pub timings: Vec<Timing>,
+    /// The first failure, after which nothing ran.
+    pub failure: Option<Failure>,
+    /// The fresh frame.
+    pub frame: Option<FrameShot>,
+    /// Why no fresh frame could be taken.
+    pub frame_error: Option<EngineError>,
+    /// Milliseconds the fresh frame took.
+    pub frame_ms: f64,
+    /// The last zoom's crop.
+    pub zoom: Option<FrameShot>,
+    /// The last cursor position, in frame pixels.
+    pub cursor: Option<[i64; 2]>,
+    /// Milliseconds waited for the screen to settle after input.
+    pub settle_ms: Option<f64>,
+}
+
+/// Longest wait for the screen to settle after an input batch.
+const SETTLE_MAX: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl Outcome {
+    /// How the image was made to fit its byte budget, when it was.
+    pub fn note(&self) -> Option<&str> {
+        self.zoom
+            .iter()
+            .chain(&self.frame)
+            .find_map(|s| s.budget_note.as_deref())
+    }
+}
+
+/// Ends the session's takeover when dropped armed: the request's future
+/// was dropped mid-batch (the client went away), so its act stops at the
+/// next step and what it holds is released.
+struct Abandon<'a> {
+    state: &'a Arc<AppState>,
+    hs: &'a HttpSession,
+    armed: bool,
+}
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            tracing::info!(session = %self.hs.session.id, "client gone mid-batch: takeover ended");
+            let engine = self.state.engine.clone();
+            let session = self.hs.session.clone();
+            tokio::spawn(async move { engine.abandon_session(&session).await });
+        }
+    }
+}
+
+/// Runs `steps` for `hs`, frames taken with `spec`.
+pub(crate) async fn run(
+    state: &Arc<AppState>,
+    hs: &HttpSession,
+    steps: &[Step],
+    spec: FrameSpec,
+    image: Image,
+) -> Outcome {
+    let mut frame = hs.frame.lock().await;
+    let mut out = Outcome::default();
+    let mut abandon = Abandon {
+        state,
+        hs,
+        armed: steps.iter().any(|s| !s.is_read()),
+    };
+    let mut takeover_checked = false;
+    for (index, step) in steps.iter().enumerate() {
+        let started = Instant::now();
+        if !step.is_read() && !takeover_checked {
+            takeover_checked = true;
+            if let Err(error) = ensure_takeover(state, hs).await {
+                out.failure = Some(Failure { index, error });
+                break;
+            }
+        }
+        let result = run_step(state, hs, step, frame.clone(), spec, &mut out).await;
+        out.timings.push(Timing {
+            index,
+            ms: started.elapsed().as_secs_f64() * 1000.0,
+        });
+        if let Err(error) = result {
+            if matches!(error, EngineError::LayoutChanged) {
+                *frame = None;
+            }
+            out.failure = Some(Failure { index, error });
+            break;
+        }
+    }
+    if takeover_checked {
+        // Input was sent: the image is taken once the screen stopped
+        // changing, not after a fixed delay.
+        if let Ok(waited) = state.engine.settle(spec.select, SETTLE_MAX).await {
+            out.settle_ms = Some(waited.as_secs_f64() * 1000.0);
+        }
+    }
+    abandon.armed = false;
+    let answered = out.zoom.is_some() || out.cursor.is_some();
+    if image == Image::Frame || !answered || out.failure.is_some() {
+        let started = Instant::now();
+        match state.engine.frame(&hs.session, spec).await {
+            Ok(shot) => {
+                *frame = Some(shot.plan.clone());
+                out.frame = Some(shot);
+            }
+            Err(e) => out.frame_error = Some(e),
+        }
+        out.frame_ms = started.elapsed().as_secs_f64() * 1000.0;
+    }
+    out
+}
+
+/// Starts the session's takeover when it is off (its first input): the
+/// indicator shows before anything is sent.
+async fn ensure_takeover(state: &AppState, hs: &HttpSession) -> Result<(), EngineError> {
+    let engine = &state.engine;
+    if engine.takeover_state(&hs.session).on {
+        return Ok(());
+    }
+    let s = engine.takeover(&hs.session, true).await?;
+    if s.on {
+        Ok(())
+    } else {
+        // Refused without an error: say why (no indicator, no watcher).
+        Err(EngineError::NotGranted {
+            capability: "input",
+            needed: "takeover",
+        })
+    }
+}
+
+async fn run_step(
+    state: &AppState,
+    hs: &HttpSession,
+    step: &Step,
+    frame: Option<Arc<FramePlan>>,
+    spec: FrameSpec,
+    out: &mut Outcome,
+) -> Result<(), EngineError> {
+    let engine = &state.engine;
+    match step {
+        Step::Screenshot => return Ok(()),
+        Step::CursorPosition => {
+            let plan = match frame {
+                Some(f) => f,
+                None => Arc::new(FramePlan::new(
+                    &engine.layout(&hs.session).await?,
+                    spec.select,
+                    spec.limits,
+                )?),
+            };
+            let (p, _) = engine.cursor(&hs.session).await?;
+            out.cursor = Some(plan.to_frame(p).ok_or(EngineError::CoordinateOutOfBounds {
+                point: [i64::from(p.x), i64::from(p.y)],
+                frame: [plan.width, plan.height],
+                why: "the pointer is on no display of the frame",
+            })?);
+            return Ok(());
+        }
+        Step::Zoom(region) => {
+            let frame = frame.ok_or(EngineError::NoFrame)?;
+            out.zoom = Some(engine.zoom(&hs.session, frame, *region, spec).await?);
+            return Ok(());
+        }
+        _ => {}
+    }
+    let (actions, mapped) = step.actions(frame.as_deref())?;
+    for action in actions {
+        let op = "computer.act";
+        let result = match (&frame, mapped) {
+            (Some(f), true) => {
+                engine
+                    .act_in_frame(&hs.session, op, f.clone(), action)
+                    .await
+            }
+            _ => engine.act(&hs.session, op, action).await,
+        };
+        if !step.is_read() {
+            hs.touched_input();
+        }
+        result?;
+    }
+    Ok(())
+}

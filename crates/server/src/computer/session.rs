@@ -1,0 +1,186 @@
+//! Sessions over HTTP: a client names its session with the
+//! `X-Deskhand-Session` header (created and returned when absent). A
+//! session keeps the last frame it was sent, and its takeover, which its
+//! first input action starts and which ends after an idle time without
+//! input; a session not used for longer is closed.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use deskhand_engine::frame::FramePlan;
+use deskhand_engine::{Engine, Session};
+
+use crate::AppState;
+
+/// The request and response header naming the session.
+pub(crate) const HEADER: &str = "x-deskhand-session";
+
+/// Most HTTP sessions at once.
+const MAX_SESSIONS: usize = 64;
+
+/// Longest session id accepted in the header.
+const MAX_ID_LEN: usize = 80;
+
+/// One HTTP session.
+pub(crate) struct HttpSession {
+    /// The engine's session.
+    pub session: Session,
+    /// The last frame this session was sent; the lock also runs one
+    /// request of the session at a time.
+    pub frame: tokio::sync::Mutex<Option<Arc<FramePlan>>>,
+    /// When it last sent input while its takeover is on.
+    last_input: Mutex<Option<Instant>>,
+    /// When it was last used.
+    last_seen: Mutex<Instant>,
+}
+
+impl HttpSession {
+    /// Notes input sent now (the takeover's idle time starts again).
+    pub fn touched_input(&self) {
+        *lock(&self.last_input) = Some(Instant::now());
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Why a session header was refused.
+#[derive(Debug)]
+pub(crate) enum SessionRefusal {
+    /// The id names no session (never created, or closed).
+    Unknown,
+    /// Too many sessions are open.
+    TooMany,
+}
+
+/// Every HTTP session.
+pub(crate) struct Sessions {
+    map: Mutex<HashMap<String, Arc<HttpSession>>>,
+    sweeping: AtomicBool,
+}
+
+impl Sessions {
+    /// No sessions yet.
+    pub fn new() -> Self {
+        Self {
+            map: Mutex::new(HashMap::new()),
+            sweeping: AtomicBool::new(false),
+        }
+    }
+
+    /// The session `header` names, or a new one when it is absent (the
+    /// bool says whether it was created).
+    pub fn resolve(
+        &self,
+        state: &Arc<AppState>,
+        header: Option<&str>,
+    ) -> Result<(Arc<HttpSession>, bool), SessionRefusal> {
+        if let Some(id) = header {
+            let found = (id.len() <= MAX_ID_LEN)
+                .then(|| lock(&self.map).get(id).cloned())
+                .flatten();
+            let s = found.ok_or(SessionRefusal::Unknown)?;
+            *lock(&s.last_seen) = Instant::now();
+            return Ok((s, false));
+        }
+        let mut map = lock(&self.map);
+        if map.len() >= MAX_SESSIONS {
+            // A client that never sends the header back should not lock
+            // others out: the least recently used session without a
+            // takeover makes room.
+            let idle = map
+                .iter()
+                .filter(|(_, s)| !state.engine.takeover_state(&s.session).on)
+                .min_by_key(|(_, s)| *lock(&s.last_seen))
+                .map(|(id, _)| id.clone());
+            let old = idle
+                .and_then(|id| map.remove(&id))
+                .ok_or(SessionRefusal::TooMany)?;
+            let engine = state.engine.clone();
+            tokio::spawn(async move { engine.close_session(&old.session).await });
+        }
+        let session = state.engine.open_session("http");
+        let s = Arc::new(HttpSession {
+            session,
+            frame: tokio::sync::Mutex::new(None),
+            last_input: Mutex::new(None),
+            last_seen: Mutex::new(Instant::now()),
+        });
+        map.insert(s.session.id.clone(), s.clone());
+        drop(map);
+        self.start_sweeper(state);
+        Ok((s, true))
+    }
+
+    /// Removes the session `id` names, if any (it is then closed).
+    pub fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
+        lock(&self.map).remove(id)
+    }
+
+    /// Starts the task that ends idle takeovers and closes idle sessions.
+    fn start_sweeper(&self, state: &Arc<AppState>) {
+        if self.sweeping.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let weak = Arc::downgrade(state);
+        let tick = (state.config.takeover_idle / 4)
+            .clamp(Duration::from_millis(20), Duration::from_secs(1));
+        tokio::spawn(sweep(weak, tick));
+    }
+
+    /// Sessions whose takeover went idle, and sessions gone idle (removed).
+    fn idle(
+        &self,
+        takeover_idle: Duration,
+        session_idle: Duration,
+    ) -> (Vec<Arc<HttpSession>>, Vec<Arc<HttpSession>>) {
+        let mut map = lock(&self.map);
+        let now = Instant::now();
+        let mut quiet = Vec::new();
+        for s in map.values() {
+            let mut last = lock(&s.last_input);
+            if last.is_some_and(|t| now - t >= takeover_idle) {
+                *last = None;
+                quiet.push(s.clone());
+            }
+        }
+        let gone: Vec<String> = map
+            .iter()
+            .filter(|(_, s)| now - *lock(&s.last_seen) >= session_idle)
+            .map(|(id, _)| id.clone())
+            .collect();
+        let closed = gone.iter().filter_map(|id| map.remove(id)).collect();
+        (quiet, closed)
+    }
+}
+
+/// Ends takeovers idle for `takeover_idle` and closes sessions unused for
+/// the server's idle timeout, until the server is gone.
+async fn sweep(state: Weak<AppState>, tick: Duration) {
+    loop {
+        tokio::time::sleep(tick).await;
+        let Some(state) = state.upgrade() else {
+            return;
+        };
+        let (quiet, closed) = state
+            .computer
+            .idle(state.config.takeover_idle, state.config.idle_timeout);
+        for s in quiet {
+            end_takeover(&state.engine, &s.session).await;
+        }
+        for s in closed {
+            tracing::debug!(session = %s.session.id, "idle HTTP session closed");
+            state.engine.close_session(&s.session).await;
+        }
+    }
+}
+
+async fn end_takeover(engine: &Engine, session: &Session) {
+    if engine.takeover_state(session).on {
+        tracing::debug!(session = %session.id, "takeover idle: ended");
+        let _ = engine.takeover(session, false).await;
+    }
+}
