@@ -49,6 +49,19 @@ pub struct TakeoverState {
     pub reason: Option<String>,
 }
 
+impl TakeoverState {
+    /// The state as the protocols report it.
+    pub fn payload(&self) -> deskhand_protocol::messages::TakeoverStatePayload {
+        deskhand_protocol::messages::TakeoverStatePayload {
+            on: self.on,
+            indicator: self.indicator,
+            paused: self.paused,
+            paused_reason: self.paused_reason.map(|r| r.as_str().to_owned()),
+            reason: self.reason.clone(),
+        }
+    }
+}
+
 /// Who resumed a paused takeover.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResumedBy {

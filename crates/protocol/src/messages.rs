@@ -413,7 +413,7 @@ pub struct TakeoverRequest {
 
 /// `TAKEOVER_STATE`: the answer to TAKEOVER_REQUEST, and pushed (without
 /// an id) whenever the session's takeover changes.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TakeoverStatePayload {
     /// Synthetic input is granted.
     pub on: bool,

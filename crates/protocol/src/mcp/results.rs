@@ -21,23 +21,9 @@ pub struct Frame {
     pub height: u32,
 }
 
-/// A session's takeover (driver contract §4.2).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct TakeoverInfo {
-    /// Synthetic input is allowed now.
-    pub on: bool,
-    /// The red frame is on screen.
-    pub indicator: bool,
-    /// The person took over; acts are refused until they click Continue.
-    pub paused: bool,
-    /// What the person did (`pointer_moved`, `key_pressed`,
-    /// `button_pressed`, `kill_switch`), while paused.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub paused_reason: Option<String>,
-    /// Why the takeover is off, when it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
+/// A session's takeover (driver contract §4.2): the same state the wire
+/// ops push as TAKEOVER_STATE.
+pub use crate::messages::TakeoverStatePayload as TakeoverInfo;
 
 /// `start_session`, `get_session_state`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -35,11 +35,8 @@ pub fn state_of(s: &DriverSession, t: &TakeoverState) -> SessionState {
         clipboard_read: s.clipboard_read,
         lease_remaining_s: s.lease_remaining_s(),
         takeover: TakeoverInfo {
-            on: t.on,
-            indicator: t.indicator,
-            paused: t.paused,
-            paused_reason: t.paused_reason.map(|r| r.as_str().to_owned()),
             reason: if t.on { None } else { reason },
+            ..t.payload()
         },
     }
 }

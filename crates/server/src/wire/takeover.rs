@@ -4,20 +4,14 @@
 
 use deskhand_engine::{EngineError, TakeoverState};
 use deskhand_protocol::MessageType;
-use deskhand_protocol::messages::{TakeoverRequest, TakeoverStatePayload};
+use deskhand_protocol::messages::TakeoverRequest;
 use serde_json::Value;
 
 use super::{Handler, Reply, to_value};
 
 /// The wire form of a takeover state.
 pub(super) fn state_payload(state: &TakeoverState) -> Value {
-    to_value(&TakeoverStatePayload {
-        on: state.on,
-        indicator: state.indicator,
-        paused: state.paused,
-        paused_reason: state.paused_reason.map(|r| r.as_str().to_owned()),
-        reason: state.reason.clone(),
-    })
+    to_value(&state.payload())
 }
 
 impl Handler {
