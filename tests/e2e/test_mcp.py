@@ -256,7 +256,10 @@ def test_deskhand_mcp_relays_to_the_daemon_of_its_display(daemon, apps, tmp_path
             assert len(overlays) == 1, overlays
             await s.end()
     run(body())
-    assert "relaying MCP to the running deskhand daemon" in proc.stderr(), proc.stderr()
+    log = proc.stderr()
+    assert "relaying MCP to the running deskhand daemon" in log, log
+    spoken = "2026-07-28" if mode == "auto" else "2025-11-25"
+    assert f"the client speaks this MCP revision version=\"{spoken}\"" in log, log
     assert not proc.audit_log.exists(), "the relay opened an engine of its own"
     records = [json.loads(line) for line in daemon.audit_log.read_text().splitlines()]
     mine = [r for r in records if r.get("session") == state_id(records)]

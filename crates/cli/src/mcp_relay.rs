@@ -81,11 +81,34 @@ pub async fn run(daemon: Daemon) -> anyhow::Result<()> {
         .session
         .take();
     if let Some(id) = session {
-        let _ = request(&daemon, hyper::Method::DELETE, Some(&id), None, None).await;
+        let _ = request(&daemon, hyper::Method::DELETE, Some(&id), None, &[], None).await;
     }
     drop(out_tx);
     let _ = writer.await;
     Ok(())
+}
+
+/// The headers 2026-07-28 wants beside the body (SEP-2243): `Mcp-Method`,
+/// and `Mcp-Name` for the methods that name something. A name that is not
+/// plain visible ASCII is left out (the daemon then says what is wrong).
+fn routing_headers(message: &Value) -> Vec<(&'static str, String)> {
+    let Some(method) = message["method"].as_str() else {
+        return Vec::new();
+    };
+    let mut headers = vec![("mcp-method", method.to_owned())];
+    let key = match method {
+        "tools/call" | "prompts/get" => "name",
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => "uri",
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
+        _ => return headers,
+    };
+    if let Some(name) = message["params"][key].as_str()
+        && !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_graphic())
+    {
+        headers.push(("mcp-name", name.to_owned()));
+    }
+    headers
 }
 
 /// A JSON-RPC error answer for `id`, when the daemon gave none.
@@ -109,13 +132,19 @@ async fn forward(
         .as_ref()
         .and_then(|m| m["params"]["_meta"][META_VERSION].as_str())
     {
+        if version.as_deref() != Some(v) {
+            tracing::info!(version = v, "the client speaks this MCP revision");
+            state.lock().unwrap_or_else(|e| e.into_inner()).version = Some(v.to_owned());
+        }
         version = Some(v.to_owned());
     }
+    let routing = message.as_ref().map(routing_headers).unwrap_or_default();
     let response = request(
         daemon,
         hyper::Method::POST,
         session.as_deref(),
         version.as_deref(),
+        &routing,
         Some(line),
     )
     .await;
@@ -190,6 +219,7 @@ fn is_answer(line: &str, id: Option<&Value>, state: &Mutex<State>) -> bool {
         return false;
     };
     if let Some(version) = v["result"]["protocolVersion"].as_str() {
+        tracing::info!(version, "the client speaks this MCP revision");
         state.lock().unwrap_or_else(|e| e.into_inner()).version = Some(version.to_owned());
     }
     id.is_some_and(|id| v.get("id") == Some(id))
@@ -231,6 +261,7 @@ async fn request(
     method: hyper::Method,
     session: Option<&str>,
     version: Option<&str>,
+    routing: &[(&'static str, String)],
     body: Option<String>,
 ) -> anyhow::Result<hyper::Response<hyper::body::Incoming>> {
     let stream = tokio::net::TcpStream::connect(&daemon.authority)
@@ -257,6 +288,9 @@ async fn request(
     if let Some(v) = version {
         req = req.header("mcp-protocol-version", v);
     }
+    for (name, value) in routing {
+        req = req.header(*name, value.as_str());
+    }
     let req = req.body(Full::new(Bytes::from(body.unwrap_or_default())))?;
     Ok(sender.send_request(req).await?)
 }
@@ -264,6 +298,22 @@ async fn request(
 #[cfg(test)]
 mod tests {
     use super::SseLines;
+
+    #[test]
+    fn routing_headers_name_the_method_and_the_tool() {
+        let call = serde_json::json!({"method": "tools/call", "params": {"name": "click"}});
+        let h = super::routing_headers(&call);
+        assert_eq!(
+            h,
+            [
+                ("mcp-method", "tools/call".into()),
+                ("mcp-name", "click".into())
+            ]
+        );
+        let odd = serde_json::json!({"method": "tools/call", "params": {"name": "a b"}});
+        assert_eq!(super::routing_headers(&odd).len(), 1);
+        assert!(super::routing_headers(&serde_json::json!({"id": 1})).is_empty());
+    }
 
     #[test]
     fn sse_events_split_across_chunks() {
