@@ -1,7 +1,9 @@
-//! deskhand's local port: the WebSocket wire ops on `/v1/ws` and MCP
-//! (Streamable HTTP) on `/mcp`. Every request passes the Host, Origin and token checks before
-//! anything else happens; there are no CORS headers, ever. Connections
-//! without the token are bounded in number and time (`listen.rs`).
+//! deskhand's local port: the WebSocket wire ops on `/v1/ws`, MCP
+//! (Streamable HTTP) on `/mcp`, and the computer endpoints (`/v1/actions`,
+//! `/v1/computer/*`). Every request passes the Host, Origin and token
+//! checks before anything else happens; there are no CORS headers, ever.
+//! Connections without the token are bounded in number and time
+//! (`listen.rs`).
 
 mod computer;
 mod listen;
