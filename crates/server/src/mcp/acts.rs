@@ -150,7 +150,7 @@ impl<'a, 'c> Act<'a, 'c> {
                 Some(t) => {
                     match reads::capture(self.call, &self.session, t, ImageFormat::Png, 80).await {
                         Ok(shot) => {
-                            let (info, block) = reads::image_parts(&shot);
+                            let (info, block) = reads::image_parts(self.call, shot);
                             o.screenshot = Some(info);
                             image = Some(block);
                         }

@@ -5,6 +5,7 @@
 
 mod acts;
 mod envelope;
+mod images;
 mod owners;
 mod reads;
 mod session_tools;
@@ -380,6 +381,7 @@ pub(crate) fn http_service(state: &crate::AppState) -> axum::Router {
     let owners = Arc::new(owners::Owners::default());
     axum::Router::new()
         .fallback_service(service)
+        .layer(axum::middleware::from_fn(images::fill))
         .layer(axum::middleware::from_fn_with_state(owners, owners::check))
 }
 

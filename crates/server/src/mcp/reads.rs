@@ -57,12 +57,18 @@ pub async fn list_windows(
     }))
 }
 
-/// An image as result metadata and its content block.
-pub fn image_parts(shot: &Screenshot) -> (ImageInfo, ContentBlock) {
-    let data: String = shot.bytes.base64_pieces().concat();
+/// An image as result metadata and its content block: over HTTP the block
+/// holds a slot the answer's bytes are written into (`images.rs`).
+pub fn image_parts(call: &Call<'_>, shot: Screenshot) -> (ImageInfo, ContentBlock) {
     let r = shot.rect;
+    let mime = shot.format.mime_type();
+    let bytes = shot.bytes.len() as u64;
+    let data: String = match call.caller {
+        super::Caller::Stdio => shot.bytes.base64_pieces().concat(),
+        super::Caller::Token(_) => super::images::slot_for(shot.bytes),
+    };
     let info = ImageInfo {
-        mime_type: shot.format.mime_type().to_owned(),
+        mime_type: mime.to_owned(),
         width: r.width,
         height: r.height,
         frame: Frame {
@@ -71,9 +77,9 @@ pub fn image_parts(shot: &Screenshot) -> (ImageInfo, ContentBlock) {
             width: r.width,
             height: r.height,
         },
-        bytes: shot.bytes.len() as u64,
+        bytes,
     };
-    (info, ContentBlock::image(data, shot.format.mime_type()))
+    (info, ContentBlock::image(data, mime))
 }
 
 /// A PNG of `target` for `s`.
@@ -128,7 +134,7 @@ pub async fn window_state(
         .await
         {
             Ok(shot) => {
-                let (info, block) = image_parts(&shot);
+                let (info, block) = image_parts(call, shot);
                 state.screenshot = Some(info);
                 content.push(block);
             }
@@ -169,7 +175,7 @@ pub async fn screenshot(
         ImageKind::Jpeg => ImageFormat::Jpeg,
     };
     let shot = capture(call, &s, target, format, quality).await?;
-    let (image, block) = image_parts(&shot);
+    let (image, block) = image_parts(call, shot);
     let mut result = structured(&ScreenshotResult {
         ok: true,
         image,
