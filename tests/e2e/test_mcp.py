@@ -7,12 +7,14 @@ headless refusals, the person taking over, the clipboard and app scope."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 
 import pytest
 
 from daemon import Daemon
+from imaging import decode_png
 from mcp_client import MODES, Stdio, ToolError, http, run, window_id
 from xhelpers import App, XTerm, poll, pointer, run as xrun, unique_title
 
@@ -89,6 +91,10 @@ def test_a_takeover_session_types_a_command_into_xterm(daemon, apps, tmp_path, t
             r = await s.call("press_key", {"window_id": wid, "key": "Return",
                                            "observe": {"screenshot": True}})
             assert r["observe"]["screenshot"]["mime_type"] == "image/png", r
+            shot = await s.raw("screenshot", {"window_id": wid})
+            image = decode_png(base64.b64decode(shot.content[1].data))
+            meta = shot.structured_content["image"]
+            assert (image.width, image.height) == (meta["width"], meta["height"]), meta
             await in_thread(lambda: poll(lambda: out.exists() and out.read_text() == "mcp-ok\n",
                                          timeout=10, what=f"{out} to hold mcp-ok"))
     run(body())

@@ -103,21 +103,33 @@ pub(crate) async fn fill(request: Request, next: Next) -> Response {
         return Response::from_parts(parts, Body::from(splice(&bytes)));
     }
     if kind.starts_with("text/event-stream") {
-        let mut carry: Vec<u8> = Vec::new();
-        let stream = body.into_data_stream().map(move |chunk| {
-            let chunk = chunk?;
-            carry.extend_from_slice(&chunk);
-            // Only whole events are spliced; the rest waits for more.
-            let end = carry
-                .windows(2)
-                .rposition(|w| w == b"\n\n")
-                .map_or(0, |i| i + 2);
-            let ready: Vec<u8> = carry.drain(..end).collect();
-            Ok::<Bytes, axum::Error>(Bytes::from(splice(&ready)))
-        });
-        return Response::from_parts(parts, Body::from_stream(stream));
+        return Response::from_parts(parts, Body::from_stream(events_spliced(body)));
     }
     Response::from_parts(parts, body)
+}
+
+/// An SSE body with its slots filled: whole events are spliced as they
+/// come, and whatever is left when the stream ends goes out too.
+fn events_spliced(
+    body: Body,
+) -> impl futures_util::Stream<Item = Result<Bytes, axum::Error>> + Send {
+    let carry = std::sync::Arc::new(Mutex::new(Vec::<u8>::new()));
+    let rest = carry.clone();
+    let events = body.into_data_stream().map(move |chunk| {
+        let mut carry = carry.lock().unwrap_or_else(|e| e.into_inner());
+        carry.extend_from_slice(&chunk?);
+        let end = carry
+            .windows(2)
+            .rposition(|w| w == b"\n\n")
+            .map_or(0, |i| i + 2);
+        let ready: Vec<u8> = carry.drain(..end).collect();
+        Ok(Bytes::from(splice(&ready)))
+    });
+    let tail = futures_util::stream::once(async move {
+        let rest = std::mem::take(&mut *rest.lock().unwrap_or_else(|e| e.into_inner()));
+        Ok(Bytes::from(splice(&rest)))
+    });
+    events.chain(tail)
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use deskhand_engine::{AppScope, ClipboardPolicy, Consent, Rect};
 use deskhand_protocol::{ErrorCode, mcp};
 use serde_json::{Value, json};
 
-use crate::common::Server;
+use crate::common::{Server, decode_png};
 use crate::mcp_client::{Mcp, post};
 
 /// A sandbox server with two windows: an xterm (focused, left) and an
@@ -92,6 +92,8 @@ async fn every_act_reaches_the_desktop_in_a_takeover_session() {
         800
     );
     assert_eq!(r["content"][1]["type"], "image");
+    let data = r["content"][1]["data"].as_str().expect("image data");
+    assert_eq!(decode_png(data).0, 800, "the PNG itself is in the answer");
     for (tool, args) in [
         ("double_click", json!({"x": 120, "y": 100})),
         (
@@ -147,6 +149,17 @@ async fn reads_give_windows_states_screenshots_and_health() {
         "image/jpeg"
     );
     assert_eq!(shot["content"][1]["mimeType"], "image/jpeg");
+    let jpeg = {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD
+            .decode(shot["content"][1]["data"].as_str().expect("image data"))
+            .expect("base64")
+    };
+    assert_eq!(&jpeg[..2], [0xFF, 0xD8], "a JPEG's start of image");
+    assert_eq!(
+        Some(jpeg.len() as u64),
+        shot["structuredContent"]["image"]["bytes"].as_u64()
+    );
     let health = c.ok("health_report", json!({})).await;
     assert_eq!(health["ready"], true);
     c.ok("clipboard_write", json!({"text": "mine"})).await;
@@ -349,10 +362,12 @@ async fn a_long_type_text_reports_progress() {
     let a = c
         .rpc(
             "tools/call",
-            json!({"name": "type_text", "arguments": {"text": "y".repeat(450)},
-                                  "_meta": {"progressToken": "p1"}}),
+            json!({"name": "type_text",
+                   "arguments": {"text": "y".repeat(450), "observe": {"screenshot": true}},
+                   "_meta": {"progressToken": "p1"}}),
         )
         .await;
+    assert!(a.body.contains("data: "), "progress makes an event stream");
     let messages = a.messages();
     let progress: Vec<&Value> = messages
         .iter()
@@ -365,6 +380,17 @@ async fn a_long_type_text_reports_progress() {
         messages
             .iter()
             .any(|m| m["result"]["structuredContent"]["typed_characters"] == 450)
+    );
+    let result = messages
+        .iter()
+        .find(|m| m["result"]["content"][1]["data"].is_string())
+        .expect("the observed screenshot")["result"]
+        .clone();
+    let image = result["content"][1]["data"].as_str().expect("data");
+    assert_eq!(
+        Some(u64::from(decode_png(image).0)),
+        result["structuredContent"]["observe"]["screenshot"]["width"].as_u64(),
+        "the PNG is in the event"
     );
 }
 
