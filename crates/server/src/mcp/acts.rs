@@ -114,7 +114,7 @@ impl<'a, 'c> Act<'a, 'c> {
             steps: std::mem::take(&mut self.steps),
             observe: observed,
         };
-        let mut out = CallToolResult::structured(serde_json::to_value(&result).unwrap_or_default());
+        let mut out = super::envelope::structured(&result);
         out.content.extend(image);
         out
     }
@@ -404,7 +404,8 @@ pub async fn clipboard_write(
             deskhand_engine::clipboard::DEFAULT_MAX_BYTES,
         )
         .await?;
-    Ok(CallToolResult::structured(
-        serde_json::to_value(ClipboardWritten { ok: true, length }).unwrap_or_default(),
-    ))
+    Ok(super::envelope::structured(&ClipboardWritten {
+        ok: true,
+        length,
+    }))
 }

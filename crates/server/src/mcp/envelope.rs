@@ -8,6 +8,11 @@ use deskhand_protocol::ErrorCode;
 use deskhand_protocol::mcp::{ErrorEnvelope, ErrorObject};
 use rmcp::model::{CallToolResult, ContentBlock};
 
+/// A successful result whose `structuredContent` is `value`.
+pub fn structured<T: serde::Serialize>(value: &T) -> CallToolResult {
+    CallToolResult::structured(serde_json::to_value(value).unwrap_or_default())
+}
+
 /// A tool call that failed, with its error object.
 #[derive(Debug)]
 pub struct Fail(pub Box<ErrorObject>);

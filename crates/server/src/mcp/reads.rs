@@ -11,13 +11,9 @@ use deskhand_protocol::mcp::{
 use deskhand_protocol::messages::ImageFormat;
 use rmcp::model::{CallToolResult, ContentBlock};
 
-use super::envelope::Fail;
+use super::envelope::{Fail, structured};
 use super::sessions::DriverSession;
 use super::{Call, HealthSource, targets};
-
-fn structured<T: serde::Serialize>(value: &T) -> CallToolResult {
-    CallToolResult::structured(serde_json::to_value(value).unwrap_or_default())
-}
 
 /// `health_report`: the doctor registry's report.
 pub fn health(_call: &Call<'_>, source: &HealthSource) -> Result<CallToolResult, Fail> {

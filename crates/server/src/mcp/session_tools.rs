@@ -13,7 +13,7 @@ use deskhand_protocol::mcp::{
 use rmcp::model::CallToolResult;
 
 use super::Call;
-use super::envelope::Fail;
+use super::envelope::{Fail, structured};
 use super::sessions::DriverSession;
 
 /// The longest lease when the person set none: the session lasts until it
@@ -39,10 +39,6 @@ pub fn state_of(s: &DriverSession, t: &TakeoverState) -> SessionState {
             ..t.payload()
         },
     }
-}
-
-fn structured<T: serde::Serialize>(value: &T) -> CallToolResult {
-    CallToolResult::structured(serde_json::to_value(value).unwrap_or_default())
 }
 
 /// `start_session`.
