@@ -1,8 +1,11 @@
 //! The host's control pipe of `deskhand serve`: JSON lines on stdin
 //! (`takeover.resume` after a click in the host's own UI,
-//! `session.revoke`, `kill`), and events and acks as JSON lines on stdout
-//! (`takeover.paused`, `takeover.resumed`, `session.started`,
-//! `session.ended`). No agent reaches this pipe.
+//! `session.revoke`, `kill`, `approve`/`deny` of an approval question),
+//! and events and acks as JSON lines on stdout (`takeover.paused`,
+//! `takeover.resumed`, `session.started`, `session.ended`,
+//! `approval.request`). No agent reaches this pipe. While stdin is open the
+//! host counts as a person who can be asked; once it closes, every
+//! approval question is denied.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -46,6 +49,11 @@ pub async fn forward_events(engine: Arc<Engine>) {
             Ok(TakeoverEvent::SessionEnded { session, at_ms }) => emit(&json!({
                 "event": "session.ended", "session": session, "at_ms": at_ms,
             })),
+            Ok(TakeoverEvent::ApprovalRequested(ask)) => emit(&json!({
+                "event": "approval.request", "id": ask.id, "session": ask.session,
+                "needs": ask.needs, "actions": ask.actions,
+                "safety_checks": ask.safety_checks, "timeout_s": ask.timeout_s,
+            })),
             Ok(TakeoverEvent::State { .. }) => {}
             Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
                 tracing::warn!(missed = n, "control pipe fell behind on takeover events");
@@ -73,6 +81,13 @@ async fn handle(engine: &Engine, line: &str) -> Value {
             }
             None => json!({"event": "error", "message": "session.revoke needs params.session"}),
         },
+        Some(method @ ("approve" | "deny")) => match msg["params"]["id"].as_str() {
+            Some(id) => {
+                let waiting = engine.answer_approval(id, method == "approve");
+                json!({"event": "ack", "method": method, "id": id, "waiting": waiting})
+            }
+            None => json!({"event": "error", "message": format!("{method} needs params.id")}),
+        },
         Some("kill") => {
             engine.kill_switch().await;
             json!({"event": "ack", "method": "kill"})
@@ -83,6 +98,7 @@ async fn handle(engine: &Engine, line: &str) -> Value {
 
 /// Reads control lines from stdin until it closes.
 pub async fn read_commands(engine: Arc<Engine>) {
+    engine.set_person_present(true);
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         if line.trim().is_empty() {
@@ -90,4 +106,6 @@ pub async fn read_commands(engine: Arc<Engine>) {
         }
         emit(&handle(&engine, &line).await);
     }
+    engine.set_person_present(false);
+    tracing::info!("the control pipe closed: approval questions are denied from now on");
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use clap::Args;
 use deskhand_backend_x11::VirtualDesktop;
+use deskhand_engine::approval::ApprovalMode;
 use deskhand_engine::{AuditLog, ClipboardPolicy, Consent, Engine};
 
 use crate::files;
@@ -40,6 +41,11 @@ pub struct DesktopArgs {
     /// no one to ask per read).
     #[arg(long, requires = "enable_clipboard_read_foreign")]
     pub approve_clipboard_reads: bool,
+    /// How computer-endpoint calls are approved: `allow`, `write` (input
+    /// asks the person through the control pipe), `prompt` (every call
+    /// asks) or `deny` (default: the consent file's `approval`, else allow).
+    #[arg(long, value_parser = str::parse::<ApprovalMode>)]
+    pub approval: Option<ApprovalMode>,
     /// The hotkey that ends every takeover and releases everything.
     #[arg(long, default_value = "ctrl+alt+Escape")]
     pub kill_switch: String,
@@ -107,12 +113,15 @@ pub fn open_display(
 pub async fn open(args: &DesktopArgs) -> anyhow::Result<Desktop> {
     let (x_display, virtual_desktop) =
         open_display(args.display.clone(), args.virtual_size.as_deref())?;
-    let consent = match (&args.consent, &virtual_desktop) {
+    let mut consent = match (&args.consent, &virtual_desktop) {
         (Some(path), _) => Consent::from_file(path)?,
         (None, Some(_)) => Consent::sandbox(),
         (None, None) => Consent::none(),
+    };
+    if let Some(mode) = args.approval {
+        consent.approval = mode;
     }
-    .with_clipboard(ClipboardPolicy {
+    let consent = consent.with_clipboard(ClipboardPolicy {
         enabled: args.enable_clipboard,
         read_foreign: args.enable_clipboard_read_foreign,
         foreign_reads_approved: args.approve_clipboard_reads,

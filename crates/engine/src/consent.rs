@@ -40,6 +40,11 @@ pub struct Consent {
     pub clipboard_read: bool,
     /// The longest a session's consent lasts; `None`: until it ends.
     pub lease: Option<Duration>,
+    /// App classes no agent may send input to (off unless the person
+    /// turns it on).
+    pub refuse: crate::refusal::RefusalPolicy,
+    /// How input through the computer endpoints is approved.
+    pub approval: crate::approval::ApprovalMode,
     /// Where this came from.
     pub source: ConsentSource,
 }
@@ -119,6 +124,19 @@ struct PolicyFile {
     clipboard_read: bool,
     #[serde(default)]
     lease_s: Option<u64>,
+    /// `true` (every class) or class names (`terminals`, ...).
+    #[serde(default)]
+    refuse_apps: Option<RefuseApps>,
+    /// `allow`, `write`, `prompt` or `deny`.
+    #[serde(default)]
+    approval: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RefuseApps {
+    All(bool),
+    Classes(Vec<String>),
 }
 
 impl Consent {
@@ -137,6 +155,8 @@ impl Consent {
             apps: AppScope::Named(Vec::new()),
             clipboard_read: false,
             lease: None,
+            refuse: Default::default(),
+            approval: Default::default(),
             source: ConsentSource::None,
         }
     }
@@ -150,6 +170,8 @@ impl Consent {
             apps: AppScope::All,
             clipboard_read: true,
             lease: None,
+            refuse: Default::default(),
+            approval: Default::default(),
             source: ConsentSource::Sandbox,
         }
     }
@@ -202,9 +224,33 @@ impl Consent {
             apps,
             clipboard_read: policy.clipboard_read,
             lease,
+            refuse: refusal(policy.refuse_apps).map_err(invalid)?,
+            approval: match policy.approval {
+                None => Default::default(),
+                Some(mode) => mode.parse().map_err(invalid)?,
+            },
             source: ConsentSource::PolicyFile,
         })
     }
+}
+
+/// The refusal policy of a file's `refuse_apps`.
+fn refusal(refuse: Option<RefuseApps>) -> Result<crate::refusal::RefusalPolicy, String> {
+    use crate::refusal::{RefusalPolicy, RefusedClass};
+    let classes = match refuse {
+        None | Some(RefuseApps::All(false)) => Vec::new(),
+        Some(RefuseApps::All(true)) => RefusedClass::ALL.to_vec(),
+        Some(RefuseApps::Classes(names)) => names
+            .iter()
+            .map(|n| {
+                RefusedClass::parse(n).ok_or_else(|| {
+                    let known: Vec<&str> = RefusedClass::ALL.iter().map(|c| c.name()).collect();
+                    format!("refuse_apps entry {n:?} is not one of {}", known.join(", "))
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    Ok(RefusalPolicy { classes })
 }
 
 #[cfg(test)]
@@ -251,6 +297,33 @@ mod tests {
         let zero = dir.join("zero.json");
         std::fs::write(&zero, r#"{"lease_s": 0}"#).expect("write");
         assert!(Consent::from_file(&zero).is_err());
+        assert_eq!(
+            c.refuse,
+            Default::default(),
+            "refusal is off unless turned on"
+        );
+        let careful = dir.join("careful.json");
+        std::fs::write(
+            &careful,
+            r#"{"input": true, "refuse_apps": ["terminals"], "approval": "write"}"#,
+        )
+        .expect("write");
+        let c = Consent::from_file(&careful).expect("valid");
+        assert_eq!(c.refuse.classes, [crate::refusal::RefusedClass::Terminals]);
+        assert_eq!(c.approval, crate::approval::ApprovalMode::Write);
+        std::fs::write(&careful, r#"{"refuse_apps": true}"#).expect("write");
+        assert_eq!(
+            Consent::from_file(&careful)
+                .expect("valid")
+                .refuse
+                .classes
+                .len(),
+            4
+        );
+        for bad in [r#"{"refuse_apps": ["shells"]}"#, r#"{"approval": "yolo"}"#] {
+            std::fs::write(&careful, bad).expect("write");
+            assert!(Consent::from_file(&careful).is_err(), "{bad}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

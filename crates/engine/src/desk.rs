@@ -101,6 +101,11 @@ impl Desk {
         Ok(())
     }
 
+    /// Where the pointer is now.
+    pub fn pointer(&mut self) -> Result<crate::geometry::Point, EngineError> {
+        Ok(self.backend.displays.cursor_position()?)
+    }
+
     /// The current layout, read from the backend.
     pub fn layout(&mut self) -> Result<Layout, EngineError> {
         Ok(Layout::new(self.backend.displays.monitors()?))

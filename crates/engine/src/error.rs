@@ -101,6 +101,22 @@ pub enum EngineError {
         /// What would have been touched.
         what: &'static str,
     },
+    /// The person's refusal policy refuses the app the act would touch;
+    /// nothing was sent.
+    #[error("the person's policy refuses {class} as a target: {what}")]
+    Refused {
+        /// The refused class of app (`terminals`, `system_settings`, ...).
+        class: &'static str,
+        /// Which window made it refused.
+        what: &'static str,
+    },
+    /// The call was not approved (by the person, or by the approval mode
+    /// when there is no one to ask); nothing was sent.
+    #[error("not approved: {why}")]
+    ApprovalDenied {
+        /// Why.
+        why: &'static str,
+    },
     /// Another session holds the desktop (one takeover at a time).
     #[error("another session holds the takeover")]
     Busy,
@@ -161,6 +177,8 @@ impl EngineError {
             Self::TooLarge { .. } => ErrorCode::FileTooLarge,
             Self::UserTookOver { .. } => ErrorCode::UserTookOver,
             Self::OutOfScope { .. } => ErrorCode::CapabilityNotConsented,
+            Self::Refused { .. } => ErrorCode::PermissionDenied,
+            Self::ApprovalDenied { .. } => ErrorCode::ApprovalDenied,
             Self::Busy => ErrorCode::Busy,
             Self::Backend(BackendError::DisplayUnavailable(_)) => ErrorCode::DisplayUnavailable,
             Self::Backend(BackendError::Unsupported(_)) => ErrorCode::FeatureNotSupported,

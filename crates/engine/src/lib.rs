@@ -6,6 +6,7 @@
 pub use deskhand_encode as encode;
 
 pub mod action;
+pub mod approval;
 pub mod apps;
 pub mod audit;
 pub mod backend;
@@ -22,6 +23,7 @@ pub mod handback;
 pub mod keys;
 pub mod launch_policy;
 pub mod ledger;
+pub mod refusal;
 pub mod scope_check;
 pub mod screenshot;
 pub mod takeover;
@@ -171,6 +173,8 @@ pub struct Engine {
     backend_name: &'static str,
     /// Sessions the host revoked: no takeover for them again.
     revoked: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// The approval mode and the questions waiting for the person.
+    approvals: approval::Approvals,
 }
 
 impl Engine {
@@ -213,6 +217,7 @@ impl Engine {
             exec,
             clipboard,
             takeovers,
+            approvals: approval::Approvals::new(consent.approval),
             consent,
             audit,
             features,
@@ -292,6 +297,7 @@ impl Engine {
     /// grants it none again (a new session needs a new consent).
     pub async fn revoke_session(&self, session: &str) {
         self.lock_revoked().insert(session.to_owned());
+        self.approvals.drop_session(session);
         let core = self.takeovers.clone();
         let id = session.to_owned();
         let _ = tokio::task::spawn_blocking(move || core.end(&id, "revoked")).await;
@@ -323,6 +329,7 @@ impl Engine {
 
     /// Closes a session: everything it holds is released.
     pub async fn close_session(&self, session: &Session) {
+        self.approvals.drop_session(&session.id);
         let core = self.takeovers.clone();
         let id = session.id.clone();
         let _ = tokio::task::spawn_blocking(move || core.forget(&id)).await;
@@ -509,11 +516,15 @@ impl Engine {
             self.input_granted()?;
             self.takeovers.require_input(&session.id)?;
         }
+        let refuse = self.consent.refuse.clone();
         let action = match action {
             Action::Paste {
                 text,
                 preserve_clipboard,
-            } if scope.is_none() && text.chars().count() >= clipboard::PASTE_MIN_CHARS => {
+            } if scope.is_none()
+                && !refuse.is_on()
+                && text.chars().count() >= clipboard::PASTE_MIN_CHARS =>
+            {
                 return self
                     .paste(session, text, preserve_clipboard)
                     .await
@@ -530,6 +541,11 @@ impl Engine {
             desk.check_bounds(&action)?;
             if let Some(scope) = &scope {
                 scope.check(desk, &action)?;
+            }
+            if refuse.is_on() && action.sends_input() {
+                let windows = desk.list_windows()?;
+                let pointer = desk.pointer().ok();
+                refuse.check(&windows, &action, pointer)?;
             }
             desk.perform(&id, &action)
         };

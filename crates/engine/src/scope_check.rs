@@ -89,7 +89,8 @@ impl ScopeCheck {
     }
 }
 
-fn sends_keys(action: &Action) -> bool {
+/// Whether `action` sends keys (to the focused window).
+pub(crate) fn sends_keys(action: &Action) -> bool {
     match action {
         Action::Key { .. } | Action::HoldKey { .. } | Action::Type { .. } => true,
         Action::Paste { .. } => true,

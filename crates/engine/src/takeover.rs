@@ -100,6 +100,8 @@ pub enum TakeoverEvent {
         /// Milliseconds since the engine started.
         at_ms: u64,
     },
+    /// A call waits for the person's approval, for hosts to ask them.
+    ApprovalRequested(crate::approval::ApprovalAsk),
     /// A session opened (any protocol), for hosts.
     SessionStarted {
         /// The session.

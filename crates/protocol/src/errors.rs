@@ -57,6 +57,8 @@ pub enum ErrorCode {
     SessionNotFound,
     DesktopCoordinateOutOfBounds,
     DesktopLayoutChanged,
+    ApprovalDenied,
+    PermissionDenied,
 }
 
 impl ErrorCode {
@@ -90,6 +92,8 @@ impl ErrorCode {
         Self::SessionNotFound,
         Self::DesktopCoordinateOutOfBounds,
         Self::DesktopLayoutChanged,
+        Self::ApprovalDenied,
+        Self::PermissionDenied,
     ];
 
     /// This code's row of the table.
@@ -252,6 +256,10 @@ pub const ERRORS: &[ErrorInfo] = &[
     row(C::DesktopLayoutChanged, "desktop_layout_changed", "DESKTOP_LAYOUT_CHANGED",
         AfterRefresh, false,
         "The displays changed since the last screenshot; take a new one and use its pixels."),
+    row(C::ApprovalDenied, "approval_denied", "APPROVAL_DENIED", Never, false,
+        "The person did not approve this; do not send it again unless they ask you to."),
+    row(C::PermissionDenied, "permission_denied", "PERMISSION_DENIED", Never, false,
+        "The person's policy refuses this app as a target; work in another app or ask the person."),
 ];
 
 /// Payload of an `ERROR` message.

@@ -91,13 +91,20 @@ pub(crate) async fn handle(
     let spec = call.spec;
     let (out, refused) = match parse(&call.body) {
         Ok(step) => {
-            let out = batch::run(&state, &call.hs, &[step], spec, Image::FrameUnlessAnswered).await;
+            let out = batch::run(
+                &state,
+                &call.hs,
+                (&[step], &[]),
+                spec,
+                Image::FrameUnlessAnswered,
+            )
+            .await;
             (out, None)
         }
         Err(e) => {
             // Nothing ran: the model still gets a screenshot with the error.
             (
-                batch::run(&state, &call.hs, &[], spec, Image::Frame).await,
+                batch::run(&state, &call.hs, (&[], &[]), spec, Image::Frame).await,
                 Some(e),
             )
         }

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use deskhand_engine::approval::{ApprovalMode, Needs, SafetyCheck};
 use deskhand_engine::frame::FramePlan;
 use deskhand_engine::{EngineError, FrameShot, FrameSpec};
 
@@ -96,16 +97,28 @@ impl Drop for Abandon<'_> {
     }
 }
 
-/// Runs `steps` for `hs`, frames taken with `spec`.
+/// Runs `steps` for `hs`, frames taken with `spec`, once approved (with
+/// the provider's safety `checks`, which only the person can acknowledge).
 pub(crate) async fn run(
     state: &Arc<AppState>,
     hs: &HttpSession,
-    steps: &[Step],
+    (steps, checks): (&[Step], &[SafetyCheck]),
     spec: FrameSpec,
     image: Image,
 ) -> Outcome {
     let mut frame = hs.frame.lock().await;
     let mut out = Outcome::default();
+    if let Err(error) = approve(state, hs, steps, checks).await {
+        out.failure = Some(Failure { index: 0, error });
+        // A read the mode lets through unasked may still show the screen.
+        if matches!(
+            state.engine.approval_mode(),
+            ApprovalMode::Allow | ApprovalMode::Write
+        ) {
+            take_frame(state, hs, spec, &mut frame, &mut out).await;
+        }
+        return out;
+    }
     let mut abandon = Abandon {
         state,
         hs,
@@ -144,17 +157,47 @@ pub(crate) async fn run(
     abandon.armed = false;
     let answered = out.zoom.is_some() || out.cursor.is_some();
     if image == Image::Frame || !answered || out.failure.is_some() {
-        let started = Instant::now();
-        match state.engine.frame(&hs.session, spec).await {
-            Ok(shot) => {
-                *frame = Some(shot.plan.clone());
-                out.frame = Some(shot);
-            }
-            Err(e) => out.frame_error = Some(e),
-        }
-        out.frame_ms = started.elapsed().as_secs_f64() * 1000.0;
+        take_frame(state, hs, spec, &mut frame, &mut out).await;
     }
     out
+}
+
+/// The batch's approval: a read or an input call, its steps by name.
+async fn approve(
+    state: &AppState,
+    hs: &HttpSession,
+    steps: &[Step],
+    checks: &[SafetyCheck],
+) -> Result<(), EngineError> {
+    let needs = if steps.iter().all(Step::is_read) {
+        Needs::Read
+    } else {
+        Needs::Input
+    };
+    let names: Vec<&str> = steps.iter().map(Step::name).collect();
+    state
+        .engine
+        .approve(&hs.session, needs, &names, checks)
+        .await
+}
+
+/// Takes the batch's fresh frame, which becomes the session's.
+async fn take_frame(
+    state: &AppState,
+    hs: &HttpSession,
+    spec: FrameSpec,
+    frame: &mut Option<Arc<FramePlan>>,
+    out: &mut Outcome,
+) {
+    let started = Instant::now();
+    match state.engine.frame(&hs.session, spec).await {
+        Ok(shot) => {
+            *frame = Some(shot.plan.clone());
+            out.frame = Some(shot);
+        }
+        Err(e) => out.frame_error = Some(e),
+    }
+    out.frame_ms = started.elapsed().as_secs_f64() * 1000.0;
 }
 
 /// Starts the session's takeover when it is off (its first input): the

@@ -2,9 +2,10 @@
 //! `computer_call` (with `action` or `actions[]`) and answers the
 //! `computer_call_output` with a `computer_screenshot` data URL. A failure
 //! answers 422 with `{"error": {...}, "computer_call_output": {...}}` (the
-//! screenshot still in it). Pending safety checks need a person's
-//! acknowledgement, which deskhand cannot ask for yet: they are refused
-//! before anything is sent, never acknowledged on the person's behalf.
+//! screenshot still in it). Pending safety checks are put to the person
+//! (the approval asks whatever the mode) and returned as
+//! `acknowledged_safety_checks` only when they approved; never
+//! acknowledged on their behalf.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use deskhand_engine::approval::SafetyCheck;
 use deskhand_engine::frame::{DisplaySelect, VendorCap};
 use deskhand_engine::{Button, EngineError, ScrollDirection};
 use serde_json::{Value, json};
@@ -54,27 +56,12 @@ pub(crate) async fn handle(
         Err(r) => return *r,
     };
     let spec = call.spec;
-    let checks = call
-        .body
-        .get("pending_safety_checks")
-        .and_then(Value::as_array)
-        .is_some_and(|c| !c.is_empty());
-    let parsed = if checks {
-        Err((
-            0,
-            EngineError::NotGranted {
-                capability: "provider_safety_checks",
-                needed: "person",
-            },
-        ))
-    } else {
-        steps(&call.body)
+    let parsed = safety_checks(&call.body).and_then(|c| Ok((c, steps(&call.body)?)));
+    let (checks, (steps, origins), refused) = match parsed {
+        Ok((c, s)) => (c, s, None),
+        Err(bad) => (Vec::new(), (Vec::new(), Vec::new()), Some(bad)),
     };
-    let ((steps, origins), refused) = match parsed {
-        Ok(s) => (s, None),
-        Err(bad) => ((Vec::new(), Vec::new()), Some(bad)),
-    };
-    let mut out = batch::run(&state, &call.hs, &steps, spec, Image::Frame).await;
+    let mut out = batch::run(&state, &call.hs, (&steps, &checks), spec, Image::Frame).await;
     // A step's index is its action's (a diagonal scroll is two steps).
     if let Some(f) = out.failure.as_mut() {
         f.index = origins.get(f.index).copied().unwrap_or(f.index);
@@ -82,12 +69,44 @@ pub(crate) async fn handle(
     if let Some((index, error)) = refused {
         out.failure = Some(batch::Failure { index, error });
     }
-    let response = answer(&call_id, &out, checks);
+    let response = answer(&call_id, &out, &checks);
     super::finish_with(&call.hs, &out.timings, out.settle_ms, out.note(), response)
 }
 
-fn answer(call_id: &str, out: &Outcome, safety_checks: bool) -> Response {
+/// The call's `pending_safety_checks`: only the person can acknowledge
+/// them (the approval asks whatever the mode).
+fn safety_checks(call: &Value) -> Result<Vec<SafetyCheck>, (usize, EngineError)> {
+    let Some(list) = call.get("pending_safety_checks") else {
+        return Ok(Vec::new());
+    };
+    let bad = || {
+        let e = EngineError::invalid(
+            "pending_safety_checks",
+            "a list of {id, code, message} objects, as the model's computer_call gave it",
+        );
+        (0, e)
+    };
+    let items = list.as_array().ok_or_else(bad)?;
+    items
+        .iter()
+        .map(|c| {
+            let field = |name: &str| c.get(name).and_then(Value::as_str);
+            let id = field("id").ok_or_else(bad)?;
+            Ok(SafetyCheck::new(
+                id,
+                field("code").unwrap_or(""),
+                field("message").unwrap_or(""),
+            ))
+        })
+        .collect()
+}
+
+fn answer(call_id: &str, out: &Outcome, checks: &[SafetyCheck]) -> Response {
     let mut output = json!({"type": "computer_call_output", "call_id": call_id});
+    if out.failure.is_none() && !checks.is_empty() {
+        // The person approved them: returned as acknowledged.
+        output["acknowledged_safety_checks"] = json!(checks);
+    }
     if let Some(shot) = &out.frame {
         output["output"] = json!({
             "type": "computer_screenshot",
@@ -97,11 +116,12 @@ fn answer(call_id: &str, out: &Outcome, safety_checks: bool) -> Response {
     let error = match (&out.failure, &out.frame_error) {
         (Some(f), _) => {
             let mut e = error_json(&f.error, Some(f.index));
-            if safety_checks {
-                e["message"] = json!(
-                    "provider safety checks require a person's acknowledgement before computer \
-                     input, and deskhand has no way to ask the person yet: nothing was sent"
-                );
+            if !checks.is_empty() && matches!(f.error, EngineError::ApprovalDenied { .. }) {
+                e["message"] = json!(format!(
+                    "provider safety checks need the person's acknowledgement before computer \
+                     input; nothing was sent ({})",
+                    f.error
+                ));
             }
             Some(e)
         }

@@ -82,6 +82,26 @@ pub(crate) enum Step {
 }
 
 impl Step {
+    /// Its kind, for the person asked to approve it (never its text or
+    /// coordinates).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Step::Screenshot => "screenshot",
+            Step::Wait(_) => "wait",
+            Step::CursorPosition => "cursor_position",
+            Step::Zoom(_) => "zoom",
+            Step::Move(_) => "move",
+            Step::Click { .. } => "click",
+            Step::Button { press: true, .. } => "mouse_down",
+            Step::Button { press: false, .. } => "mouse_up",
+            Step::Drag { .. } => "drag",
+            Step::Scroll { .. } => "scroll",
+            Step::Keys(_) => "key",
+            Step::HoldKey { .. } => "hold_key",
+            Step::Type(_) => "type",
+        }
+    }
+
     /// Whether the step sends nothing (screenshot, wait, cursor, zoom).
     pub fn is_read(&self) -> bool {
         matches!(

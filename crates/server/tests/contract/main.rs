@@ -3,6 +3,7 @@
 //! binary with a module per concern (one link instead of one per file).
 
 mod actions;
+mod approvals;
 mod clipboard;
 mod common;
 mod http;

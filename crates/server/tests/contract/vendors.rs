@@ -287,7 +287,7 @@ async fn openai_safety_checks_are_refused_without_a_person() {
         "pending_safety_checks": [{"id": "sc_1", "code": "malicious_instructions", "message": "?"}]});
     let (status, body, _) = openai(&s, Some(&session), call).await;
     assert_eq!(status, 422);
-    assert_eq!(body["error"]["code"], "capability_not_granted");
+    assert_eq!(body["error"]["code"], "approval_denied");
     assert!(
         body["error"]["message"]
             .as_str()

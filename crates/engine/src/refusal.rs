@@ -1,0 +1,308 @@
+//! The refusal policy a person may turn on (the action-batch spec's
+//! "Refusal and Sandboxing"): classes of apps no agent may send input to —
+//! terminals, system settings, package managers, browser developer tools.
+//! Checked on the desktop thread in the job that sends the input, against
+//! the window under each point a pointer act touches and the focused window
+//! for keys, so nothing changes between the check and the send.
+
+use crate::action::Action;
+use crate::backend::NativeWindow;
+use crate::error::EngineError;
+use crate::geometry::Point;
+
+/// A class of apps the policy can refuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RefusedClass {
+    /// Terminal emulators: a terminal runs any command.
+    Terminals,
+    /// The desktop's settings: displays, network, users.
+    SystemSettings,
+    /// Software installers and package managers.
+    PackageManagers,
+    /// Browser developer tools in windows of their own.
+    DeveloperTools,
+}
+
+/// Window classes (X11 WM_CLASS class or instance, lower case) of each
+/// class of app.
+const TERMINALS: &[&str] = &[
+    "xterm",
+    "uxterm",
+    "gnome-terminal",
+    "gnome-terminal-server",
+    "konsole",
+    "xfce4-terminal",
+    "alacritty",
+    "kitty",
+    "terminator",
+    "tilix",
+    "urxvt",
+    "rxvt",
+    "st",
+    "st-256color",
+    "wezterm",
+    "org.wezfurlong.wezterm",
+    "foot",
+    "lxterminal",
+    "mate-terminal",
+    "qterminal",
+    "terminology",
+    "sakura",
+    "guake",
+    "tilda",
+    "yakuake",
+    "x-terminal-emulator",
+    "kgx",
+    "org.gnome.console",
+    "org.gnome.ptyxis",
+    "ptyxis",
+    "blackbox",
+    "com.raggesilver.blackbox",
+    "cool-retro-term",
+    "eterm",
+    "aterm",
+];
+const SYSTEM_SETTINGS: &[&str] = &[
+    "gnome-control-center",
+    "org.gnome.settings",
+    "systemsettings",
+    "systemsettings5",
+    "xfce4-settings-manager",
+    "unity-control-center",
+    "cinnamon-settings",
+    "mate-control-center",
+    "lxqt-config",
+    "nm-connection-editor",
+    "gnome-disks",
+    "org.gnome.diskutility",
+    "arandr",
+    "lxrandr",
+    "xfce4-display-settings",
+    "users-admin",
+    "gnome-system-monitor",
+    "dconf-editor",
+    "ca.desrt.dconf-editor",
+    "gufw",
+    "firewall-config",
+    "system-config-printer",
+    "blueman-manager",
+];
+const PACKAGE_MANAGERS: &[&str] = &[
+    "synaptic",
+    "gnome-software",
+    "org.gnome.software",
+    "plasma-discover",
+    "discover",
+    "pamac-manager",
+    "software-properties-gtk",
+    "update-manager",
+    "mintinstall",
+    "mintupdate",
+    "gdebi-gtk",
+    "muon",
+    "octopi",
+    "snap-store",
+    "io.snapcraft.store",
+    "yumex",
+    "dnfdragora",
+];
+/// Title starts of browsers' undocked developer tools (Chromium's
+/// `DevTools - <url>`, Firefox's `Developer Tools — …` and its Browser
+/// Toolbox).
+const DEVTOOLS_TITLES: &[&str] = &["devtools", "developer tools", "browser toolbox"];
+
+impl RefusedClass {
+    /// Every class, as `refuse_apps: true` turns them all on.
+    pub const ALL: [RefusedClass; 4] = [
+        Self::Terminals,
+        Self::SystemSettings,
+        Self::PackageManagers,
+        Self::DeveloperTools,
+    ];
+
+    /// The name a policy file uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Terminals => "terminals",
+            Self::SystemSettings => "system_settings",
+            Self::PackageManagers => "package_managers",
+            Self::DeveloperTools => "developer_tools",
+        }
+    }
+
+    /// The class a policy file names.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// Whether `w` is an app of this class.
+    pub fn matches(self, w: &NativeWindow) -> bool {
+        let listed = |names: &[&str]| {
+            [&w.class, &w.instance]
+                .iter()
+                .any(|n| names.iter().any(|m| n.eq_ignore_ascii_case(m)))
+        };
+        match self {
+            Self::Terminals => listed(TERMINALS),
+            Self::SystemSettings => listed(SYSTEM_SETTINGS),
+            Self::PackageManagers => listed(PACKAGE_MANAGERS),
+            Self::DeveloperTools => {
+                let title = w.title.trim_start().to_lowercase();
+                DEVTOOLS_TITLES.iter().any(|t| title.starts_with(t))
+            }
+        }
+    }
+}
+
+/// The classes refused; none (the default) turns the policy off.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RefusalPolicy {
+    /// The refused classes.
+    pub classes: Vec<RefusedClass>,
+}
+
+impl RefusalPolicy {
+    /// Whether anything is refused.
+    pub fn is_on(&self) -> bool {
+        !self.classes.is_empty()
+    }
+
+    /// The class `w` is refused as, if any.
+    pub fn refused(&self, w: &NativeWindow) -> Option<RefusedClass> {
+        self.classes.iter().copied().find(|c| c.matches(w))
+    }
+
+    /// Checks `action` against `windows` (topmost first): every point it
+    /// touches (`pointer` when it acts where the pointer is) and, when it
+    /// sends keys, the focused window.
+    pub(crate) fn check(
+        &self,
+        windows: &[(String, NativeWindow)],
+        action: &Action,
+        pointer: Option<Point>,
+    ) -> Result<(), EngineError> {
+        let mut points = action.points();
+        if points.is_empty() && is_pointer_act(action) {
+            points.extend(pointer);
+        }
+        for point in points {
+            let hit = windows
+                .iter()
+                .find(|(_, w)| !w.minimized && w.rect.contains(point));
+            if let Some(class) = hit.and_then(|(_, w)| self.refused(w)) {
+                return Err(EngineError::Refused {
+                    class: class.name(),
+                    what: "the point is on its window",
+                });
+            }
+        }
+        if crate::scope_check::sends_keys(action) {
+            let focused = windows.iter().find(|(_, w)| w.focused);
+            if let Some(class) = focused.and_then(|(_, w)| self.refused(w)) {
+                return Err(EngineError::Refused {
+                    class: class.name(),
+                    what: "its window has the keyboard focus",
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `action` acts where the pointer is when it names no point.
+fn is_pointer_act(action: &Action) -> bool {
+    matches!(
+        action,
+        Action::Click { .. }
+            | Action::ButtonDown { .. }
+            | Action::ButtonUp { .. }
+            | Action::Scroll { .. }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::Button;
+    use crate::geometry::Rect;
+
+    fn window(class: &str, title: &str, rect: Rect, focused: bool) -> (String, NativeWindow) {
+        let w = NativeWindow {
+            id: 1,
+            pid: None,
+            class: class.into(),
+            instance: class.to_lowercase(),
+            title: title.into(),
+            rect,
+            focused,
+            minimized: false,
+            fullscreen: false,
+        };
+        ("0x1".into(), w)
+    }
+
+    fn click(at: Option<Point>) -> Action {
+        Action::Click {
+            at,
+            button: Button::Left,
+            count: 1,
+            modifiers: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn terminals_under_the_pointer_or_focused_are_refused() {
+        let policy = RefusalPolicy {
+            classes: vec![RefusedClass::Terminals],
+        };
+        let windows = [
+            window("XTerm", "bash", Rect::new(0, 0, 400, 300), true),
+            window("Gedit", "notes", Rect::new(500, 0, 400, 300), false),
+        ];
+        let on_term = click(Some(Point::new(10, 10)));
+        assert!(matches!(
+            policy.check(&windows, &on_term, None),
+            Err(EngineError::Refused {
+                class: "terminals",
+                ..
+            })
+        ));
+        assert!(
+            policy
+                .check(&windows, &click(Some(Point::new(600, 10))), None)
+                .is_ok()
+        );
+        // At the pointer: the pointer's window counts.
+        assert!(
+            policy
+                .check(&windows, &click(None), Some(Point::new(5, 5)))
+                .is_err()
+        );
+        // Keys go to the focused terminal.
+        let keys = Action::Type { text: "ls".into() };
+        assert!(policy.check(&windows, &keys, None).is_err());
+        // Off: nothing refused.
+        assert!(
+            RefusalPolicy::default()
+                .check(&windows, &on_term, None)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn devtools_are_known_by_their_title_and_names_parse() {
+        let (_, w) = window(
+            "Google-chrome",
+            "DevTools - example.com/",
+            Rect::new(0, 0, 1, 1),
+            false,
+        );
+        assert!(RefusedClass::DeveloperTools.matches(&w));
+        let (_, w) = window("firefox", "Mozilla Firefox", Rect::new(0, 0, 1, 1), false);
+        assert!(!RefusedClass::DeveloperTools.matches(&w));
+        for c in RefusedClass::ALL {
+            assert_eq!(RefusedClass::parse(c.name()), Some(c));
+        }
+        assert_eq!(RefusedClass::parse("shells"), None);
+    }
+}
