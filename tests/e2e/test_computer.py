@@ -91,7 +91,7 @@ def test_openai_safety_checks_are_refused_without_a_person(computer, tmp_path):
         "pending_safety_checks": [{"id": "sc", "code": "sensitive_domain", "message": "?"}]})
     assert a.status == 422
     body = a.json()
-    assert body["error"]["code"] == "capability_not_granted"
+    assert body["error"]["code"] == "approval_denied", "no person to ask: denied"
     assert png_size(data_url_png(body["computer_call_output"])) == (1228, 768)
     time.sleep(0.5)
     assert not out.exists()

@@ -1,0 +1,125 @@
+"""The person's say over the computer endpoints on the real binary: under
+`--approval write` screenshots run unasked and an input batch waits for the
+control pipe's answer; OpenAI safety checks are acknowledged only when the
+person approves them; a consent file's `refuse_apps` keeps agents out of
+terminals."""
+
+from __future__ import annotations
+
+import base64
+import concurrent.futures
+import json
+import time
+
+import pytest
+
+from computer_http import Computer, data_url_png, png_size
+from daemon import Daemon
+from xhelpers import XTerm, poll
+
+SHELL = ["env", "PS1=$ ", "bash", "--norc", "--noprofile"]
+
+
+def _serve(*args: str) -> Daemon:
+    return Daemon("--virtual=1280x800", *args, control=True)
+
+
+@pytest.fixture
+def asking():
+    d = _serve("--approval", "write")
+    yield d
+    d.terminate()
+
+
+def _typed_command(cx: int, cy: int, command: str) -> list:
+    return [{"action_type": "left_click", "x": cx, "y": cy},
+            {"action_type": "type", "text": command},
+            {"action_type": "key", "key_name": "ENTER"}]
+
+
+def test_under_write_input_waits_for_the_control_pipe(asking, apps, tmp_path):
+    computer = Computer(asking)
+    term = XTerm(asking.display, command=SHELL, cwd=str(tmp_path))
+    apps.append(term)
+    cx, cy = term.rect().center()
+    first = computer.actions([{"action_type": "screenshot"}])
+    assert first["status"] == "success", "a screenshot is not asked about"
+
+    approved, denied = tmp_path / "approved.txt", tmp_path / "denied.txt"
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(computer.actions, _typed_command(cx, cy, f"touch {approved}"))
+        ask = asking.next_event()
+        assert ask["event"] == "approval.request", ask
+        assert ask["needs"] == "input" and ask["actions"] == ["click", "type", "key"], ask
+        assert ask["session"] == computer.session and ask["timeout_s"] == 60
+        time.sleep(0.5)
+        assert not pending.done() and not approved.exists(), "nothing runs before the answer"
+        asking.control({"method": "approve", "params": {"id": ask["id"]}})
+        assert asking.next_event() == {"event": "ack", "method": "approve", "id": ask["id"],
+                                       "waiting": True}
+        r = pending.result(timeout=30)
+    assert r["status"] == "success", r.get("error")
+    poll(approved.exists, timeout=10, what=f"{approved} to be created")
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(computer.actions, _typed_command(cx, cy, f"touch {denied}"))
+        ask = asking.next_event()
+        asking.control({"method": "deny", "params": {"id": ask["id"]}})
+        r = pending.result(timeout=30)
+    assert r["error"]["code"] == "approval_denied" and r["error"]["failed_action_index"] == 0
+    assert png_size(base64.b64decode(r["action_result"]["screenshot"])) == (1280, 800)
+    time.sleep(1.0)
+    assert not denied.exists(), "a denied batch sent nothing"
+    computer.end()
+
+
+def test_openai_safety_checks_run_once_the_person_approves(apps, tmp_path):
+    d = _serve()
+    try:
+        computer = Computer(d)
+        term = XTerm(d.display, command=SHELL, cwd=str(tmp_path))
+        apps.append(term)
+        cx, cy = (int(v * 0.96) for v in term.rect().center())
+        assert computer.openai({"call_id": "c0", "action": {"type": "screenshot"}}).status == 200
+        out = tmp_path / "checked.txt"
+        checks = [{"id": "sc_1", "code": "sensitive_domain", "message": "The page is a bank."}]
+        call = {"type": "computer_call", "call_id": "c1", "pending_safety_checks": checks,
+                "actions": [{"type": "click", "button": "left", "x": cx, "y": cy},
+                            {"type": "type", "text": f"touch {out}"},
+                            {"type": "keypress", "keys": ["ENTER"]}]}
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(computer.openai, call)
+            ask = d.next_event()
+            assert ask["event"] == "approval.request" and ask["safety_checks"] == checks, ask
+            d.control({"method": "approve", "params": {"id": ask["id"]}})
+            a = pending.result(timeout=30)
+        assert a.status == 200, a.body[:300]
+        o = a.json()
+        assert o["acknowledged_safety_checks"] == checks
+        assert png_size(data_url_png(o)) == (1228, 768)
+        poll(out.exists, timeout=10, what=f"{out} to be created")
+        computer.end()
+    finally:
+        d.terminate()
+
+
+def test_refused_terminals_get_no_input(apps, tmp_path):
+    consent = tmp_path / "consent.json"
+    consent.write_text(json.dumps({"input": True, "refuse_apps": ["terminals"]}))
+    d = _serve("--consent", str(consent))
+    try:
+        computer = Computer(d)
+        term = XTerm(d.display, command=SHELL, cwd=str(tmp_path))
+        apps.append(term)
+        cx, cy = term.rect().center()
+        computer.actions([{"action_type": "screenshot"}])
+        out = tmp_path / "refused.txt"
+        r = computer.actions(_typed_command(cx, cy, f"touch {out}"))
+        assert r["error"]["code"] == "permission_denied", r["error"]
+        assert "terminals" in r["error"]["message"], r["error"]
+        assert r["error"]["failed_action_index"] == 0
+        time.sleep(1.0)
+        assert not out.exists(), "nothing reached the terminal"
+        computer.end()
+    finally:
+        d.terminate()
