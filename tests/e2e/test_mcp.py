@@ -26,7 +26,7 @@ TOOLS = {"start_session", "get_session_state", "end_session", "list_windows",
          "get_window_state", "screenshot", "click", "double_click", "right_click", "type_text",
          "press_key", "hotkey", "scroll", "drag", "move_cursor", "bring_to_front",
          "clipboard_read", "clipboard_write", "list_notifications", "dismiss_notification",
-         "invoke_notification_action", "health_report"}
+         "invoke_notification_action", "health_report", "computer"}
 
 
 @contextlib.asynccontextmanager
@@ -97,6 +97,39 @@ def test_a_takeover_session_types_a_command_into_xterm(daemon, apps, tmp_path, t
             assert (image.width, image.height) == (meta["width"], meta["height"]), meta
             await in_thread(lambda: poll(lambda: out.exists() and out.read_text() == "mcp-ok\n",
                                          timeout=10, what=f"{out} to hold mcp-ok"))
+    run(body())
+
+
+@both
+def test_the_computer_tool_types_a_command_through_frame_pixels(daemon, apps, tmp_path,
+                                                                transport, mode):
+    out = tmp_path / "mcp-computer.txt"
+
+    async def body():
+        async with connect(transport, mode, daemon) as (s, display):
+            term = XTerm(display, command=SHELL, cwd=str(tmp_path))
+            apps.append(term)
+            await s.start(input="takeover")
+            half = {"max_width": 640, "max_height": 400}
+            shot = await s.raw("computer", {"action": {"type": "screenshot"}, **half})
+            frame = shot.structured_content["frame"]
+            assert (frame["width"], frame["height"]) == (640, 400), frame
+            image = decode_png(base64.b64decode(shot.content[1].data))
+            assert (image.width, image.height) == (640, 400)
+            cx, cy = term.rect().center()
+            r = await s.call("computer", {"actions": [
+                {"type": "click", "x": cx // 2, "y": cy // 2},
+                {"type": "type", "text": f"echo computer-ok > {out}"},
+                {"type": "keypress", "keys": ["ENTER"]}], **half})
+            assert len(r["timings_ms"]) == 3 and r["frame"]["width"] == 640, r
+            px, py = pointer(display)
+            assert abs(px - cx) <= 2 and abs(py - cy) <= 2, "the click landed through the frame"
+            await in_thread(lambda: poll(
+                lambda: out.exists() and out.read_text() == "computer-ok\n",
+                timeout=10, what=f"{out} to hold computer-ok"))
+            e = await s.error("computer", {"action": {"type": "click", "x": 640, "y": 10}, **half})
+            assert e["code"] == "desktop_coordinate_out_of_bounds", e
+            assert e["failed_action_index"] == 0
     run(body())
 
 

@@ -3,6 +3,7 @@
 //! generated from the types (§8).
 
 pub mod args;
+pub mod computer;
 pub mod results;
 
 use schemars::JsonSchema;
@@ -10,6 +11,7 @@ use serde_json::Value;
 
 use crate::{Disposition, ErrorCode};
 pub use args::*;
+pub use computer::*;
 pub use results::*;
 
 /// Most candidates an ambiguous target lists.
@@ -103,6 +105,8 @@ pub const TOOLS: &[ToolSpec] = &[
         "Dismiss a notification (unsupported on X11)."),
     tool!("invoke_notification_action", false, NotificationArgs, ErrorEnvelope,
         "Invoke a notification's action (unsupported on X11)."),
+    tool!("computer", false, ComputerArgs, ComputerResult,
+        "Use the whole desktop like a person: screenshot, click, double_click, drag, keypress, move, scroll, type and wait (OpenAI's computer actions), one action or several in order. Every call returns one fresh screenshot; x and y are pixels of the last screenshot this session was sent. Input needs a takeover session granted the whole desktop."),
     tool!("health_report", true, SessionArgs, crate::doctor::DoctorReport,
         "What works here: backends and capabilities, with what to do about each missing one."),
 ];
@@ -148,6 +152,7 @@ impl ErrorObject {
             typed_characters: None,
             session_id: None,
             reason: None,
+            failed_action_index: None,
         }
     }
 

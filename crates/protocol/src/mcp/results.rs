@@ -257,6 +257,10 @@ pub struct ErrorObject {
     /// applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// With `computer`: the index of the action that failed (none after it
+    /// ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_action_index: Option<usize>,
 }
 
 /// A failed call's `structuredContent`.

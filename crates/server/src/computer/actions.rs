@@ -62,7 +62,14 @@ pub(crate) async fn handle(
         Ok(s) => (s, None),
         Err(bad) => (Vec::new(), Some(bad)),
     };
-    let mut out = batch::run(&state, &call.hs, (&steps, &[]), spec, Image::Frame).await;
+    let mut out = batch::run(
+        &state.engine,
+        &batch::Driver::http(&call.hs),
+        (&steps, &[]),
+        spec,
+        Image::Frame,
+    )
+    .await;
     if let Some((index, error)) = invalid {
         out.failure = Some(batch::Failure { index, error });
     }

@@ -92,8 +92,8 @@ pub(crate) async fn handle(
     let (out, refused) = match parse(&call.body) {
         Ok(step) => {
             let out = batch::run(
-                &state,
-                &call.hs,
+                &state.engine,
+                &batch::Driver::http(&call.hs),
                 (&[step], &[]),
                 spec,
                 Image::FrameUnlessAnswered,
@@ -104,7 +104,14 @@ pub(crate) async fn handle(
         Err(e) => {
             // Nothing ran: the model still gets a screenshot with the error.
             (
-                batch::run(&state, &call.hs, (&[], &[]), spec, Image::Frame).await,
+                batch::run(
+                    &state.engine,
+                    &batch::Driver::http(&call.hs),
+                    (&[], &[]),
+                    spec,
+                    Image::Frame,
+                )
+                .await,
                 Some(e),
             )
         }

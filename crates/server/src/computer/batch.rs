@@ -11,9 +11,10 @@ use deskhand_engine::approval::{ApprovalMode, Needs, SafetyCheck};
 use deskhand_engine::frame::FramePlan;
 use deskhand_engine::{EngineError, FrameShot, FrameSpec};
 
+use deskhand_engine::{Engine, Session};
+
 use super::session::HttpSession;
 use super::step::Step;
-use crate::AppState;
 
 /// What a step cost.
 #[derive(Debug, Clone, Copy, serde::Serialize)]
@@ -77,51 +78,74 @@ impl Outcome {
     }
 }
 
+/// Whose batch it is: the engine's session and its last frame. An HTTP
+/// session also starts its takeover with its first input and notes input
+/// for the takeover's idle end; an MCP session must hold its takeover.
+pub(crate) struct Driver<'a> {
+    /// The engine's session.
+    pub session: &'a Session,
+    /// The last frame it was sent; the lock runs one batch at a time.
+    pub frame: &'a tokio::sync::Mutex<Option<Arc<FramePlan>>>,
+    /// The HTTP session, for the computer endpoints.
+    pub http: Option<&'a HttpSession>,
+}
+
+impl<'a> Driver<'a> {
+    /// The driver of an HTTP session.
+    pub fn http(hs: &'a HttpSession) -> Self {
+        Self {
+            session: &hs.session,
+            frame: &hs.frame,
+            http: Some(hs),
+        }
+    }
+}
+
 /// Ends the session's takeover when dropped armed: the request's future
 /// was dropped mid-batch (the client went away), so its act stops at the
 /// next step and what it holds is released.
 struct Abandon<'a> {
-    state: &'a Arc<AppState>,
-    hs: &'a HttpSession,
+    engine: &'a Arc<Engine>,
+    session: &'a Session,
     armed: bool,
 }
 
 impl Drop for Abandon<'_> {
     fn drop(&mut self) {
         if self.armed {
-            tracing::info!(session = %self.hs.session.id, "client gone mid-batch: takeover ended");
-            let engine = self.state.engine.clone();
-            let session = self.hs.session.clone();
+            tracing::info!(session = %self.session.id, "client gone mid-batch: takeover ended");
+            let engine = self.engine.clone();
+            let session = self.session.clone();
             tokio::spawn(async move { engine.abandon_session(&session).await });
         }
     }
 }
 
-/// Runs `steps` for `hs`, frames taken with `spec`, once approved (with
+/// Runs `steps` for `d`, frames taken with `spec`, once approved (with
 /// the provider's safety `checks`, which only the person can acknowledge).
 pub(crate) async fn run(
-    state: &Arc<AppState>,
-    hs: &HttpSession,
+    engine: &Arc<Engine>,
+    d: &Driver<'_>,
     (steps, checks): (&[Step], &[SafetyCheck]),
     spec: FrameSpec,
     image: Image,
 ) -> Outcome {
-    let mut frame = hs.frame.lock().await;
+    let mut frame = d.frame.lock().await;
     let mut out = Outcome::default();
-    if let Err(error) = approve(state, hs, steps, checks).await {
+    if let Err(error) = approve(engine, d, steps, checks).await {
         out.failure = Some(Failure { index: 0, error });
         // A read the mode lets through unasked may still show the screen.
         if matches!(
-            state.engine.approval_mode(),
+            engine.approval_mode(),
             ApprovalMode::Allow | ApprovalMode::Write
         ) {
-            take_frame(state, hs, spec, &mut frame, &mut out).await;
+            take_frame(engine, d, spec, &mut frame, &mut out).await;
         }
         return out;
     }
     let mut abandon = Abandon {
-        state,
-        hs,
+        engine,
+        session: d.session,
         armed: steps.iter().any(|s| !s.is_read()),
     };
     let mut takeover_checked = false;
@@ -129,12 +153,12 @@ pub(crate) async fn run(
         let started = Instant::now();
         if !step.is_read() && !takeover_checked {
             takeover_checked = true;
-            if let Err(error) = ensure_takeover(state, hs).await {
+            if let Err(error) = ensure_takeover(engine, d).await {
                 out.failure = Some(Failure { index, error });
                 break;
             }
         }
-        let result = run_step(state, hs, step, frame.clone(), spec, &mut out).await;
+        let result = run_step(engine, d, step, frame.clone(), spec, &mut out).await;
         out.timings.push(Timing {
             index,
             ms: started.elapsed().as_secs_f64() * 1000.0,
@@ -150,22 +174,22 @@ pub(crate) async fn run(
     if takeover_checked {
         // Input was sent: the image is taken once the screen stopped
         // changing, not after a fixed delay.
-        if let Ok(waited) = state.engine.settle(spec.select, SETTLE_MAX).await {
+        if let Ok(waited) = engine.settle(spec.select, SETTLE_MAX).await {
             out.settle_ms = Some(waited.as_secs_f64() * 1000.0);
         }
     }
     abandon.armed = false;
     let answered = out.zoom.is_some() || out.cursor.is_some();
     if image == Image::Frame || !answered || out.failure.is_some() {
-        take_frame(state, hs, spec, &mut frame, &mut out).await;
+        take_frame(engine, d, spec, &mut frame, &mut out).await;
     }
     out
 }
 
 /// The batch's approval: a read or an input call, its steps by name.
 async fn approve(
-    state: &AppState,
-    hs: &HttpSession,
+    engine: &Engine,
+    d: &Driver<'_>,
     steps: &[Step],
     checks: &[SafetyCheck],
 ) -> Result<(), EngineError> {
@@ -175,22 +199,19 @@ async fn approve(
         Needs::Input
     };
     let names: Vec<&str> = steps.iter().map(Step::name).collect();
-    state
-        .engine
-        .approve(&hs.session, needs, &names, checks)
-        .await
+    engine.approve(d.session, needs, &names, checks).await
 }
 
 /// Takes the batch's fresh frame, which becomes the session's.
 async fn take_frame(
-    state: &AppState,
-    hs: &HttpSession,
+    engine: &Engine,
+    d: &Driver<'_>,
     spec: FrameSpec,
     frame: &mut Option<Arc<FramePlan>>,
     out: &mut Outcome,
 ) {
     let started = Instant::now();
-    match state.engine.frame(&hs.session, spec).await {
+    match engine.frame(d.session, spec).await {
         Ok(shot) => {
             *frame = Some(shot.plan.clone());
             out.frame = Some(shot);
@@ -202,12 +223,17 @@ async fn take_frame(
 
 /// Starts the session's takeover when it is off (its first input): the
 /// indicator shows before anything is sent.
-async fn ensure_takeover(state: &AppState, hs: &HttpSession) -> Result<(), EngineError> {
-    let engine = &state.engine;
-    if engine.takeover_state(&hs.session).on {
+async fn ensure_takeover(engine: &Engine, d: &Driver<'_>) -> Result<(), EngineError> {
+    if engine.takeover_state(d.session).on {
         return Ok(());
     }
-    let s = engine.takeover(&hs.session, true).await?;
+    if d.http.is_none() {
+        return Err(EngineError::NotGranted {
+            capability: "input",
+            needed: "takeover",
+        });
+    }
+    let s = engine.takeover(d.session, true).await?;
     if s.on {
         Ok(())
     } else {
@@ -220,26 +246,25 @@ async fn ensure_takeover(state: &AppState, hs: &HttpSession) -> Result<(), Engin
 }
 
 async fn run_step(
-    state: &AppState,
-    hs: &HttpSession,
+    engine: &Engine,
+    d: &Driver<'_>,
     step: &Step,
     frame: Option<Arc<FramePlan>>,
     spec: FrameSpec,
     out: &mut Outcome,
 ) -> Result<(), EngineError> {
-    let engine = &state.engine;
     match step {
         Step::Screenshot => return Ok(()),
         Step::CursorPosition => {
             let plan = match frame {
                 Some(f) => f,
                 None => Arc::new(FramePlan::new(
-                    &engine.layout(&hs.session).await?,
+                    &engine.layout(d.session).await?,
                     spec.select,
                     spec.limits,
                 )?),
             };
-            let (p, _) = engine.cursor(&hs.session).await?;
+            let (p, _) = engine.cursor(d.session).await?;
             out.cursor = Some(plan.to_frame(p).ok_or(EngineError::CoordinateOutOfBounds {
                 point: [i64::from(p.x), i64::from(p.y)],
                 frame: [plan.width, plan.height],
@@ -249,7 +274,7 @@ async fn run_step(
         }
         Step::Zoom(region) => {
             let frame = frame.ok_or(EngineError::NoFrame)?;
-            out.zoom = Some(engine.zoom(&hs.session, frame, *region, spec).await?);
+            out.zoom = Some(engine.zoom(d.session, frame, *region, spec).await?);
             return Ok(());
         }
         _ => {}
@@ -258,14 +283,10 @@ async fn run_step(
     for action in actions {
         let op = "computer.act";
         let result = match (&frame, mapped) {
-            (Some(f), true) => {
-                engine
-                    .act_in_frame(&hs.session, op, f.clone(), action)
-                    .await
-            }
-            _ => engine.act(&hs.session, op, action).await,
+            (Some(f), true) => engine.act_in_frame(d.session, op, f.clone(), action).await,
+            _ => engine.act(d.session, op, action).await,
         };
-        if !step.is_read() {
+        if let Some(hs) = d.http.filter(|_| !step.is_read()) {
             hs.touched_input();
         }
         result?;

@@ -10,9 +10,9 @@
 
 mod actions;
 mod anthropic;
-mod batch;
+pub(crate) mod batch;
 mod errors;
-mod openai;
+pub(crate) mod openai;
 mod session;
 mod step;
 

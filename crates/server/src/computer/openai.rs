@@ -56,12 +56,27 @@ pub(crate) async fn handle(
         Err(r) => return *r,
     };
     let spec = call.spec;
-    let parsed = safety_checks(&call.body).and_then(|c| Ok((c, steps(&call.body)?)));
+    let driver = batch::Driver::http(&call.hs);
+    let (out, checks) = run_call(&state.engine, &driver, &call.body, spec).await;
+    let response = answer(&call_id, &out, &checks);
+    super::finish_with(&call.hs, &out.timings, out.settle_ms, out.note(), response)
+}
+
+/// Runs a call's `action` or `actions[]` (with its safety checks, which
+/// the person must approve) for `driver`; failures carry the index of the
+/// action they came from.
+pub(crate) async fn run_call(
+    engine: &Arc<deskhand_engine::Engine>,
+    driver: &batch::Driver<'_>,
+    call: &Value,
+    spec: deskhand_engine::FrameSpec,
+) -> (Outcome, Vec<SafetyCheck>) {
+    let parsed = safety_checks(call).and_then(|c| Ok((c, steps(call)?)));
     let (checks, (steps, origins), refused) = match parsed {
         Ok((c, s)) => (c, s, None),
         Err(bad) => (Vec::new(), (Vec::new(), Vec::new()), Some(bad)),
     };
-    let mut out = batch::run(&state, &call.hs, (&steps, &checks), spec, Image::Frame).await;
+    let mut out = batch::run(engine, driver, (&steps, &checks), spec, Image::Frame).await;
     // A step's index is its action's (a diagonal scroll is two steps).
     if let Some(f) = out.failure.as_mut() {
         f.index = origins.get(f.index).copied().unwrap_or(f.index);
@@ -69,8 +84,7 @@ pub(crate) async fn handle(
     if let Some((index, error)) = refused {
         out.failure = Some(batch::Failure { index, error });
     }
-    let response = answer(&call_id, &out, &checks);
-    super::finish_with(&call.hs, &out.timings, out.settle_ms, out.note(), response)
+    (out, checks)
 }
 
 /// The call's `pending_safety_checks`: only the person can acknowledge

@@ -4,6 +4,7 @@
 //! `Mcp-Session-Id`) and 2026-07-28 (`server/discover`, stateless).
 
 mod acts;
+mod computer_tool;
 mod envelope;
 mod images;
 mod owners;
@@ -192,6 +193,7 @@ impl Call<'_> {
             expires: None,
             takeover_refused: None,
             last_used: Instant::now(),
+            frame: Default::default(),
         };
         if self.keeps_session {
             *self
@@ -270,6 +272,7 @@ impl McpServer {
             "get_session_state" => session_tools::state(call, args(a)).await,
             "end_session" => session_tools::end(call, args(a)).await,
             "health_report" => reads::health(call, &self.shared().health),
+            "computer" => computer_tool::computer(call, args(a)).await,
             "list_windows" => reads::list_windows(call, args(a)).await,
             "get_window_state" => reads::window_state(call, args(a)).await,
             "screenshot" => reads::screenshot(call, args(a)).await,

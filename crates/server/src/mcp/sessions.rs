@@ -39,6 +39,9 @@ pub struct DriverSession {
     pub takeover_refused: Option<String>,
     /// Last call that used it.
     pub last_used: Instant,
+    /// The last frame the `computer` tool sent it (shared by the copies
+    /// of this session); the lock runs one `computer` call at a time.
+    pub frame: Arc<tokio::sync::Mutex<Option<Arc<deskhand_engine::frame::FramePlan>>>>,
 }
 
 impl DriverSession {

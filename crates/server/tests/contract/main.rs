@@ -9,6 +9,7 @@ mod common;
 mod http;
 mod mcp;
 mod mcp_client;
+mod mcp_computer;
 mod port;
 mod takeover;
 mod vendors;

@@ -1,0 +1,164 @@
+//! The MCP `computer` tool: OpenAI's GA computer action set as a function
+//! tool, for clients and models without a native computer tool. Every call
+//! answers one fresh frame; coordinates of later actions are its pixels.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::results::Frame;
+
+/// What an action does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ComputerActionType {
+    /// Return a fresh frame (nothing sent).
+    Screenshot,
+    /// Click `button` at `x`, `y`, holding `keys`.
+    Click,
+    /// Double-click at `x`, `y`.
+    DoubleClick,
+    /// Press at the first point of `path`, move through it, release.
+    Drag,
+    /// Press `keys` together, e.g. `["CTRL", "S"]`.
+    Keypress,
+    /// Move the pointer to `x`, `y`.
+    Move,
+    /// Turn the wheel at `x`, `y` by `scroll_x`/`scroll_y` pixels.
+    Scroll,
+    /// Type `text` exactly.
+    Type,
+    /// Wait 2 seconds.
+    Wait,
+}
+
+/// A mouse button.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ComputerButton {
+    /// Left.
+    #[default]
+    Left,
+    /// Right.
+    Right,
+    /// The wheel (middle).
+    Wheel,
+    /// The browser's Back button.
+    Back,
+    /// The browser's Forward button.
+    Forward,
+}
+
+/// A point of a drag, in frame pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PathPoint {
+    /// Horizontal.
+    pub x: i64,
+    /// Vertical.
+    pub y: i64,
+}
+
+/// One action; coordinates are pixels of the last frame this session was
+/// sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ComputerAction {
+    /// What to do.
+    #[serde(rename = "type")]
+    pub kind: ComputerActionType,
+    /// Horizontal, in frame pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x: Option<i64>,
+    /// Vertical, in frame pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub y: Option<i64>,
+    /// For `click`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub button: Option<ComputerButton>,
+    /// For `keypress`: the keys pressed together; for pointer actions:
+    /// modifiers held during them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<Vec<String>>,
+    /// For `type`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// For `scroll`: horizontal pixels (negative: left).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scroll_x: Option<i64>,
+    /// For `scroll`: vertical pixels (negative: up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scroll_y: Option<i64>,
+    /// For `drag`: at least two points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<PathPoint>>,
+}
+
+/// `computer`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ComputerArgs {
+    /// The session; the connection's own when absent. It must be granted
+    /// the whole desktop, and input needs `input: "takeover"`.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// One action.
+    #[serde(default)]
+    pub action: Option<ComputerAction>,
+    /// Several actions, run in order and halted at the first failure.
+    #[serde(default)]
+    pub actions: Option<Vec<ComputerAction>>,
+    /// `all` (default) or a display index: which displays the frame shows.
+    #[serde(default)]
+    pub display: Option<String>,
+    /// Largest frame width (default 1920).
+    #[serde(default)]
+    pub max_width: Option<u32>,
+    /// Largest frame height (default 1200).
+    #[serde(default)]
+    pub max_height: Option<u32>,
+}
+
+/// One display of a frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ComputerDisplay {
+    /// The display's index.
+    pub index: u32,
+    /// Its name.
+    pub name: String,
+    /// Whether it is the primary display.
+    pub primary: bool,
+    /// The part of it the frame shows, in global desktop pixels.
+    pub rect: Frame,
+    /// Where that part is in the frame, in frame pixels.
+    pub pixel: Frame,
+    /// The display's own scale.
+    pub scale: f64,
+}
+
+/// The frame a `computer` call answers (the image content block carries
+/// its bytes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ComputerFrame {
+    /// `image/png` or `image/jpeg`.
+    pub mime_type: String,
+    /// Frame pixels.
+    pub width: u32,
+    /// Frame pixels.
+    pub height: u32,
+    /// Its displays.
+    pub displays: Vec<ComputerDisplay>,
+    /// How it was made smaller to fit the byte budget, when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A successful `computer` call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ComputerResult {
+    /// Always true.
+    pub ok: bool,
+    /// The fresh frame.
+    pub frame: ComputerFrame,
+    /// Milliseconds each action took.
+    pub timings_ms: Vec<f64>,
+    /// Milliseconds waited for the screen to settle after input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle_ms: Option<f64>,
+}
