@@ -52,7 +52,7 @@ mod imp {
         })
     }
 
-    pub fn encode_bgrx(frame: &Frame<'_>, quality: u8) -> Result<Vec<u8>, EncodeError> {
+    fn whole(frame: &Frame<'_>, quality: u8) -> Result<Vec<u8>, EncodeError> {
         let image = Image {
             pixels: frame.pixels,
             width: frame.width as usize,
@@ -61,6 +61,93 @@ mod imp {
             format: PixelFormat::BGRX,
         };
         compress(image, quality)
+    }
+
+    /// The frame in strips on the encoder threads, joined with restart
+    /// markers (`jpeg_strips.rs`); one encode when it is too short to
+    /// share or the strips cannot be joined.
+    pub fn encode_bgrx(frame: &Frame<'_>, quality: u8) -> Result<Vec<u8>, EncodeError> {
+        use crate::jpeg_strips::{join, rows_of, strip_heights};
+        let pool = crate::png_parallel::encoder_pool();
+        let threads = pool.map_or(1, |p| p.current_num_threads() + 1);
+        let heights = strip_heights(frame.height as usize, threads);
+        let Some(pool) = pool.filter(|_| heights.len() > 1) else {
+            return whole(frame, quality);
+        };
+        let strips: Vec<Frame<'_>> = heights
+            .iter()
+            .scan(0, |y0, &h| {
+                let strip = rows_of(frame, *y0, h);
+                *y0 += h;
+                Some(strip)
+            })
+            .collect();
+        let mut encoded: Vec<Result<Vec<u8>, EncodeError>> =
+            strips.iter().map(|_| Ok(Vec::new())).collect();
+        let (first, rest) = encoded.split_at_mut(1);
+        pool.in_place_scope(|scope| {
+            for (strip, out) in strips[1..].iter().zip(rest) {
+                scope.spawn(move |_| *out = whole(strip, quality));
+            }
+            first[0] = whole(&strips[0], quality);
+        });
+        let encoded: Vec<Vec<u8>> = encoded.into_iter().collect::<Result<_, _>>()?;
+        match join(&encoded, frame.width as usize, &heights)? {
+            Some(joined) => Ok(joined),
+            None => whole(frame, quality),
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use crate::PixelFormat as Format;
+        use crate::jpeg_strips::{join, rows_of, strip_heights};
+
+        fn decoded(jpeg: &[u8]) -> turbojpeg::Image<Vec<u8>> {
+            turbojpeg::decompress(jpeg, PixelFormat::RGB).expect("decodes")
+        }
+
+        #[test]
+        fn joined_strips_decode_to_the_pixels_of_one_encode() {
+            let (w, h) = (1000usize, 777usize);
+            let pixels: Vec<u8> = (0..w * h)
+                .flat_map(|i| {
+                    let (x, y) = (i % w, i / w);
+                    let noise = (x * 7919 + y * 104_729) % 251;
+                    [(x % 256) as u8, (y % 256) as u8, noise as u8, 0]
+                })
+                .collect();
+            let frame = Frame {
+                width: w as u32,
+                height: h as u32,
+                stride: w * 4,
+                format: Format::Bgrx,
+                pixels: &pixels,
+            };
+            let heights = strip_heights(h, 3);
+            assert_eq!(heights.len(), 3);
+            let mut y0 = 0;
+            let strips: Vec<Vec<u8>> = heights
+                .iter()
+                .map(|&rows| {
+                    let s = whole(&rows_of(&frame, y0, rows), 75).expect("strip");
+                    y0 += rows;
+                    s
+                })
+                .collect();
+            let joined = join(&strips, w, &heights)
+                .expect("joins")
+                .expect("same tables");
+            assert!(
+                joined.windows(2).any(|m| m == [0xFF, 0xDD]),
+                "a restart interval"
+            );
+            let one = whole(&frame, 75).expect("whole");
+            let (a, b) = (decoded(&joined), decoded(&one));
+            assert_eq!((a.width, a.height), (w, h));
+            assert!(a.pixels == b.pixels, "the same pixels as one encode");
+        }
     }
 
     pub fn encode_rgb(

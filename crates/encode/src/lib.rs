@@ -9,6 +9,8 @@ mod deflate;
 mod frame;
 mod image;
 mod jpeg;
+#[cfg(feature = "turbojpeg")]
+mod jpeg_strips;
 mod png_parallel;
 
 pub use compose::{Canvas, Placement, resize};

@@ -176,7 +176,7 @@ fn encode_striped(
 /// The encoder's worker threads: one fewer than the cores (the capturing
 /// thread works too), started on first use; `None` where there is one
 /// core or no thread could be started.
-fn encoder_pool() -> Option<&'static rayon::ThreadPool> {
+pub(crate) fn encoder_pool() -> Option<&'static rayon::ThreadPool> {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
     POOL.get_or_init(|| {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());

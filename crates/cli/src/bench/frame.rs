@@ -1,6 +1,8 @@
-//! The model-sized frame, as agents receive it: `POST /v1/actions` with a
-//! screenshot-only batch scaled to fit 1366×768 (and Anthropic's cap), over
-//! plain HTTP, timed until the whole answer has arrived.
+//! The computer endpoints as agents use them, over plain HTTP, timed until
+//! the whole answer has arrived: the model-sized frame (`POST /v1/actions`
+//! with a screenshot-only batch scaled to fit 1366×768, and Anthropic's
+//! cap), and an input batch (click, 200 typed characters, a key, the
+//! screenshot after the screen settled) against the Anthropic demo's way.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -9,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use super::{LIMIT, Row, Stats, set_wallpaper, stats};
+use super::{LIMIT, Row, Stats, set_wallpaper, stats, time_command};
 
 /// A blocking HTTP client of the computer endpoints in one session.
 struct Http {
@@ -127,6 +129,69 @@ pub(super) fn measure(
         ours: capped,
         peer_name: "(same as above)".into(),
         peer: scrot,
+    });
+    Ok(())
+}
+
+/// Adds the batch row: click into the scene's terminal, type 200
+/// characters, erase them with Ctrl+U, and the full-size screenshot taken
+/// once the screen settled — one `POST /v1/actions`, the frame at the
+/// desktop's own size `full` (so that its pixels are the desktop's). The reference is the
+/// Anthropic demo's way: an `xdotool` run per action, typing in chunks of
+/// 50 characters with a 12 ms delay, 2 s of waiting, then `scrot` and
+/// `convert -resize`.
+pub(super) fn measure_batch(
+    (addr, token): (String, String),
+    display: &str,
+    ((x, y), full): ((i32, i32), (u32, u32)),
+    (n, peer_n): (usize, usize),
+    dir: &std::path::Path,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
+    let mut http = Http {
+        addr,
+        token,
+        session: None,
+    };
+    let text = super::typing::ascii_text();
+    let path = &format!("/v1/actions?max_width={}&max_height={}", full.0, full.1);
+    http.post(path, r#"[{"action_type":"screenshot"}]"#)?;
+    let batch = serde_json::json!([
+        {"action_type": "left_click", "x": x, "y": y},
+        {"action_type": "type", "text": text},
+        {"action_type": "key", "key_name": "u", "modifier": "ctrl"},
+        {"action_type": "screenshot"},
+    ])
+    .to_string();
+    let ours = http.time(n, path, &batch, |_| ())?;
+    let (xs, ys) = (x.to_string(), y.to_string());
+    let chunks: Vec<String> = text
+        .chars()
+        .collect::<Vec<_>>()
+        .chunks(50)
+        .map(|c| c.iter().collect())
+        .collect();
+    let shot = dir.join("demo.png");
+    let resized = dir.join("demo-resized.png");
+    let (shot, resized) = (shot.to_string_lossy(), resized.to_string_lossy());
+    let mut argv: Vec<Vec<&str>> = vec![vec!["xdotool", "mousemove", &xs, &ys, "click", "1"]];
+    argv.extend(
+        chunks
+            .iter()
+            .map(|c| vec!["xdotool", "type", "--delay", "12", "--", c.as_str()]),
+    );
+    argv.push(vec!["xdotool", "key", "ctrl+u"]);
+    argv.push(vec!["sleep", "2"]);
+    argv.push(vec!["scrot", "-o", &shot]);
+    argv.push(vec!["convert", &shot, "-resize", "1366x768!", &resized]);
+    let argv: Vec<&[&str]> = argv.iter().map(Vec::as_slice).collect();
+    rows.push(Row {
+        what: "batch: click + 200 typed characters + key + screenshot after settle (HTTP)".into(),
+        ours,
+        peer_name:
+            "xdotool per action, 50-character chunks --delay 12, 2 s wait, scrot (Anthropic demo)"
+                .into(),
+        peer: time_command(peer_n, display, &argv),
     });
     Ok(())
 }

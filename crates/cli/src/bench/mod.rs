@@ -446,6 +446,17 @@ async fn bench_size(
         .context("the bench server's port")?;
     let at = (tx as i32, ty as i32);
     mcp::measure(&mut c, port, &token, &display, &dir, &size, at, n, rows)?;
+    // The wire client's takeover is off now: the batch's session starts
+    // its own with its first input.
+    let addr = format!("127.0.0.1:{port}");
+    frame::measure_batch(
+        (addr, token.clone()),
+        &display,
+        (at, (w, h)),
+        (n, pn),
+        &dir,
+        rows,
+    )?;
 
     let _ = stop.send(());
     let _ = server.await;

@@ -17,7 +17,7 @@ use super::{Client, Row, stats, time_commands_once};
 type Samples = Option<Vec<f64>>;
 
 /// 200 characters: letters of both cases, digits and symbols.
-fn ascii_text() -> String {
+pub(super) fn ascii_text() -> String {
     let pool = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!@#$%^&*()-_=+[]{};:,.<>/?|~";
     pool.chars().cycle().step_by(7).take(200).collect()
 }
