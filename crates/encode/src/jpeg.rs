@@ -98,6 +98,22 @@ mod imp {
         }
     }
 
+    pub fn encode_rgb(
+        rgb: &[u8],
+        width: u32,
+        height: u32,
+        quality: u8,
+    ) -> Result<Vec<u8>, EncodeError> {
+        let image = Image {
+            pixels: rgb,
+            width: width as usize,
+            pitch: width as usize * 3,
+            height: height as usize,
+            format: PixelFormat::RGB,
+        };
+        compress(image, quality)
+    }
+
     #[cfg(test)]
     mod tests {
         use super::*;
@@ -148,22 +164,6 @@ mod imp {
             assert_eq!((a.width, a.height), (w, h));
             assert!(a.pixels == b.pixels, "the same pixels as one encode");
         }
-    }
-
-    pub fn encode_rgb(
-        rgb: &[u8],
-        width: u32,
-        height: u32,
-        quality: u8,
-    ) -> Result<Vec<u8>, EncodeError> {
-        let image = Image {
-            pixels: rgb,
-            width: width as usize,
-            pitch: width as usize * 3,
-            height: height as usize,
-            format: PixelFormat::RGB,
-        };
-        compress(image, quality)
     }
 }
 
