@@ -69,6 +69,9 @@ pub enum Needs {
     Read,
     /// Sends input.
     Input,
+    /// Reads what another app copied (asked per read unless the host
+    /// approved them all).
+    ClipboardRead,
 }
 
 /// A provider's safety check (OpenAI's `pending_safety_checks`).
@@ -152,7 +155,8 @@ fn asks(mode: ApprovalMode, needs: Needs, checks: bool) -> bool {
         || match (mode, needs) {
             (ApprovalMode::Allow | ApprovalMode::Deny, _) => false,
             (ApprovalMode::Write, Needs::Read) => false,
-            (ApprovalMode::Write, Needs::Input) | (ApprovalMode::Prompt, _) => true,
+            (ApprovalMode::Write, Needs::Input | Needs::ClipboardRead)
+            | (ApprovalMode::Prompt, _) => true,
         }
 }
 
@@ -215,14 +219,20 @@ impl Engine {
         result
     }
 
-    async fn ask(
+    /// Whether the host can ask a person now.
+    pub(crate) fn person_present(&self) -> bool {
+        self.approvals.person.load(Ordering::SeqCst)
+    }
+
+    /// Puts the question to the person and waits for the answer.
+    pub(crate) async fn ask(
         &self,
         session: &Session,
         needs: Needs,
         actions: &[&str],
         checks: &[SafetyCheck],
     ) -> Result<(), EngineError> {
-        if !self.approvals.person.load(Ordering::SeqCst) {
+        if !self.person_present() {
             return Err(denied("no person can be asked: the host has no way to ask"));
         }
         let id = format!(
@@ -269,6 +279,7 @@ fn needs_name(needs: Needs) -> &'static str {
     match needs {
         Needs::Read => "read",
         Needs::Input => "input",
+        Needs::ClipboardRead => "clipboard_read",
     }
 }
 

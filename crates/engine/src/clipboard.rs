@@ -143,6 +143,17 @@ impl ClipboardGate {
 
     /// Decides what a read may return (pure policy, no I/O).
     fn judge(&self, read: ClipboardRead, max_bytes: u64) -> Result<String, EngineError> {
+        self.judge_as(read, max_bytes, self.policy.foreign_reads_approved)
+    }
+
+    /// [`Self::judge`], with a foreign read `approved` (by the flag, or by
+    /// the person asked just now).
+    fn judge_as(
+        &self,
+        read: ClipboardRead,
+        max_bytes: u64,
+        approved: bool,
+    ) -> Result<String, EngineError> {
         let text = match read.content {
             ClipboardContent::Foreign => return Err(self.not_ours()),
             ClipboardContent::Unverifiable => {
@@ -178,7 +189,7 @@ impl ClipboardGate {
             if !self.policy.read_foreign {
                 return Err(self.not_ours());
             }
-            if !self.policy.foreign_reads_approved {
+            if !approved {
                 return Err(EngineError::NotGranted {
                     capability: "clipboard_read",
                     needed: "host_approval",
@@ -232,6 +243,27 @@ fn bounded(what: &'static str, text: &str, max_bytes: u64) -> Result<(), EngineE
 }
 
 impl Engine {
+    /// Judges `read`; a foreign read the flag does not approve is put to
+    /// the person, when the host can ask one.
+    async fn judge_or_ask(
+        &self,
+        session: &Session,
+        read: ClipboardRead,
+        max_bytes: u64,
+    ) -> Result<String, EngineError> {
+        match self.clipboard.judge(read.clone(), max_bytes) {
+            Err(EngineError::NotGranted {
+                needed: "host_approval",
+                ..
+            }) if self.person_present() => {
+                self.ask(session, crate::approval::Needs::ClipboardRead, &[], &[])
+                    .await?;
+                self.clipboard.judge_as(read, max_bytes, true)
+            }
+            other => other,
+        }
+    }
+
     /// Reads the clipboard as text under the sandbox policy. Every read is
     /// audited, refused or not, with the length and hash prefix only.
     pub async fn clipboard_read(
@@ -243,9 +275,10 @@ impl Engine {
         let max_bytes = max_bytes.min(MAX_BYTES);
         let foreign = self.clipboard.policy.read_foreign;
         let result = match self.clipboard.backend("clipboard.read") {
-            Ok(cb) => blocking(move || cb.read_text(max_bytes, foreign))
-                .await
-                .and_then(|read| self.clipboard.judge(read, max_bytes)),
+            Ok(cb) => match blocking(move || cb.read_text(max_bytes, foreign)).await {
+                Ok(read) => self.judge_or_ask(session, read, max_bytes).await,
+                Err(e) => Err(e),
+            },
             Err(e) => Err(e),
         };
         let target = match &result {

@@ -141,6 +141,31 @@ async fn foreign_reads_without_host_approval_are_not_granted() {
     // deskhand's own write stays readable.
     write(&mut c, "mine").await;
     assert_eq!(read(&mut c).await["payload"]["content"], "mine");
+
+    // With a person to ask, each foreign read is put to them.
+    server.engine.set_person_present(true);
+    server.desktop.copy_foreign("meeting at 11", false);
+    for approve in [true, false] {
+        let mut events = server.engine.takeover_events();
+        let engine = server.engine.clone();
+        let answer = tokio::spawn(async move {
+            loop {
+                if let Ok(deskhand_engine::TakeoverEvent::ApprovalRequested(ask)) =
+                    events.recv().await
+                {
+                    assert_eq!(ask.needs, "clipboard_read");
+                    return engine.answer_approval(&ask.id, approve);
+                }
+            }
+        });
+        let reply = read(&mut c).await;
+        assert!(answer.await.expect("asked"));
+        if approve {
+            assert_eq!(reply["payload"]["content"], "meeting at 11", "{reply}");
+        } else {
+            assert_eq!(error_code(&reply), "APPROVAL_DENIED", "{reply}");
+        }
+    }
 }
 
 #[tokio::test]
