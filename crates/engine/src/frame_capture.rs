@@ -2,7 +2,6 @@
 //! desktop thread, scaled onto one canvas by `deskhand-encode` straight from
 //! the captured buffer, and encoded; zooms the same way over a region.
 
-use std::hash::{DefaultHasher, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -146,12 +145,12 @@ fn render(
 
 /// Time between the captures compared while waiting for the screen to
 /// settle.
-const SETTLE_INTERVAL: Duration = Duration::from_millis(15);
+const SETTLE_INTERVAL: Duration = Duration::from_millis(10);
 
 /// A cheap fingerprint of what the displays of `select` show: a hash of
 /// every fourth row of each (a change of a few rows is caught by the next
 /// comparison or the one after).
-fn screen_fingerprint(desk: &mut Desk, select: DisplaySelect) -> Result<u64, EngineError> {
+fn screen_fingerprint(desk: &mut Desk, select: DisplaySelect) -> Result<u128, EngineError> {
     let full = FrameLimits {
         max_width: u32::MAX,
         max_height: u32::MAX,
@@ -159,7 +158,7 @@ fn screen_fingerprint(desk: &mut Desk, select: DisplaySelect) -> Result<u64, Eng
     };
     let plan = FramePlan::new(&desk.layout()?, select, full)?;
     let capture = capture_of(desk)?;
-    let mut hasher = DefaultHasher::new();
+    let mut hasher = twox_hash::XxHash3_128::new();
     for d in &plan.displays {
         capture.capture(d.rect, &mut |f| {
             let row = f.width as usize * 4;
@@ -168,12 +167,12 @@ fn screen_fingerprint(desk: &mut Desk, select: DisplaySelect) -> Result<u64, Eng
             }
         })?;
     }
-    Ok(hasher.finish())
+    Ok(hasher.finish_128())
 }
 
 impl Engine {
     /// Waits until the displays of `select` stopped changing (two captures
-    /// 15 ms apart look the same), at most `max`; returns how
+    /// 10 ms apart look the same), at most `max`; returns how
     /// long it waited. Used after input, instead of a fixed sleep.
     pub async fn settle(
         &self,
