@@ -1,0 +1,290 @@
+//! The AT-SPI backend against a real GTK 3 app under Xvfb and its own
+//! D-Bus session: what a read shows (elements, frames, no secret), what
+//! acts do (a click writes a file, text written and read back, secure
+//! fields refused), the element limits, and a hung app failing in time.
+//!
+//! Needs Xvfb, dbus-run-session, at-spi2-core and python3-gi with GTK 3
+//! (`scripts/install-deps`); without them the test is skipped, except
+//! with `CI=true`, where it fails.
+
+#![cfg(target_os = "linux")]
+
+mod harness;
+
+use std::time::{Duration, Instant};
+
+use deskhand_backend_atspi::AtspiOptions;
+use deskhand_engine::BackendError;
+use deskhand_engine::Rect;
+use deskhand_engine::accessibility::{
+    A11yNode, A11yTree, Accessibility, BusProblem, BusStatus, NodeTarget, Role, TextRead,
+    TextWrite, TreeLimits, WindowRef,
+};
+use harness::{Desktop, wait_for_file};
+
+const FORM: &str = "deskhand a11y form";
+const LIST: &str = "deskhand a11y list";
+/// The password the fixture's password entry holds.
+const SECRET: &str = "hunter2-secret";
+const ROWS: u32 = 500;
+
+/// The fixture's frame `key` as a rectangle.
+fn rect(frames: &serde_json::Value, key: &str) -> Rect {
+    let v: Vec<i64> = frames[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no frame for {key}: {frames}"))
+        .iter()
+        .map(|n| n.as_i64().expect("a number"))
+        .collect();
+    let int = |n: i64| i32::try_from(n).expect("fits");
+    let size = |n: i64| u32::try_from(n).expect("fits");
+    Rect::new(int(v[0]), int(v[1]), size(v[2]), size(v[3]))
+}
+
+/// The one element with this role and name.
+fn one<'a>(tree: &'a A11yTree, role: Role, name: &str) -> &'a A11yNode {
+    let found: Vec<_> = tree.find(&role, name).collect();
+    assert_eq!(found.len(), 1, "one {role} {name:?} in the tree");
+    found[0]
+}
+
+/// Asserts that `node`'s frame is `want` to within 1 px on every edge.
+fn assert_frame(node: &A11yNode, want: Rect) {
+    let got = node
+        .frame
+        .unwrap_or_else(|| panic!("{} {:?} has no frame", node.role, node.name));
+    let close = |a: i64, b: i64| (a - b).abs() <= 1;
+    assert!(
+        close(got.x.into(), want.x.into())
+            && close(got.y.into(), want.y.into())
+            && close(got.right(), want.right())
+            && close(got.bottom(), want.bottom()),
+        "{} {:?}: frame {got:?}, the fixture says {want:?}",
+        node.role,
+        node.name
+    );
+}
+
+/// The window `title` of the fixture, with its bounds.
+fn window(desk: &Desktop, title: &str, frames: &serde_json::Value) -> WindowRef {
+    let key = if title == FORM { "form" } else { "list" };
+    WindowRef {
+        pid: desk.app.pid,
+        title: title.into(),
+        frame: Some(rect(frames, key)),
+    }
+}
+
+/// Reads `window` until the app is on the bus (it registers as it starts).
+fn first_read(a11y: &dyn Accessibility, window: &WindowRef) -> A11yTree {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        match a11y.read_window_tree(window, &TreeLimits::default()) {
+            Ok(tree) => return tree,
+            Err(e) if Instant::now() < deadline => {
+                eprintln!("not yet readable: {e}");
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Err(e) => panic!("the form was never readable: {e}"),
+        }
+    }
+}
+
+/// An act's target: `node` of `window`, expecting its role.
+fn target(window: &WindowRef, node: &A11yNode) -> NodeTarget {
+    NodeTarget {
+        window: window.clone(),
+        path: node.path.clone(),
+        expect_role: Some(node.role.clone()),
+    }
+}
+
+/// The read shows the form's widgets where GTK put them, and no secret.
+fn check_form_read(tree: &A11yTree, frames: &serde_json::Value) {
+    assert_eq!(tree.nodes[0].role, Role::Window);
+    assert_eq!(tree.nodes[0].name, FORM);
+    assert!(!tree.truncated);
+    assert_frame(&tree.nodes[0], rect(frames, "form"));
+    assert_frame(one(tree, Role::TextField, "Name"), rect(frames, "Name"));
+    assert_frame(one(tree, Role::Button, "Save"), rect(frames, "Save"));
+    assert_frame(
+        one(tree, Role::CheckBox, "Subscribe"),
+        rect(frames, "Subscribe"),
+    );
+    let password = one(tree, Role::PasswordText, "Password");
+    assert_frame(password, rect(frames, "Password"));
+    assert!(password.is_secure());
+    assert_eq!(password.value, None);
+    let shown = format!("{tree:?}");
+    assert!(!shown.contains(SECRET), "the password leaked into the read");
+    let save = one(tree, Role::Button, "Save");
+    assert!(
+        save.actions.iter().any(|a| a == "click"),
+        "{:?}",
+        save.actions
+    );
+}
+
+/// Text written to the Name entry reads back; Save writes it to a file.
+fn check_acts(desk: &Desktop, a11y: &dyn Accessibility, form: &WindowRef, tree: &A11yTree) {
+    let name = target(form, one(tree, Role::TextField, "Name"));
+    let typed = "Ada Lovelace ✓";
+    assert_eq!(
+        a11y.set_text(&name, typed).expect("set_text"),
+        TextWrite::Written
+    );
+    assert_eq!(
+        a11y.read_text(&name).expect("read_text"),
+        TextRead::Text(typed.into())
+    );
+    let saved = desk.dir.join("saved");
+    assert!(!saved.exists());
+    let save = target(form, one(tree, Role::Button, "Save"));
+    assert_eq!(a11y.press(&save, None).expect("press"), "click");
+    let text = wait_for_file(&saved, Duration::from_secs(5)).expect("Save wrote the file");
+    assert_eq!(text, typed);
+}
+
+/// The password entry is neither written nor read; a stale role is refused.
+fn check_refusals(desk: &Desktop, a11y: &dyn Accessibility, form: &WindowRef, tree: &A11yTree) {
+    let password = target(form, one(tree, Role::PasswordText, "Password"));
+    let refused = a11y.set_text(&password, "overwritten").expect("set_text");
+    assert_eq!(refused, TextWrite::RefusedSecure);
+    assert_eq!(
+        a11y.read_text(&password).expect("read_text"),
+        TextRead::Secure
+    );
+    let frames = desk.frames();
+    assert_eq!(
+        frames["password_changed"], false,
+        "the password was written"
+    );
+    let mut stale = target(form, one(tree, Role::Button, "Save"));
+    stale.expect_role = Some(Role::CheckBox);
+    let err = a11y
+        .press(&stale, None)
+        .expect_err("a stale role is refused");
+    assert!(matches!(err, BackendError::InvalidTarget(_)), "{err}");
+}
+
+/// The 500-row list reads whole within the limits, and is cut (and says
+/// so) under smaller ones.
+fn check_list(a11y: &dyn Accessibility, list: &WindowRef) {
+    let started = Instant::now();
+    let tree = a11y
+        .read_window_tree(list, &TreeLimits::default())
+        .expect("read list");
+    let took = started.elapsed();
+    let rows = tree
+        .nodes
+        .iter()
+        .filter(|n| n.role == Role::ListItem)
+        .count();
+    eprintln!(
+        "full read of the {ROWS}-row list window: {} elements in {:.1} ms",
+        tree.nodes.len(),
+        took.as_secs_f64() * 1000.0
+    );
+    assert_eq!(rows, ROWS as usize);
+    assert!(!tree.truncated);
+    assert!(tree.find(&Role::Label, "Row 499").count() == 1);
+    let small = TreeLimits {
+        max_elements: 100,
+        ..TreeLimits::default()
+    };
+    let cut = a11y.read_window_tree(list, &small).expect("read list, 100");
+    assert_eq!(cut.nodes.len(), 100);
+    assert!(cut.truncated);
+    let shallow = TreeLimits {
+        max_depth: 2,
+        ..TreeLimits::default()
+    };
+    let cut = a11y
+        .read_window_tree(list, &shallow)
+        .expect("read list, depth 2");
+    assert!(cut.truncated);
+    assert!(cut.nodes.iter().all(|n| n.path.depth() <= 2));
+}
+
+/// A stopped app fails a read within its time bound, and reads again once
+/// it runs.
+fn check_hung_app(desk: &Desktop, a11y: &dyn Accessibility, form: &WindowRef) {
+    let limits = TreeLimits {
+        per_call_timeout: Duration::from_millis(300),
+        total_timeout: Duration::from_secs(2),
+        ..TreeLimits::default()
+    };
+    desk.signal("-STOP");
+    let started = Instant::now();
+    let result = a11y.read_window_tree(form, &limits);
+    let took = started.elapsed();
+    desk.signal("-CONT");
+    let err = result.expect_err("a read of a stopped app fails");
+    assert!(took < Duration::from_secs(3), "took {took:?}: {err}");
+    assert!(err.to_string().contains("did not answer"), "{err}");
+    a11y.read_window_tree(form, &TreeLimits::default())
+        .expect("reads again once the app runs");
+}
+
+#[test]
+fn gtk_form_and_list_through_atspi() {
+    if harness::tools_or_skip().is_none() {
+        return;
+    }
+    let desk = Desktop::start(ROWS);
+    let options = AtspiOptions {
+        session_bus: Some(desk.app.bus.clone()),
+        a11y_bus: None,
+    };
+    let a11y = deskhand_backend_atspi::open(&options).expect("open the backend");
+    assert_eq!(a11y.bus_status(), BusStatus::Ok);
+    let frames = desk.frames();
+    let form = window(&desk, FORM, &frames);
+    let _ = first_read(a11y.as_ref(), &form);
+    let started = Instant::now();
+    let tree = a11y
+        .read_window_tree(&form, &TreeLimits::default())
+        .expect("read form");
+    eprintln!(
+        "full read of the form window: {} elements in {:.1} ms",
+        tree.nodes.len(),
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+    check_form_read(&tree, &frames);
+    check_acts(&desk, a11y.as_ref(), &form, &tree);
+    check_refusals(&desk, a11y.as_ref(), &form, &tree);
+    check_list(a11y.as_ref(), &window(&desk, LIST, &frames));
+    check_hung_app(&desk, a11y.as_ref(), &form);
+}
+
+#[test]
+fn bus_problems_have_the_contracts_reasons() {
+    let dead = "unix:path=/nonexistent/deskhand-no-bus";
+    let no_session = AtspiOptions {
+        session_bus: Some(dead.into()),
+        a11y_bus: None,
+    };
+    let a11y = deskhand_backend_atspi::open(&no_session).expect("open");
+    match a11y.bus_status() {
+        BusStatus::Unavailable { problem, .. } => assert_eq!(problem, BusProblem::NotAdvertised),
+        BusStatus::Ok => panic!("no session bus, yet the bus answers"),
+    }
+    let no_a11y = AtspiOptions {
+        session_bus: None,
+        a11y_bus: Some(dead.into()),
+    };
+    let a11y = deskhand_backend_atspi::open(&no_a11y).expect("open");
+    match a11y.bus_status() {
+        BusStatus::Unavailable { problem, .. } => assert_eq!(problem, BusProblem::Unreachable),
+        BusStatus::Ok => panic!("no accessibility bus, yet it answers"),
+    }
+    let window = WindowRef {
+        pid: 1,
+        title: "x".into(),
+        frame: None,
+    };
+    let err = a11y
+        .read_window_tree(&window, &TreeLimits::default())
+        .expect_err("no bus, no read");
+    assert!(err.to_string().contains("atspi_bus_unreachable"), "{err}");
+}
