@@ -209,10 +209,8 @@ impl Caller {
         let v: OwnedValue = self
             .call(obj, PROPERTIES, "Get", &(VALUE, "CurrentValue"), what)
             .await?;
-        v.downcast_ref::<f64>().map_err(|e| AtspiError::Call {
-            what,
-            source: e.into(),
-        })
+        v.downcast_ref::<f64>()
+            .map_err(|e| AtspiError::call(what)(e.into()))
     }
 
     /// The pid of the process that owns `bus` (a unique name).

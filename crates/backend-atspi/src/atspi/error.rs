@@ -31,9 +31,9 @@ pub(crate) enum AtspiError {
     Call {
         /// The call.
         what: &'static str,
-        /// The D-Bus error.
+        /// The D-Bus error (boxed: it is large).
         #[source]
-        source: zbus::Error,
+        source: Box<zbus::Error>,
     },
     /// The window, app or element asked for is not there.
     #[error("{0}")]
@@ -46,14 +46,17 @@ pub(crate) enum AtspiError {
 impl AtspiError {
     /// A failed call of `what`.
     pub(crate) fn call(what: &'static str) -> impl FnOnce(zbus::Error) -> AtspiError {
-        move |source| AtspiError::Call { what, source }
+        move |source| AtspiError::Call {
+            what,
+            source: Box::new(source),
+        }
     }
 
     /// Whether the connection itself is gone (so it must be opened again).
     pub(crate) fn connection_lost(&self) -> bool {
         match self {
             AtspiError::Bus { .. } => true,
-            AtspiError::Call { source, .. } => matches!(source, zbus::Error::InputOutput(_)),
+            AtspiError::Call { source, .. } => matches!(**source, zbus::Error::InputOutput(_)),
             _ => false,
         }
     }
