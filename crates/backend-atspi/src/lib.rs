@@ -23,6 +23,9 @@ pub struct AtspiOptions {
     /// The accessibility bus address itself, when known (skips asking the
     /// session bus); `$AT_SPI_BUS_ADDRESS` when `None` and that is set.
     pub a11y_bus: Option<String>,
+    /// Route every call through the accessibility bus, never straight to
+    /// an app's own socket (slower: for comparison and diagnosis).
+    pub bus_only: bool,
 }
 
 /// Opens the AT-SPI backend. The bus is connected on first use (and again

@@ -98,3 +98,22 @@ pub(crate) async fn check_registry(caller: &Caller) -> Result<usize, AtspiError>
         .map(|apps| apps.len())
         .map_err(|e| bus_error(BusProblem::Unreachable, format!("the registry: {e}")))
 }
+
+/// Opens a direct connection to the app serving `app` (its own socket,
+/// from `GetApplicationBusAddress`).
+pub(crate) async fn open_peer(
+    caller: &Caller,
+    app: &Obj,
+    timeout: Duration,
+) -> Result<zbus::Connection, AtspiError> {
+    let address = caller.app_bus_address(app).await?;
+    let problem = BusProblem::Unreachable;
+    let what = "the app's own socket";
+    let open = async {
+        zbus::connection::Builder::address(address.as_str())?
+            .p2p()
+            .build()
+            .await
+    };
+    bounded(timeout, problem, what, open).await
+}

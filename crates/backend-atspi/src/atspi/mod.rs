@@ -11,6 +11,7 @@ mod find;
 mod map;
 mod walk;
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -40,6 +41,9 @@ struct Shared {
     options: AtspiOptions,
     conn: tokio::sync::Mutex<Option<zbus::Connection>>,
     pids: find::PidCache,
+    /// Direct connections to apps by bus name; `None` for an app that
+    /// offers none (its calls go through the bus).
+    peers: tokio::sync::Mutex<HashMap<String, Option<zbus::Connection>>>,
 }
 
 impl Shared {
@@ -51,30 +55,54 @@ impl Shared {
             return Ok(Caller {
                 conn: c.clone(),
                 timeout: per_call,
+                peer: None,
             });
         }
         let c = bus::connect(&self.options, CONNECT_TIMEOUT).await?;
         self.pids.clear();
+        self.peers.lock().await.clear();
         *conn = Some(c.clone());
         Ok(Caller {
             conn: c,
             timeout: per_call,
+            peer: None,
         })
+    }
+
+    /// `caller`, reaching the app that serves `obj` directly when the app
+    /// offers that (connected on first use, then kept).
+    async fn direct(&self, mut caller: Caller, obj: &Obj) -> Caller {
+        if self.options.bus_only {
+            return caller;
+        }
+        let mut peers = self.peers.lock().await;
+        let conn = match peers.get(&obj.bus) {
+            Some(known) => known.clone(),
+            None => {
+                let opened = bus::open_peer(&caller, obj, CONNECT_TIMEOUT).await;
+                if let Err(e) = &opened {
+                    tracing::debug!(bus = %obj.bus, error = %e, "no direct connection to the app");
+                }
+                let conn = opened.ok();
+                peers.insert(obj.bus.clone(), conn.clone());
+                conn
+            }
+        };
+        caller.peer = conn.map(|conn| calls::Peer {
+            bus: obj.bus.clone(),
+            conn,
+        });
+        caller
     }
 
     /// Drops the connection when `e` says it is gone, so the next call
     /// connects again.
     async fn forget_if_lost(&self, e: &AtspiError) {
         if e.connection_lost() {
-            tracing::info!(error = %e, "accessibility bus connection lost");
+            tracing::info!(error = %e, "accessibility connection lost");
             *self.conn.lock().await = None;
+            self.peers.lock().await.clear();
         }
-    }
-
-    /// The element `target` names, found from its window.
-    async fn element(&self, caller: &Caller, target: &NodeTarget) -> Result<Obj, AtspiError> {
-        let frame = find::frame_of(caller, &self.pids, &target.window).await?;
-        find::follow(caller, frame, &target.path).await
     }
 }
 
@@ -100,6 +128,7 @@ impl AtspiBackend {
                 options,
                 conn: tokio::sync::Mutex::new(None),
                 pids: find::PidCache::default(),
+                peers: tokio::sync::Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -151,7 +180,9 @@ impl AtspiBackend {
         let target = target.clone();
         self.run(ACT_TOTAL_TIMEOUT, what, move |s| async move {
             let caller = s.caller(ACT_CALL_TIMEOUT).await?;
-            let obj = s.element(&caller, &target).await?;
+            let frame = find::frame_of(&caller, &s.pids, &target.window).await?;
+            let caller = s.direct(caller, &frame).await;
+            let obj = find::follow(&caller, frame, &target.path).await?;
             act(caller, obj, target).await
         })
         .map_err(Into::into)
@@ -178,6 +209,7 @@ impl Accessibility for AtspiBackend {
         self.run(limits.total_timeout, what, move |s| async move {
             let caller = s.caller(limits.per_call_timeout).await?;
             let frame = find::frame_of(&caller, &s.pids, &window).await?;
+            let caller = s.direct(caller, &frame).await;
             let started = Instant::now();
             let tree = walk::read_tree(&caller, frame, &limits).await?;
             tracing::debug!(

@@ -87,19 +87,11 @@ async fn read_node(
     obj: &Obj,
     want_children: bool,
 ) -> Result<(Info, Vec<Obj>), AtspiError> {
-    let children = async {
-        if want_children {
-            caller.children(obj).await
-        } else {
-            Ok(Vec::new())
-        }
-    };
-    let (props, role, states, ifaces, children) = tokio::join!(
+    let (props, role, states, ifaces) = tokio::join!(
         caller.props(obj),
         caller.role(obj),
         caller.states(obj),
         caller.interfaces(obj),
-        children
     );
     let (props, ifaces) = (props?, ifaces?);
     let role = map::role(role?);
@@ -117,8 +109,19 @@ async fn read_node(
             false => Ok(None),
         }
     };
-    let (extents, actions, value) =
-        tokio::join!(extents, actions, value_of(caller, obj, ifaces, secure));
+    // A leaf (most elements) costs no GetChildren.
+    let children = async {
+        match want_children && props.child_count > 0 {
+            true => caller.children(obj).await,
+            false => Ok(Vec::new()),
+        }
+    };
+    let (extents, actions, value, children) = tokio::join!(
+        extents,
+        actions,
+        value_of(caller, obj, ifaces, secure),
+        children
+    );
     let info = Info {
         role,
         name: props.name,
