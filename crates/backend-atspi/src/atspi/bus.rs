@@ -107,13 +107,18 @@ pub(crate) async fn open_peer(
     timeout: Duration,
 ) -> Result<zbus::Connection, AtspiError> {
     let address = caller.app_bus_address(app).await?;
-    let problem = BusProblem::Unreachable;
-    let what = "the app's own socket";
     let open = async {
         zbus::connection::Builder::address(address.as_str())?
             .p2p()
             .build()
             .await
     };
-    bounded(timeout, problem, what, open).await
+    match tokio::time::timeout(timeout, open).await {
+        Ok(Ok(conn)) => Ok(conn),
+        Ok(Err(e)) => Err(AtspiError::Unable(format!("the app's own socket: {e}"))),
+        Err(_) => Err(AtspiError::Timeout {
+            what: "connecting the app's own socket",
+            after: timeout,
+        }),
+    }
 }

@@ -78,15 +78,22 @@ impl Shared {
         let mut peers = self.peers.lock().await;
         let conn = match peers.get(&obj.bus) {
             Some(known) => known.clone(),
-            None => {
-                let opened = bus::open_peer(&caller, obj, CONNECT_TIMEOUT).await;
-                if let Err(e) = &opened {
-                    tracing::debug!(bus = %obj.bus, error = %e, "no direct connection to the app");
+            None => match bus::open_peer(&caller, obj, CONNECT_TIMEOUT).await {
+                Ok(conn) => {
+                    peers.insert(obj.bus.clone(), Some(conn.clone()));
+                    Some(conn)
                 }
-                let conn = opened.ok();
-                peers.insert(obj.bus.clone(), conn.clone());
-                conn
-            }
+                // A busy app may offer one next time; one that said no won't.
+                Err(e @ AtspiError::Timeout { .. }) => {
+                    tracing::debug!(bus = %obj.bus, error = %e, "no direct connection yet");
+                    None
+                }
+                Err(e) => {
+                    tracing::debug!(bus = %obj.bus, error = %e, "no direct connection to the app");
+                    peers.insert(obj.bus.clone(), None);
+                    None
+                }
+            },
         };
         caller.peer = conn.map(|conn| calls::Peer {
             bus: obj.bus.clone(),

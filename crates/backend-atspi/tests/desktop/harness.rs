@@ -45,6 +45,14 @@ pub fn missing_tools() -> Option<String> {
             return Some(format!("{tool} is not installed"));
         }
     }
+    // What D-Bus activates for the accessibility bus (at-spi2-core).
+    let service = Path::new("/usr/share/dbus-1/services/org.a11y.Bus.service");
+    if !service.exists() {
+        return Some(format!(
+            "at-spi2-core is not installed ({} is missing)",
+            service.display()
+        ));
+    }
     let gtk = "import gi; gi.require_version('Gtk', '3.0'); from gi.repository import Gtk";
     let ok = Command::new(PYTHON)
         .args(["-c", gtk])
