@@ -470,6 +470,7 @@ pub trait Accessibility: Send + Sync {
 mod tests {
     use super::*;
 
+    /// A node named `n`.
     fn node(role: Role, states: Vec<State>, path: NodePath) -> A11yNode {
         A11yNode {
             role,

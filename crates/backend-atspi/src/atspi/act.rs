@@ -17,6 +17,7 @@ struct Live {
 }
 
 impl Live {
+    /// Whether it is a secure field now.
     fn secure(&self) -> bool {
         is_secure(&self.role, &self.states)
     }

@@ -9,6 +9,7 @@ use zbus::zvariant::{ObjectPath, OwnedObjectPath, OwnedValue};
 
 use super::error::AtspiError;
 
+// The AT-SPI interfaces called, and D-Bus's properties interface.
 const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
 const COMPONENT: &str = "org.a11y.atspi.Component";
 const ACTION: &str = "org.a11y.atspi.Action";

@@ -63,6 +63,8 @@ impl AtspiError {
 }
 
 impl From<AtspiError> for BackendError {
+    /// Bus problems are `Unsupported` (the capability is not there), a
+    /// missing or unable element `InvalidTarget`, the rest `Failed`.
     fn from(e: AtspiError) -> Self {
         match e {
             AtspiError::Bus { .. } => BackendError::Unsupported(e.to_string()),

@@ -35,6 +35,7 @@ impl PidCache {
         self.lock().clear();
     }
 
+    /// The map, even after a panic elsewhere (it holds no invariant).
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -173,6 +174,7 @@ mod tests {
     use super::*;
     use zbus::zvariant::ObjectPath;
 
+    /// A candidate frame `n`.
     fn cand(n: u8, name: &str, frame: Option<Rect>) -> Candidate {
         let path = format!("/org/a11y/atspi/accessible/{n}");
         Candidate {
@@ -187,6 +189,7 @@ mod tests {
         }
     }
 
+    /// A window of pid 1.
     fn window(title: &str, frame: Option<Rect>) -> WindowRef {
         WindowRef {
             pid: 1,
@@ -195,6 +198,7 @@ mod tests {
         }
     }
 
+    /// The path of the candidate chosen for `w`.
     fn chosen(all: Vec<Candidate>, w: &WindowRef) -> Option<String> {
         choose(all, w).map(|o| o.path.as_str().to_owned())
     }

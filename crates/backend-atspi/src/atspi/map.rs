@@ -104,6 +104,7 @@ pub(crate) fn frame((x, y, w, h): (i32, i32, i32, i32)) -> Option<Rect> {
 /// The default action of an element offering `actions`: the first of
 /// `click`, `press`, `activate`, `toggle` it offers, else its only one.
 pub(crate) fn default_action(actions: &[String]) -> Option<usize> {
+    // In this order: GTK buttons offer `click`, Qt's `press`.
     const PREFERRED: [&str; 4] = ["click", "press", "activate", "toggle"];
     PREFERRED
         .iter()

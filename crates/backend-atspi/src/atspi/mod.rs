@@ -206,6 +206,7 @@ impl Drop for AtspiBackend {
 }
 
 impl Accessibility for AtspiBackend {
+    /// Finds the window's frame, then reads its tree (see `walk`).
     fn read_window_tree(
         &self,
         window: &WindowRef,
@@ -230,6 +231,7 @@ impl Accessibility for AtspiBackend {
         .map_err(Into::into)
     }
 
+    /// See [`act::press`].
     fn press(&self, target: &NodeTarget, action: Option<&str>) -> Result<String, BackendError> {
         let action = action.map(str::to_owned);
         self.act(
@@ -239,6 +241,7 @@ impl Accessibility for AtspiBackend {
         )
     }
 
+    /// See [`act::set_text`].
     fn set_text(&self, target: &NodeTarget, text: &str) -> Result<TextWrite, BackendError> {
         let text = text.to_owned();
         self.act(
@@ -248,6 +251,7 @@ impl Accessibility for AtspiBackend {
         )
     }
 
+    /// See [`act::read_text`].
     fn read_text(&self, target: &NodeTarget) -> Result<TextRead, BackendError> {
         self.act(
             target,
@@ -256,6 +260,7 @@ impl Accessibility for AtspiBackend {
         )
     }
 
+    /// Connects the bus when needed and asks the registry for its apps.
     fn bus_status(&self) -> BusStatus {
         let checked = self.run(
             STATUS_TIMEOUT,

@@ -229,6 +229,7 @@ fn flatten(mut slots: Vec<Slot>, truncated: bool) -> A11yTree {
 mod tests {
     use super::*;
 
+    /// A read slot named `name`.
     fn slot(parent: Option<usize>, index: u32, children: Vec<usize>, name: &str) -> Slot {
         Slot {
             obj: Obj::registry_root(),

@@ -9,6 +9,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use deskhand_engine::Rect;
+
 /// The Python that has python3-gi (the one on `PATH` may not).
 const PYTHON: &str = "/usr/bin/python3";
 
@@ -26,6 +28,8 @@ pub struct Desktop {
     session: Option<Child>,
     /// The fixture app, once ready.
     pub app: Ready,
+    /// The X display number.
+    pub display: u32,
     /// Scratch files of this run.
     pub dir: PathBuf,
 }
@@ -40,7 +44,12 @@ pub fn missing_tools() -> Option<String> {
             .status()
             .is_ok_and(|s| s.success())
     };
-    for tool in ["Xvfb", "dbus-run-session"] {
+    for tool in [
+        "Xvfb",
+        "dbus-run-session",
+        "gtk3-widget-factory",
+        "xwininfo",
+    ] {
         if !on_path(tool) {
             return Some(format!("{tool} is not installed"));
         }
@@ -157,15 +166,36 @@ fn fixture() -> PathBuf {
 impl Desktop {
     /// Starts Xvfb and the fixture with a list of `rows` rows.
     pub fn start(rows: u32) -> Self {
+        Self::launch(|dir| {
+            let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+            vec![
+                PYTHON.to_owned(),
+                fixture().to_string_lossy().into_owned(),
+                "--saved".to_owned(),
+                path("saved"),
+                "--frames".to_owned(),
+                path("frames.json"),
+                "--rows".to_owned(),
+                rows.to_string(),
+            ]
+        })
+    }
+
+    /// Starts Xvfb and `gtk3-widget-factory` (through a shell that reports
+    /// ready, as the fixture does, then becomes the app: same pid).
+    pub fn start_widget_factory() -> Self {
+        let script = r#"printf '{"ready": true, "pid": %s, "bus": "%s"}\n' "$$" "$DBUS_SESSION_BUS_ADDRESS"; exec gtk3-widget-factory"#;
+        Self::launch(|_| vec!["sh".into(), "-c".into(), script.into()])
+    }
+
+    /// Starts Xvfb and, under `dbus-run-session` on it, the command `argv`
+    /// gives for the scratch directory; waits for its ready line.
+    fn launch(argv: impl FnOnce(&Path) -> Vec<String>) -> Self {
         let dir = scratch();
         let (xvfb, display) = start_xvfb();
         let mut session = Command::new("dbus-run-session")
             .arg("--")
-            .arg(PYTHON)
-            .arg(fixture())
-            .args(["--saved", &dir.join("saved").to_string_lossy()])
-            .args(["--frames", &dir.join("frames.json").to_string_lossy()])
-            .args(["--rows", &rows.to_string()])
+            .args(argv(&dir))
             .env("DISPLAY", format!(":{display}"))
             // GTK loads its AT-SPI bridge unless this is set.
             .env_remove("NO_AT_BRIDGE")
@@ -183,6 +213,7 @@ impl Desktop {
                 pid: 0,
                 bus: String::new(),
             },
+            display,
             dir,
         };
         desktop.app = wait_ready(&lines);
@@ -206,6 +237,37 @@ impl Desktop {
         let text = wait_for_file(&path, Duration::from_secs(5)).expect("the fixture wrote frames");
         serde_json::from_str(&text).expect("frames are JSON")
     }
+}
+
+impl Desktop {
+    /// The bounds of the largest top-level X window titled `title`, as
+    /// `xwininfo` reports them (what a window list gives the engine).
+    pub fn x_window_frame(&self, title: &str) -> Option<Rect> {
+        let out = Command::new("xwininfo")
+            .args(["-root", "-tree", "-display", &format!(":{}", self.display)])
+            .output()
+            .ok()?;
+        let quoted = format!("\"{title}\":");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.contains(&quoted))
+            .filter_map(parse_geometry)
+            .max_by_key(|r| u64::from(r.width) * u64::from(r.height))
+    }
+}
+
+/// The `WxH+X+Y` geometry at the end of an `xwininfo -tree` line.
+fn parse_geometry(line: &str) -> Option<Rect> {
+    let geometry = line.split_whitespace().rev().nth(1)?;
+    let (size, place) = geometry.split_once('+')?;
+    let (w, h) = size.split_once('x')?;
+    let (x, y) = place.split_once('+')?;
+    Some(Rect::new(
+        x.parse().ok()?,
+        y.parse().ok()?,
+        w.parse().ok()?,
+        h.parse().ok()?,
+    ))
 }
 
 /// The contents of `path` once it exists, waiting up to `timeout`.
@@ -235,6 +297,7 @@ fn wait_exit(child: &mut Child, timeout: Duration) -> bool {
 }
 
 impl Drop for Desktop {
+    /// Stops the fixture (and so its session bus), then Xvfb.
     fn drop(&mut self) {
         if let Some(mut session) = self.session.take() {
             if self.app.pid != 0 {

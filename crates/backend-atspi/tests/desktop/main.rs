@@ -22,10 +22,12 @@ use deskhand_engine::accessibility::{
 };
 use harness::{Desktop, wait_for_file};
 
+/// The fixture's window titles.
 const FORM: &str = "deskhand a11y form";
 const LIST: &str = "deskhand a11y list";
 /// The password the fixture's password entry holds.
 const SECRET: &str = "hunter2-secret";
+/// The rows of the fixture's list.
 const ROWS: u32 = 500;
 
 /// The fixture's frame `key` as a rectangle.
@@ -304,4 +306,54 @@ fn bus_problems_have_the_contracts_reasons() {
         .read_window_tree(&window, &TreeLimits::default())
         .expect_err("no bus, no read");
     assert!(err.to_string().contains("atspi_bus_unreachable"), "{err}");
+}
+
+/// A real app of many widget kinds reads whole, consistently, in time.
+#[test]
+fn gtk3_widget_factory_reads_whole() {
+    if harness::tools_or_skip().is_none() {
+        return;
+    }
+    let desk = Desktop::start_widget_factory();
+    let options = AtspiOptions {
+        session_bus: Some(desk.app.bus.clone()),
+        ..AtspiOptions::default()
+    };
+    let a11y = deskhand_backend_atspi::open(&options).expect("open the backend");
+    // Its accessible frame has no name: it is found by its bounds.
+    let title = "gtk3-widget-factory";
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let frame = loop {
+        match desk.x_window_frame(title) {
+            Some(f) if f.width > 10 => break f,
+            _ if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+            _ => panic!("no {title} window"),
+        }
+    };
+    let window = WindowRef {
+        pid: desk.app.pid,
+        title: title.into(),
+        frame: Some(frame),
+    };
+    let _ = first_read(a11y.as_ref(), &window);
+    let started = Instant::now();
+    let tree = a11y
+        .read_window_tree(&window, &TreeLimits::default())
+        .expect("read");
+    eprintln!(
+        "full read of gtk3-widget-factory: {} elements in {:.1} ms",
+        tree.nodes.len(),
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+    assert!(!tree.truncated);
+    assert!(tree.nodes.len() > 100, "{} elements", tree.nodes.len());
+    assert!(tree.nodes.iter().any(|n| n.role == Role::Button));
+    assert!(tree.nodes.iter().any(|n| n.role == Role::CheckBox));
+    for (i, node) in tree.nodes.iter().enumerate() {
+        for &c in &node.children {
+            assert!(c > i, "children come after their parent");
+            assert_eq!(tree.nodes[c].parent, Some(i));
+            assert_eq!(tree.nodes[c].path.depth(), node.path.depth() + 1);
+        }
+    }
 }
