@@ -265,8 +265,9 @@ pub struct A11yNode {
     pub description: String,
     /// States, sorted, each once.
     pub states: Vec<State>,
-    /// Bounds in global desktop pixels; `None` when the element has no
-    /// on-screen area or does not report one.
+    /// Bounds in global desktop pixels; `None` when the element is not
+    /// showing (hidden, or scrolled out of view), has no area, or does not
+    /// report its bounds.
     pub frame: Option<Rect>,
     /// Names of the actions it offers (`click`, `press`, `activate`, …).
     pub actions: Vec<String>,

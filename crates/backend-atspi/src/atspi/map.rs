@@ -93,9 +93,13 @@ fn state(raw: S) -> Option<State> {
 }
 
 /// A desktop rectangle of AT-SPI extents `(x, y, width, height)`; `None`
-/// for an element with no area (GTK reports `-1` or `0` sizes for elements
-/// that are not laid out).
+/// for an element with no area or place (GTK reports `-1` or `0` sizes for
+/// elements that are not laid out, and `i32::MIN` positions for rows that
+/// are not drawn).
 pub(crate) fn frame((x, y, w, h): (i32, i32, i32, i32)) -> Option<Rect> {
+    if x == i32::MIN || y == i32::MIN {
+        return None;
+    }
     let width = u32::try_from(w).ok().filter(|w| *w > 0)?;
     let height = u32::try_from(h).ok().filter(|h| *h > 0)?;
     Some(Rect::new(x, y, width, height))
@@ -146,6 +150,7 @@ mod tests {
         assert_eq!(frame((5, 6, 7, 8)), Some(Rect::new(5, 6, 7, 8)));
         assert_eq!(frame((-1, -1, -1, -1)), None);
         assert_eq!(frame((3, 3, 0, 10)), None);
+        assert_eq!(frame((i32::MIN, i32::MIN, 300, 21)), None);
     }
 
     #[test]

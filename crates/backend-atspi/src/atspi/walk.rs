@@ -97,8 +97,11 @@ async fn read_node(
     let role = map::role(role?);
     let states = map::states(states?, &role);
     let secure = is_secure(&role, &states);
+    // What is not on screen (a row scrolled away) has no frame worth a
+    // call: GTK gives such rows a position of `i32::MIN`.
+    let showing = states.contains(&State::Showing);
     let extents = async {
-        match ifaces.contains(Interface::Component) {
+        match showing && ifaces.contains(Interface::Component) {
             true => optional(caller.extents(obj).await),
             false => Ok(None),
         }

@@ -197,6 +197,16 @@ fn check_list(a11y: &dyn Accessibility, list: &WindowRef, how: &str) {
     assert_eq!(rows, ROWS as usize);
     assert!(!tree.truncated);
     assert!(tree.find(&Role::Label, "Row 499").count() == 1);
+    // Rows on screen have frames inside the window; rows scrolled out of
+    // view (Row 499) have none.
+    let bounds = list.frame.expect("the list window's frame");
+    let first = one(&tree, Role::Label, "Row 0")
+        .frame
+        .expect("Row 0 is on screen");
+    assert!(bounds.contains_rect(&first), "{first:?} in {bounds:?}");
+    assert_eq!(one(&tree, Role::Label, "Row 499").frame, None);
+    let framed = tree.nodes.iter().filter_map(|n| n.frame);
+    assert!(framed.clone().all(|f| bounds.overlap_area(&f) > 0));
     let small = TreeLimits {
         max_elements: 100,
         ..TreeLimits::default()
