@@ -17,7 +17,7 @@ use deskhand_backend_atspi::AtspiOptions;
 use deskhand_engine::BackendError;
 use deskhand_engine::Rect;
 use deskhand_engine::accessibility::{
-    A11yNode, A11yTree, Accessibility, BusProblem, BusStatus, NodeTarget, Role, TextRead,
+    A11yNode, A11yTree, Accessibility, BusProblem, BusStatus, NodeTarget, Role, State, TextRead,
     TextWrite, TreeLimits, WindowRef,
 };
 use harness::{Desktop, wait_for_file};
@@ -145,6 +145,32 @@ fn check_acts(desk: &Desktop, a11y: &dyn Accessibility, form: &WindowRef, tree: 
     assert_eq!(a11y.press(&save, None).expect("press"), "click");
     let text = wait_for_file(&saved, Duration::from_secs(5)).expect("Save wrote the file");
     assert_eq!(text, typed);
+    // The entry's value shows in a read, and the check box's action by
+    // name checks it.
+    let subscribe = one(tree, Role::CheckBox, "Subscribe");
+    assert!(!subscribe.has(State::Checked));
+    let done = a11y.press(&target(form, subscribe), Some("click"));
+    assert_eq!(done.expect("press Subscribe"), "click");
+    // GTK does an action from an idle callback, after the call returns.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let after = loop {
+        let after = a11y
+            .read_window_tree(form, &TreeLimits::default())
+            .expect("re-read");
+        let checked = one(&after, Role::CheckBox, "Subscribe").has(State::Checked);
+        if checked || Instant::now() > deadline {
+            break after;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(one(&after, Role::CheckBox, "Subscribe").has(State::Checked));
+    let value = one(&after, Role::TextField, "Name").value.as_deref();
+    assert_eq!(value, Some(typed));
+    let err = a11y.press(&target(form, subscribe), Some("fly"));
+    assert!(
+        matches!(err, Err(BackendError::InvalidTarget(_))),
+        "{err:?}"
+    );
 }
 
 /// The password entry is neither written nor read; a stale role is refused.
@@ -316,6 +342,16 @@ fn bus_problems_have_the_contracts_reasons() {
         .read_window_tree(&window, &TreeLimits::default())
         .expect_err("no bus, no read");
     assert!(err.to_string().contains("atspi_bus_unreachable"), "{err}");
+    // Calls block, but may be made (and the backend dropped) inside an
+    // async runtime: the backend runs its own.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async move {
+        assert_ne!(a11y.bus_status(), BusStatus::Ok);
+        drop(a11y);
+    });
 }
 
 /// A real app of many widget kinds reads whole, consistently, in time.
