@@ -4,6 +4,7 @@
 //! Every process it starts is stopped by pid when it is dropped.
 
 use std::io::{BufRead, BufReader, Read};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -192,11 +193,18 @@ impl Desktop {
     /// gives for the scratch directory; waits for its ready line.
     fn launch(argv: impl FnOnce(&Path) -> Vec<String>) -> Self {
         let dir = scratch();
+        // The session's sockets (the accessibility bus, the apps' own)
+        // go here, and so away with the scratch directory.
+        let run = dir.join("run");
+        std::fs::create_dir(&run).expect("runtime directory");
+        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700))
+            .expect("runtime directory mode");
         let (xvfb, display) = start_xvfb();
         let mut session = Command::new("dbus-run-session")
             .arg("--")
             .args(argv(&dir))
             .env("DISPLAY", format!(":{display}"))
+            .env("XDG_RUNTIME_DIR", &run)
             // GTK loads its AT-SPI bridge unless this is set.
             .env_remove("NO_AT_BRIDGE")
             .env_remove("DBUS_SESSION_BUS_ADDRESS")
