@@ -151,12 +151,21 @@ impl Caller {
         Ok(Obj::from_ref(&r))
     }
 
-    /// Name, description and child count, in one call.
+    /// Name, description and child count: in one call, or, from an app
+    /// that does not answer `GetAll`, in three.
     pub(crate) async fn props(&self, obj: &Obj) -> Result<Props, AtspiError> {
         let what = "Properties.GetAll(Accessible)";
-        let all: HashMap<String, OwnedValue> = self
+        let all: HashMap<String, OwnedValue> = match self
             .call(obj, PROPERTIES, "GetAll", &(ACCESSIBLE,), what)
-            .await?;
+            .await
+        {
+            Ok(all) => all,
+            Err(e @ AtspiError::Timeout { .. }) => return Err(e),
+            Err(e) => {
+                tracing::debug!(error = %e, "GetAll refused: reading properties one by one");
+                self.props_one_by_one(obj).await?
+            }
+        };
         let text = |key: &str| {
             all.get(key)
                 .and_then(|v| v.downcast_ref::<&str>().ok().map(str::to_owned))
@@ -170,6 +179,20 @@ impl Caller {
                 .and_then(|v| v.downcast_ref::<i32>().ok())
                 .unwrap_or(0),
         })
+    }
+
+    /// `Name`, `Description` and `ChildCount` with a `Properties.Get` each.
+    async fn props_one_by_one(&self, obj: &Obj) -> Result<HashMap<String, OwnedValue>, AtspiError> {
+        let what = "Properties.Get(Accessible)";
+        let get = |key: &'static str| async move {
+            let v: OwnedValue = self
+                .call(obj, PROPERTIES, "Get", &(ACCESSIBLE, key), what)
+                .await?;
+            Ok::<_, AtspiError>((key.to_owned(), v))
+        };
+        let (name, description, count) =
+            tokio::join!(get("Name"), get("Description"), get("ChildCount"));
+        Ok(HashMap::from([name?, description?, count?]))
     }
 
     /// The element's bounds in screen coordinates: `(x, y, width, height)`.
