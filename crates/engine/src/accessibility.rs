@@ -371,9 +371,10 @@ impl Default for TreeLimits {
     }
 }
 
-/// The element an act is for: its window, its path, and the role it had
-/// when it was read. A backend refuses the act when the element at the
-/// path has another role now (the structure changed).
+/// The element an act is for: its window, its path, and the role (and
+/// name) it had when it was read. A backend refuses the act when the
+/// element at the path has another role or name now (the structure
+/// changed), so an act never lands on another element.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeTarget {
     /// Its window.
@@ -382,6 +383,9 @@ pub struct NodeTarget {
     pub path: NodePath,
     /// The role it had when read; `None` skips the check.
     pub expect_role: Option<Role>,
+    /// The name it had when read; `None` skips the check (for elements
+    /// whose name changes as they are used).
+    pub expect_name: Option<String>,
 }
 
 /// What a text write did.

@@ -23,24 +23,43 @@ impl Live {
     }
 }
 
-/// Reads the element's role, states and interfaces, and checks that it
-/// still has the role `target` expects.
+/// Reads the element's role, states and interfaces (and name, when
+/// `target` expects one), and checks that it is still the element read.
 async fn live(caller: &Caller, obj: &Obj, target: &NodeTarget) -> Result<Live, AtspiError> {
-    let (role, states, ifaces) =
-        tokio::join!(caller.role(obj), caller.states(obj), caller.interfaces(obj));
+    let name = async {
+        match &target.expect_name {
+            Some(_) => caller.props(obj).await.map(|p| Some(p.name)),
+            None => Ok(None),
+        }
+    };
+    let (role, states, ifaces, name) = tokio::join!(
+        caller.role(obj),
+        caller.states(obj),
+        caller.interfaces(obj),
+        name
+    );
     let role = map::role(role?);
     let live = Live {
         states: map::states(states?, &role),
         role,
         ifaces: ifaces?,
     };
-    match &target.expect_role {
-        Some(expected) if *expected != live.role => Err(AtspiError::NotFound(format!(
+    if let Some(expected) = target.expect_role.as_ref().filter(|r| **r != live.role) {
+        return Err(AtspiError::NotFound(format!(
             "the element at {} is now a {}, not a {expected}: the window changed",
             target.path, live.role
-        ))),
-        _ => Ok(live),
+        )));
     }
+    let (name, expected) = (name?, target.expect_name.as_ref());
+    if let (Some(now), Some(expected)) = (&name, expected)
+        && now != expected
+    {
+        return Err(AtspiError::NotFound(format!(
+            "the {} at {} is now named {now:?}, not {expected:?}: the window changed",
+            live.role, target.path
+        )));
+    }
+    Ok(live)
 }
 
 /// Does `action` (or the default action) of the element; returns its name.

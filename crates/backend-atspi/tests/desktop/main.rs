@@ -98,6 +98,7 @@ fn target(window: &WindowRef, node: &A11yNode) -> NodeTarget {
         window: window.clone(),
         path: node.path.clone(),
         expect_role: Some(node.role.clone()),
+        expect_name: Some(node.name.clone()),
     }
 }
 
@@ -173,7 +174,8 @@ fn check_acts(desk: &Desktop, a11y: &dyn Accessibility, form: &WindowRef, tree: 
     );
 }
 
-/// The password entry is neither written nor read; a stale role is refused.
+/// The password entry is neither written nor read; a stale role or name,
+/// and text for a button, are refused.
 fn check_refusals(desk: &Desktop, a11y: &dyn Accessibility, form: &WindowRef, tree: &A11yTree) {
     let password = target(form, one(tree, Role::PasswordText, "Password"));
     let refused = a11y.set_text(&password, "overwritten").expect("set_text");
@@ -192,6 +194,17 @@ fn check_refusals(desk: &Desktop, a11y: &dyn Accessibility, form: &WindowRef, tr
     let err = a11y
         .press(&stale, None)
         .expect_err("a stale role is refused");
+    assert!(matches!(err, BackendError::InvalidTarget(_)), "{err}");
+    let mut renamed = target(form, one(tree, Role::Button, "Save"));
+    renamed.expect_name = Some("Delete".into());
+    let err = a11y
+        .press(&renamed, None)
+        .expect_err("a stale name is refused");
+    assert!(err.to_string().contains("now named"), "{err}");
+    let button = target(form, one(tree, Role::Button, "Save"));
+    let err = a11y
+        .set_text(&button, "x")
+        .expect_err("a button takes no text");
     assert!(matches!(err, BackendError::InvalidTarget(_)), "{err}");
 }
 
