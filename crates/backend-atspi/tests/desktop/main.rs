@@ -1,11 +1,13 @@
 //! The AT-SPI backend against a real GTK 3 app under Xvfb and its own
 //! D-Bus session: what a read shows (elements, frames, no secret), what
 //! acts do (a click writes a file, text written and read back, secure
-//! fields refused), the element limits, and a hung app failing in time.
+//! fields refused), the element limits, and a hung app failing in time;
+//! and `gtk3-widget-factory` read whole. The timings of the reads are
+//! printed (`--nocapture`).
 //!
-//! Needs Xvfb, dbus-run-session, at-spi2-core and python3-gi with GTK 3
-//! (`scripts/install-deps`); without them the test is skipped, except
-//! with `CI=true`, where it fails.
+//! Needs Xvfb, dbus-run-session, at-spi2-core, python3-gi with GTK 3,
+//! gtk-3-examples and xwininfo (`scripts/install-deps`); without them the
+//! tests are skipped, except with `CI=true`, where they fail.
 
 #![cfg(target_os = "linux")]
 
@@ -87,12 +89,12 @@ fn first_read(a11y: &dyn Accessibility, window: &WindowRef) -> A11yTree {
                 eprintln!("not yet readable: {e}");
                 std::thread::sleep(Duration::from_millis(200));
             }
-            Err(e) => panic!("the form was never readable: {e}"),
+            Err(e) => panic!("{:?} was never readable: {e}", window.title),
         }
     }
 }
 
-/// An act's target: `node` of `window`, expecting its role.
+/// An act's target: `node` of `window`, expecting its role and name.
 fn target(window: &WindowRef, node: &A11yNode) -> NodeTarget {
     NodeTarget {
         window: window.clone(),
