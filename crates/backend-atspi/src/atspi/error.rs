@@ -52,10 +52,13 @@ impl AtspiError {
         }
     }
 
-    /// Whether the connection itself is gone (so it must be opened again).
-    pub(crate) fn connection_lost(&self) -> bool {
+    /// Whether the connection may be gone, so it is opened again for the
+    /// next call: a bus problem, a broken socket, or no answer in time (a
+    /// dead peer can look like a silent one; opening again costs a few
+    /// round trips).
+    pub(crate) fn connection_suspect(&self) -> bool {
         match self {
-            AtspiError::Bus { .. } => true,
+            AtspiError::Bus { .. } | AtspiError::Timeout { .. } => true,
             AtspiError::Call { source, .. } => matches!(**source, zbus::Error::InputOutput(_)),
             _ => false,
         }

@@ -102,11 +102,11 @@ impl Shared {
         caller
     }
 
-    /// Drops the connection when `e` says it is gone, so the next call
-    /// connects again.
+    /// Drops the connections when `e` says they may be gone, so the next
+    /// call connects again.
     async fn forget_if_lost(&self, e: &AtspiError) {
-        if e.connection_lost() {
-            tracing::info!(error = %e, "accessibility connection lost");
+        if e.connection_suspect() {
+            tracing::info!(error = %e, "accessibility connections dropped");
             *self.conn.lock().await = None;
             self.peers.lock().await.clear();
         }
