@@ -12,7 +12,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::backend::BackendError;
+use crate::backend::{BackendError, NativeWindow};
 use crate::geometry::Rect;
 
 /// An element's role, normalized across toolkits. The raw role of one
@@ -330,6 +330,16 @@ impl A11yTree {
     pub fn at(&self, path: &NodePath) -> Option<&A11yNode> {
         self.nodes.iter().find(|n| n.path == *path)
     }
+
+    /// The bounds of every secure field read, to black out of a
+    /// screenshot of the window.
+    pub fn secure_frames(&self) -> Vec<Rect> {
+        self.nodes
+            .iter()
+            .filter(|n| n.is_secure())
+            .filter_map(|n| n.frame)
+            .collect()
+    }
 }
 
 /// The window whose tree is read: what the window list says of it.
@@ -342,6 +352,18 @@ pub struct WindowRef {
     /// Its bounds in global desktop pixels, to tell apart windows of one
     /// app with the same title.
     pub frame: Option<Rect>,
+}
+
+impl WindowRef {
+    /// The window as the window list gives it; `None` when its owner is
+    /// unknown (no pid: its app cannot be found on the bus).
+    pub fn of(window: &NativeWindow) -> Option<Self> {
+        Some(Self {
+            pid: window.pid?,
+            title: window.title.clone(),
+            frame: Some(window.rect),
+        })
+    }
 }
 
 /// Bounds of one read.
@@ -520,6 +542,46 @@ mod tests {
         assert_eq!(tree.find(&Role::Label, "x").count(), 0);
         let at = tree.at(&NodePath::root().child(0));
         assert_eq!(at.map(|n| &n.role), Some(&Role::Label));
+    }
+
+    #[test]
+    fn secure_frames_are_the_secure_fields_with_bounds() {
+        let mut secret = node(Role::PasswordText, vec![], NodePath::root().child(0));
+        secret.frame = Some(Rect::new(1, 2, 3, 4));
+        let mut shown = node(Role::TextField, vec![], NodePath::root().child(1));
+        shown.frame = Some(Rect::new(5, 6, 7, 8));
+        let hidden = node(
+            Role::TextField,
+            vec![State::Secure],
+            NodePath::root().child(2),
+        );
+        let tree = A11yTree {
+            nodes: vec![secret, shown, hidden],
+            truncated: false,
+        };
+        assert_eq!(tree.secure_frames(), vec![Rect::new(1, 2, 3, 4)]);
+    }
+
+    #[test]
+    fn a_window_ref_needs_the_windows_pid() {
+        let mut w = NativeWindow {
+            id: 7,
+            pid: None,
+            class: String::new(),
+            instance: String::new(),
+            title: "doc".into(),
+            rect: Rect::new(0, 0, 10, 10),
+            focused: false,
+            minimized: false,
+            fullscreen: false,
+        };
+        assert_eq!(WindowRef::of(&w), None);
+        w.pid = Some(42);
+        let r = WindowRef::of(&w).expect("a pid");
+        assert_eq!(
+            (r.pid, r.title.as_str(), r.frame),
+            (42, "doc", Some(w.rect))
+        );
     }
 
     #[test]

@@ -120,6 +120,7 @@ fn check_form_read(tree: &A11yTree, frames: &serde_json::Value) {
     assert_frame(password, rect(frames, "Password"));
     assert!(password.is_secure());
     assert_eq!(password.value, None);
+    assert_eq!(tree.secure_frames(), vec![password.frame.expect("framed")]);
     let shown = format!("{tree:?}");
     assert!(!shown.contains(SECRET), "the password leaked into the read");
     let save = one(tree, Role::Button, "Save");
