@@ -81,7 +81,7 @@ fn window(desk: &Desktop, title: &str, frames: &serde_json::Value) -> WindowRef 
 
 /// Reads `window` until the app is on the bus (it registers as it starts).
 fn first_read(a11y: &dyn Accessibility, window: &WindowRef) -> A11yTree {
-    let deadline = Instant::now() + Duration::from_secs(15);
+    let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         match a11y.read_window_tree(window, &TreeLimits::default()) {
             Ok(tree) => return tree,
@@ -382,29 +382,37 @@ fn gtk3_widget_factory_reads_whole() {
         ..AtspiOptions::default()
     };
     let a11y = deskhand_backend_atspi::open(&options).expect("open the backend");
-    // Its accessible frame has no name: it is found by its bounds.
+    // Its accessible frame has no name: it is found by its bounds, read
+    // again on every try (the window may still be settling its size).
     let title = "gtk3-widget-factory";
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let frame = loop {
-        match desk.x_window_frame(title) {
-            Some(f) if f.width > 10 => break f,
-            _ if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
-            _ => panic!("no {title} window"),
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let window = loop {
+        let window = WindowRef {
+            pid: desk.app.pid,
+            title: title.into(),
+            frame: desk.x_window_frame(title).filter(|f| f.width > 10),
+        };
+        let read = match window.frame {
+            Some(_) => a11y.read_window_tree(&window, &TreeLimits::default()),
+            None => Err(BackendError::InvalidTarget("no X window yet".into())),
+        };
+        match read {
+            Ok(_) => break window,
+            Err(e) if Instant::now() < deadline => {
+                eprintln!("not yet readable: {e}");
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Err(e) => panic!("{title} was never readable: {e}"),
         }
     };
-    let window = WindowRef {
-        pid: desk.app.pid,
-        title: title.into(),
-        frame: Some(frame),
-    };
-    let _ = first_read(a11y.as_ref(), &window);
     let started = Instant::now();
     let tree = a11y
         .read_window_tree(&window, &TreeLimits::default())
         .expect("read");
     eprintln!(
-        "full read of gtk3-widget-factory: {} elements in {:.1} ms",
+        "full read of gtk3-widget-factory: {} elements, {} levels, in {:.1} ms",
         tree.nodes.len(),
+        tree.nodes.iter().map(|n| n.path.depth()).max().unwrap_or(0),
         started.elapsed().as_secs_f64() * 1000.0
     );
     assert!(!tree.truncated);
