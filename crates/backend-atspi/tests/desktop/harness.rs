@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{Mutex, MutexGuard, mpsc};
 use std::time::{Duration, Instant};
 
 use deskhand_engine::Rect;
@@ -72,10 +72,15 @@ pub fn missing_tools() -> Option<String> {
     (!ok).then(|| format!("{PYTHON} has no python3-gi with GTK 3 (gir1.2-gtk-3.0)"))
 }
 
-/// `None` (skip) when tools are missing outside CI; panics in CI.
-pub fn tools_or_skip() -> Option<()> {
+/// Held by each desktop test while it runs: one at a time, so that the
+/// timings printed are not of two desktops sharing the CPU.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// The turn to run a desktop test; `None` (skip) when tools are missing
+/// outside CI; panics in CI.
+pub fn tools_or_skip() -> Option<MutexGuard<'static, ()>> {
     match missing_tools() {
-        None => Some(()),
+        None => Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())),
         Some(what) if std::env::var("CI").is_ok_and(|v| v == "true") => {
             panic!("CI=true and a test dependency is missing: {what} (run scripts/install-deps)")
         }

@@ -289,9 +289,9 @@ fn check_hung_app(desk: &Desktop, a11y: &dyn Accessibility, form: &WindowRef) {
 
 #[test]
 fn gtk_form_and_list_through_atspi() {
-    if harness::tools_or_skip().is_none() {
+    let Some(_turn) = harness::tools_or_skip() else {
         return;
-    }
+    };
     let desk = Desktop::start(ROWS);
     let options = AtspiOptions {
         session_bus: Some(desk.app.bus.clone()),
@@ -373,9 +373,9 @@ fn bus_problems_have_the_contracts_reasons() {
 /// A real app of many widget kinds reads whole, consistently, in time.
 #[test]
 fn gtk3_widget_factory_reads_whole() {
-    if harness::tools_or_skip().is_none() {
+    let Some(_turn) = harness::tools_or_skip() else {
         return;
-    }
+    };
     let desk = Desktop::start_widget_factory();
     let options = AtspiOptions {
         session_bus: Some(desk.app.bus.clone()),
