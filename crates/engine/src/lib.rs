@@ -5,6 +5,7 @@
 
 pub use deskhand_encode as encode;
 
+pub mod accessibility;
 pub mod action;
 pub mod approval;
 pub mod apps;

@@ -1,0 +1,231 @@
+//! From a window to its accessible frame, and from a frame along a path
+//! to an element: the window's pid, the registry's apps whose bus name has
+//! that pid, then the app's frame with the window's title (and, when
+//! several have it, the bounds closest to the window's).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use deskhand_engine::Rect;
+use deskhand_engine::accessibility::{NodePath, WindowRef};
+use futures_util::future::join_all;
+
+use super::calls::{Caller, Obj};
+use super::error::AtspiError;
+use super::map;
+
+/// The pids of the apps' bus names already asked for. A unique name is
+/// never reused while the bus runs, so an entry never goes stale.
+#[derive(Debug, Default)]
+pub(crate) struct PidCache(Mutex<HashMap<String, u32>>);
+
+impl PidCache {
+    /// The pid owning `bus`, from the cache or the bus.
+    async fn pid(&self, caller: &Caller, bus: &str) -> Result<u32, AtspiError> {
+        if let Some(pid) = self.lock().get(bus) {
+            return Ok(*pid);
+        }
+        let pid = caller.pid_of(bus).await?;
+        self.lock().insert(bus.to_owned(), pid);
+        Ok(pid)
+    }
+
+    /// Forgets every entry (the bus was connected again).
+    pub(crate) fn clear(&self) {
+        self.lock().clear();
+    }
+
+    /// The map, even after a panic elsewhere (it holds no invariant).
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The root elements of the apps owned by process `pid`.
+async fn apps_of(caller: &Caller, pids: &PidCache, pid: u32) -> Result<Vec<Obj>, AtspiError> {
+    let apps: Vec<Obj> = caller
+        .children(&Obj::registry_root())
+        .await?
+        .iter()
+        .filter_map(Obj::from_ref)
+        .collect();
+    let owners = join_all(apps.iter().map(|a| pids.pid(caller, &a.bus))).await;
+    Ok(apps
+        .into_iter()
+        .zip(owners)
+        .filter_map(|(app, owner)| match owner {
+            Ok(p) if p == pid => Some(app),
+            Ok(_) => None,
+            Err(e) => {
+                // An app that quit since the registry listed it.
+                tracing::debug!(bus = %app.bus, error = %e, "no pid for an app");
+                None
+            }
+        })
+        .collect())
+}
+
+/// A top-level element of an app: its name and bounds.
+struct Candidate {
+    obj: Obj,
+    name: String,
+    frame: Option<Rect>,
+}
+
+/// The top-level elements of `app` with their names and bounds.
+async fn candidates(caller: &Caller, app: &Obj) -> Result<Vec<Candidate>, AtspiError> {
+    let tops: Vec<Obj> = caller
+        .children(app)
+        .await?
+        .iter()
+        .filter_map(Obj::from_ref)
+        .collect();
+    let read = tops.into_iter().map(|obj| async move {
+        let (props, extents) = tokio::join!(caller.props(&obj), caller.extents(&obj));
+        Ok::<_, AtspiError>(Candidate {
+            name: props?.name,
+            frame: extents.ok().and_then(map::frame),
+            obj,
+        })
+    });
+    join_all(read).await.into_iter().collect()
+}
+
+/// How far apart two rectangles are: the sum of their edges' distances.
+fn distance(a: &Rect, b: &Rect) -> i64 {
+    (i64::from(a.x) - i64::from(b.x)).abs()
+        + (i64::from(a.y) - i64::from(b.y)).abs()
+        + (a.right() - b.right()).abs()
+        + (a.bottom() - b.bottom()).abs()
+}
+
+/// How well a candidate fits `window`: lower is better (`i64::MAX` when
+/// its bounds are unknown on either side).
+fn misfit(candidate: &Candidate, window: &WindowRef) -> i64 {
+    match (&candidate.frame, &window.frame) {
+        (Some(a), Some(b)) => distance(a, b),
+        _ => i64::MAX,
+    }
+}
+
+/// The candidate for `window`: the best-fitting one with its title; else,
+/// when the window's bounds are known, one with the same bounds (±2 px a
+/// side) whatever its name.
+fn choose(all: Vec<Candidate>, window: &WindowRef) -> Option<Obj> {
+    let (titled, others): (Vec<_>, Vec<_>) = all.into_iter().partition(|c| c.name == window.title);
+    if !titled.is_empty() {
+        return titled
+            .into_iter()
+            .min_by_key(|c| misfit(c, window))
+            .map(|c| c.obj);
+    }
+    others
+        .into_iter()
+        .filter(|c| misfit(c, window) <= 8)
+        .min_by_key(|c| misfit(c, window))
+        .map(|c| c.obj)
+}
+
+/// The accessible frame of `window`.
+pub(crate) async fn frame_of(
+    caller: &Caller,
+    pids: &PidCache,
+    window: &WindowRef,
+) -> Result<Obj, AtspiError> {
+    let apps = apps_of(caller, pids, window.pid).await?;
+    if apps.is_empty() {
+        return Err(AtspiError::NotFound(format!(
+            "process {} has no app on the accessibility bus",
+            window.pid
+        )));
+    }
+    let mut all = Vec::new();
+    for found in join_all(apps.iter().map(|a| candidates(caller, a))).await {
+        all.extend(found?);
+    }
+    choose(all, window).ok_or_else(|| {
+        AtspiError::NotFound(format!(
+            "process {} has no accessible window titled {:?}",
+            window.pid, window.title
+        ))
+    })
+}
+
+/// The element at `path` under `frame`.
+pub(crate) async fn follow(
+    caller: &Caller,
+    frame: Obj,
+    path: &NodePath,
+) -> Result<Obj, AtspiError> {
+    let mut at = frame;
+    for (depth, step) in path.0.iter().enumerate() {
+        at = caller.child_at(&at, *step).await?.ok_or_else(|| {
+            AtspiError::NotFound(format!(
+                "no element at {path} (level {} has no child {step})",
+                depth + 1
+            ))
+        })?;
+    }
+    Ok(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zbus::zvariant::ObjectPath;
+
+    /// A candidate frame `n`.
+    fn cand(n: u8, name: &str, frame: Option<Rect>) -> Candidate {
+        let path = format!("/org/a11y/atspi/accessible/{n}");
+        Candidate {
+            obj: Obj {
+                bus: ":1.1".into(),
+                path: ObjectPath::try_from(path)
+                    .map(Into::into)
+                    .unwrap_or_default(),
+            },
+            name: name.into(),
+            frame,
+        }
+    }
+
+    /// A window of pid 1.
+    fn window(title: &str, frame: Option<Rect>) -> WindowRef {
+        WindowRef {
+            pid: 1,
+            title: title.into(),
+            frame,
+        }
+    }
+
+    /// The path of the candidate chosen for `w`.
+    fn chosen(all: Vec<Candidate>, w: &WindowRef) -> Option<String> {
+        choose(all, w).map(|o| o.path.as_str().to_owned())
+    }
+
+    #[test]
+    fn title_wins_then_closest_bounds() {
+        let at = Rect::new(100, 100, 300, 200);
+        let all = vec![
+            cand(1, "other", Some(at)),
+            cand(2, "doc", Some(Rect::new(0, 0, 300, 200))),
+            cand(3, "doc", Some(Rect::new(101, 100, 300, 200))),
+        ];
+        let w = window("doc", Some(at));
+        assert_eq!(
+            chosen(all, &w).as_deref(),
+            Some("/org/a11y/atspi/accessible/3")
+        );
+    }
+
+    #[test]
+    fn without_the_title_only_the_same_bounds_match() {
+        let at = Rect::new(100, 100, 300, 200);
+        let near = vec![cand(1, "x", Some(Rect::new(101, 101, 300, 200)))];
+        assert!(chosen(near, &window("doc", Some(at))).is_some());
+        let far = vec![cand(1, "x", Some(Rect::new(150, 100, 300, 200)))];
+        assert!(chosen(far, &window("doc", Some(at))).is_none());
+        let unknown = vec![cand(1, "x", Some(at))];
+        assert!(chosen(unknown, &window("doc", None)).is_none());
+    }
+}

@@ -1,0 +1,276 @@
+//! Reading a window's tree: every element's calls are made concurrently,
+//! and many elements are read at once (an element's children are queued
+//! as soon as it is read), so the app is never waiting on us. The time of
+//! a read is about the number of calls times what the app takes to answer
+//! one, not the number of round trips.
+
+use std::collections::VecDeque;
+
+use atspi::Interface;
+use deskhand_engine::Rect;
+use deskhand_engine::accessibility::{
+    A11yNode, A11yTree, NodePath, Role, State, TreeLimits, is_secure,
+};
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+
+use super::calls::{Caller, Obj};
+use super::error::AtspiError;
+use super::map;
+
+/// How many elements are read at once (each with up to five calls in
+/// flight).
+const IN_FLIGHT: usize = 48;
+/// The most characters of an editable field's text put in a tree read.
+const MAX_VALUE_CHARS: i32 = 4096;
+
+/// What was read of one element.
+struct Info {
+    role: Role,
+    name: String,
+    description: String,
+    states: Vec<State>,
+    frame: Option<Rect>,
+    actions: Vec<String>,
+    value: Option<String>,
+    child_count: u32,
+}
+
+/// An element found: where it is, and what was read of it.
+struct Slot {
+    obj: Obj,
+    parent: Option<usize>,
+    /// Its index among its parent's children.
+    index: u32,
+    depth: usize,
+    info: Option<Info>,
+    children: Vec<usize>,
+}
+
+/// An optional call's result: a failed call is `None` (the app does not
+/// offer it after all), a timeout fails the read.
+fn optional<T>(r: Result<T, AtspiError>) -> Result<Option<T>, AtspiError> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e @ AtspiError::Timeout { .. }) => Err(e),
+        Err(e) => {
+            tracing::debug!(error = %e, "an optional accessibility call failed");
+            Ok(None)
+        }
+    }
+}
+
+/// The value shown for an element: an editable field's text, a Value's
+/// number; never anything of a secure field.
+async fn value_of(
+    caller: &Caller,
+    obj: &Obj,
+    ifaces: atspi::InterfaceSet,
+    secure: bool,
+) -> Result<Option<String>, AtspiError> {
+    if secure {
+        return Ok(None);
+    }
+    if ifaces.contains(Interface::EditableText) && ifaces.contains(Interface::Text) {
+        return optional(caller.text(obj, 0, MAX_VALUE_CHARS).await);
+    }
+    if ifaces.contains(Interface::Value) {
+        let v = optional(caller.current_value(obj).await)?;
+        return Ok(v.map(|v| v.to_string()));
+    }
+    Ok(None)
+}
+
+/// Reads one element, and its children's references when `want_children`.
+async fn read_node(
+    caller: &Caller,
+    obj: &Obj,
+    want_children: bool,
+) -> Result<(Info, Vec<Obj>), AtspiError> {
+    let (props, role, states, ifaces) = tokio::join!(
+        caller.props(obj),
+        caller.role(obj),
+        caller.states(obj),
+        caller.interfaces(obj),
+    );
+    let (props, ifaces) = (props?, ifaces?);
+    let role = map::role(role?);
+    let states = map::states(states?, &role);
+    let secure = is_secure(&role, &states);
+    // What is not on screen (a row scrolled away) has no frame worth a
+    // call: GTK gives such rows a position of `i32::MIN`.
+    let showing = states.contains(&State::Showing);
+    let extents = async {
+        match showing && ifaces.contains(Interface::Component) {
+            true => optional(caller.extents(obj).await),
+            false => Ok(None),
+        }
+    };
+    let actions = async {
+        match ifaces.contains(Interface::Action) {
+            true => optional(caller.action_names(obj).await),
+            false => Ok(None),
+        }
+    };
+    // A leaf (most elements) costs no GetChildren.
+    let children = async {
+        match want_children && props.child_count > 0 {
+            true => caller.children(obj).await,
+            false => Ok(Vec::new()),
+        }
+    };
+    let (extents, actions, value, children) = tokio::join!(
+        extents,
+        actions,
+        value_of(caller, obj, ifaces, secure),
+        children
+    );
+    let info = Info {
+        role,
+        name: props.name,
+        description: props.description,
+        states,
+        frame: extents?.and_then(map::frame),
+        actions: actions?.unwrap_or_default(),
+        value: value?,
+        child_count: u32::try_from(props.child_count).unwrap_or(0),
+    };
+    let children = children?.iter().filter_map(Obj::from_ref).collect();
+    Ok((info, children))
+}
+
+/// Reads the tree under `frame` within `limits` (but for the total time,
+/// which the caller bounds).
+pub(crate) async fn read_tree(
+    caller: &Caller,
+    frame: Obj,
+    limits: &TreeLimits,
+) -> Result<A11yTree, AtspiError> {
+    let mut slots = vec![Slot {
+        obj: frame,
+        parent: None,
+        index: 0,
+        depth: 0,
+        info: None,
+        children: Vec::new(),
+    }];
+    let mut queue = VecDeque::from([0usize]);
+    let mut running = FuturesUnordered::new();
+    let mut truncated = false;
+    let max_elements = limits.max_elements.max(1);
+    loop {
+        while running.len() < IN_FLIGHT {
+            let Some(i) = queue.pop_front() else { break };
+            let (obj, want) = (slots[i].obj.clone(), slots[i].depth < limits.max_depth);
+            running.push(async move { (i, read_node(caller, &obj, want).await) });
+        }
+        let Some((i, read)) = running.next().await else {
+            break;
+        };
+        let (info, children) = read?;
+        if slots[i].depth >= limits.max_depth && info.child_count > 0 {
+            truncated = true;
+        }
+        slots[i].info = Some(info);
+        for (index, obj) in children.into_iter().enumerate() {
+            if slots.len() >= max_elements {
+                truncated = true;
+                break;
+            }
+            let child = slots.len();
+            slots.push(Slot {
+                obj,
+                parent: Some(i),
+                index: u32::try_from(index).unwrap_or(u32::MAX),
+                depth: slots[i].depth + 1,
+                info: None,
+                children: Vec::new(),
+            });
+            slots[i].children.push(child);
+            queue.push_back(child);
+        }
+    }
+    Ok(flatten(slots, truncated))
+}
+
+/// The slots in document order (a parent before its children, siblings
+/// in order), with parent and children as indices into the result.
+fn flatten(mut slots: Vec<Slot>, truncated: bool) -> A11yTree {
+    let mut nodes: Vec<A11yNode> = Vec::with_capacity(slots.len());
+    // (slot, parent's index in `nodes`, path)
+    let mut stack = vec![(0usize, None::<usize>, NodePath::root())];
+    while let Some((s, parent, path)) = stack.pop() {
+        let Some(info) = slots[s].info.take() else {
+            continue;
+        };
+        let me = nodes.len();
+        if let Some(p) = parent {
+            nodes[p].children.push(me);
+        }
+        for &c in slots[s].children.iter().rev() {
+            stack.push((c, Some(me), path.child(slots[c].index)));
+        }
+        debug_assert_eq!(slots[s].parent.is_none(), parent.is_none());
+        nodes.push(A11yNode {
+            role: info.role,
+            name: info.name,
+            description: info.description,
+            states: info.states,
+            frame: info.frame,
+            actions: info.actions,
+            value: info.value,
+            parent,
+            children: Vec::new(),
+            child_count: info.child_count,
+            path,
+        });
+    }
+    A11yTree { nodes, truncated }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A read slot named `name`.
+    fn slot(parent: Option<usize>, index: u32, children: Vec<usize>, name: &str) -> Slot {
+        Slot {
+            obj: Obj::registry_root(),
+            parent,
+            index,
+            depth: 0,
+            info: Some(Info {
+                role: Role::Panel,
+                name: name.into(),
+                description: String::new(),
+                states: Vec::new(),
+                frame: None,
+                actions: Vec::new(),
+                value: None,
+                child_count: u32::try_from(children.len()).unwrap_or(0),
+            }),
+            children,
+        }
+    }
+
+    #[test]
+    fn flatten_gives_document_order_with_paths_and_links() {
+        // Breadth-first slots: root(0) -> a(1), b(2); a -> a0(3), a1(4).
+        let slots = vec![
+            slot(None, 0, vec![1, 2], "root"),
+            slot(Some(0), 0, vec![3, 4], "a"),
+            slot(Some(0), 1, vec![], "b"),
+            slot(Some(1), 0, vec![], "a0"),
+            slot(Some(1), 1, vec![], "a1"),
+        ];
+        let tree = flatten(slots, false);
+        let names: Vec<&str> = tree.nodes.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["root", "a", "a0", "a1", "b"]);
+        assert_eq!(tree.nodes[0].children, [1, 4]);
+        assert_eq!(tree.nodes[1].children, [2, 3]);
+        assert_eq!(tree.nodes[3].parent, Some(1));
+        assert_eq!(tree.nodes[4].path, NodePath(vec![1]));
+        assert_eq!(tree.nodes[3].path, NodePath(vec![0, 1]));
+        assert_eq!(tree.nodes[0].parent, None);
+    }
+}
