@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use deskhand_protocol::messages::ImageFormat;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::desk::Desk;
 use crate::encode::{Canvas, EncodedImage, Placement, encode};
@@ -86,13 +86,30 @@ fn render(
     spec: FrameSpec,
     replan: impl Fn(&mut Desk, FrameLimits) -> Result<FramePlan, EngineError>,
 ) -> Result<FrameShot, EngineError> {
+    render_from(desk, spec, replan, None)
+}
+
+/// [`render`], its first try from `first` (a plan and its canvas already
+/// captured) when given.
+fn render_from(
+    desk: &mut Desk,
+    spec: FrameSpec,
+    replan: impl Fn(&mut Desk, FrameLimits) -> Result<FramePlan, EngineError>,
+    mut first: Option<(FramePlan, Canvas)>,
+) -> Result<FrameShot, EngineError> {
     let started = Instant::now();
     let mut limits = spec.limits;
     let (mut format, mut quality) = (spec.format, spec.quality);
     let mut note = None;
     for _ in 0..BUDGET_TRIES {
-        let plan = replan(desk, limits)?;
-        let canvas = compose(desk, &plan)?;
+        let (plan, canvas) = match first.take() {
+            Some(captured) => captured,
+            None => {
+                let plan = replan(desk, limits)?;
+                let canvas = compose(desk, &plan)?;
+                (plan, canvas)
+            }
+        };
         let bytes = encode(
             &canvas.frame(),
             Point::new(0, 0),
@@ -170,6 +187,42 @@ fn screen_fingerprint(desk: &mut Desk, select: DisplaySelect) -> Result<u128, En
     Ok(hasher.finish_128())
 }
 
+/// One look of [`Engine::settled_frame`].
+enum Settle {
+    /// The screen differs from the last look: its fingerprint.
+    Changed(u128),
+    /// It did not (or time is up): the frame.
+    Taken(FrameShot),
+}
+
+/// Captures the frame's canvas; encodes it when it matches `prior` or the
+/// wait is over, else returns its fingerprint.
+fn settle_step(
+    desk: &mut Desk,
+    spec: FrameSpec,
+    prior: Option<u128>,
+    late: bool,
+) -> Result<Settle, EngineError> {
+    let plan = FramePlan::new(&desk.layout()?, spec.select, spec.limits)?;
+    let canvas = compose(desk, &plan)?;
+    let print = canvas_fingerprint(&canvas);
+    if prior != Some(print) && !late {
+        return Ok(Settle::Changed(print));
+    }
+    let replan = |desk: &mut Desk, limits| FramePlan::new(&desk.layout()?, spec.select, limits);
+    render_from(desk, spec, replan, Some((plan, canvas))).map(Settle::Taken)
+}
+
+/// XXH3 of every fourth row of a canvas.
+fn canvas_fingerprint(canvas: &Canvas) -> u128 {
+    let f = canvas.frame();
+    let mut hasher = twox_hash::XxHash3_128::new();
+    for r in f.pixels.chunks(f.stride).step_by(4) {
+        hasher.write(r);
+    }
+    hasher.finish_128()
+}
+
 impl Engine {
     /// Waits until the displays of `select` stopped changing (two captures
     /// 10 ms apart look the same), at most `max`; returns how
@@ -190,6 +243,44 @@ impl Engine {
                 return Ok(started.elapsed());
             }
             last = Some(print);
+            tokio::time::sleep(SETTLE_INTERVAL.min(max.saturating_sub(started.elapsed()))).await;
+        }
+    }
+
+    /// Waits until the frame's displays stopped changing (two captures
+    /// 10 ms apart look the same), at most `max`, and answers the last
+    /// capture as the frame: one capture fewer than [`Self::settle`] then
+    /// [`Self::frame`]. Returns the frame and how long it waited before
+    /// the look that became the frame.
+    pub async fn settled_frame(
+        &self,
+        session: &Session,
+        spec: FrameSpec,
+        max: Duration,
+    ) -> Result<(FrameShot, Duration), EngineError> {
+        let started = Instant::now();
+        let mut last = None;
+        loop {
+            let looking = started.elapsed();
+            let (prior, late) = (last, looking >= max);
+            let step = self
+                .exec
+                .run(move |desk| settle_step(desk, spec, prior, late))
+                .await
+                .and_then(|r| r);
+            match step {
+                Ok(Settle::Changed(print)) => last = Some(print),
+                Ok(Settle::Taken(shot)) => {
+                    let target = json!({"size": [shot.plan.width, shot.plan.height],
+                                        "displays": shot.plan.displays.len()});
+                    self.record(session, "frame", target, Ok(()), started);
+                    return Ok((shot, looking));
+                }
+                Err(e) => {
+                    self.record(session, "frame", Value::Null, Err(&e), started);
+                    return Err(e);
+                }
+            }
             tokio::time::sleep(SETTLE_INTERVAL.min(max.saturating_sub(started.elapsed()))).await;
         }
     }

@@ -171,17 +171,31 @@ pub(crate) async fn run(
             break;
         }
     }
-    if takeover_checked {
-        // Input was sent: the image is taken once the screen stopped
-        // changing, not after a fixed delay.
-        if let Ok(waited) = engine.settle(spec.select, SETTLE_MAX).await {
-            out.settle_ms = Some(waited.as_secs_f64() * 1000.0);
-        }
-    }
     abandon.armed = false;
     let answered = out.zoom.is_some() || out.cursor.is_some();
-    if image == Image::Frame || !answered || out.failure.is_some() {
-        take_frame(engine, d, spec, &mut frame, &mut out).await;
+    let wants_frame = image == Image::Frame || !answered || out.failure.is_some();
+    // Input was sent: the image is taken once the screen stopped changing,
+    // not after a fixed delay (the last look is the frame itself).
+    match (takeover_checked, wants_frame) {
+        (true, true) => {
+            let started = Instant::now();
+            match engine.settled_frame(d.session, spec, SETTLE_MAX).await {
+                Ok((shot, waited)) => {
+                    out.settle_ms = Some(waited.as_secs_f64() * 1000.0);
+                    out.frame_ms = started.elapsed().saturating_sub(waited).as_secs_f64() * 1000.0;
+                    *frame = Some(shot.plan.clone());
+                    out.frame = Some(shot);
+                }
+                Err(e) => out.frame_error = Some(e),
+            }
+        }
+        (true, false) => {
+            if let Ok(waited) = engine.settle(spec.select, SETTLE_MAX).await {
+                out.settle_ms = Some(waited.as_secs_f64() * 1000.0);
+            }
+        }
+        (false, true) => take_frame(engine, d, spec, &mut frame, &mut out).await,
+        (false, false) => {}
     }
     out
 }
