@@ -165,12 +165,7 @@ pub(super) fn measure_batch(
     .to_string();
     let ours = http.time(n, path, &batch, |_| ())?;
     let (xs, ys) = (x.to_string(), y.to_string());
-    let chunks: Vec<String> = text
-        .chars()
-        .collect::<Vec<_>>()
-        .chunks(50)
-        .map(|c| c.iter().collect())
-        .collect();
+    let chunks = super::typing::demo_chunks(&text);
     let shot = dir.join("demo.png");
     let resized = dir.join("demo-resized.png");
     let (shot, resized) = (shot.to_string_lossy(), resized.to_string_lossy());

@@ -22,6 +22,13 @@ pub(super) fn ascii_text() -> String {
     pool.chars().cycle().step_by(7).take(200).collect()
 }
 
+/// `text` cut as the Anthropic demo types it: 50 characters per
+/// `xdotool type` run.
+pub(super) fn demo_chunks(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    chars.chunks(50).map(|c| c.iter().collect()).collect()
+}
+
 /// 180 of those and 20 characters no key of a `us` keymap produces.
 fn mixed_text() -> String {
     let off: Vec<char> = "àáâãäåæçèéêëìíîïðñòó".chars().collect();
@@ -54,12 +61,7 @@ pub(super) async fn measure(
             c.request("INPUT_ACTION", json!({"action": "key", "key": "ctrl+u"}))?;
         }
         ours.remove(0); // warm-up
-        let chunks: Vec<String> = text
-            .chars()
-            .collect::<Vec<_>>()
-            .chunks(50)
-            .map(|c| c.iter().collect())
-            .collect();
+        let chunks = demo_chunks(&text);
         let mut plain = Some(Vec::new());
         let mut chunked = Some(Vec::new());
         for _ in 0..peer_samples {
