@@ -40,12 +40,15 @@ def binary() -> str:
 class Daemon:
     """`deskhand serve ...`; waits for the single ready line on stdout."""
 
-    def __init__(self, *serve_args: str, env: dict | None = None, control: bool = False):
+    def __init__(self, *serve_args: str, env: dict | None = None, control: bool = False,
+                 command: list[str] | None = None):
+        """`command` runs instead of `deskhand serve` (the tray app takes
+        the same flags)."""
         self.tmp = Path(scratch_dir("daemon-"))
         self.connection_file = self.tmp / "endpoint.json"
         self.audit_log = self.tmp / "audit.jsonl"
         self.stderr_path = self.tmp / "stderr.log"
-        self.argv = [binary(), "serve", *serve_args, "--listen", "127.0.0.1:0",
+        self.argv = [*(command or [binary(), "serve"]), *serve_args, "--listen", "127.0.0.1:0",
                      "--connection-file", str(self.connection_file),
                      "--audit-log", str(self.audit_log)]
         self._stderr = open(self.stderr_path, "wb")
@@ -81,7 +84,10 @@ class Daemon:
             self.kill()
             raise AssertionError(f"first stdout line is not a ready event: {line!r}")
         self.ws_url = self.ready["ws"]
-        self.token = self.ready["token"]
+        # the tray app leaves the token out of its stdout: it is in the
+        # connection file (0600)
+        self.token = self.ready.get("token") or json.loads(
+            self.connection_file.read_text())["token"]
         self.display = self.ready["display"]
         self.port = urlparse(self.ws_url).port
 
@@ -264,18 +270,19 @@ class Client:
         """Send a request; return the matching reply (any type, ERROR included)."""
         return self.reply_to(self.send(mtype, payload or {}), timeout)
 
-    def call(self, mtype: str, payload: dict | None = None, expect: str | None = None) -> dict:
+    def call(self, mtype: str, payload: dict | None = None, expect: str | None = None,
+             timeout: float = REQUEST_TIMEOUT) -> dict:
         """Send a request; return the reply's payload, raising ErrorReply on ERROR."""
-        msg = self.request(mtype, payload)
+        msg = self.request(mtype, payload, timeout=timeout)
         if msg.get("type") == "ERROR":
             raise ErrorReply(msg)
         if expect:
             assert msg.get("type") == expect, f"expected {expect}, got {msg}"
         return msg["payload"]
 
-    def act(self, action: str, **fields) -> dict:
+    def act(self, action: str, timeout: float = REQUEST_TIMEOUT, **fields) -> dict:
         """INPUT_ACTION that must be ACKed ok."""
-        p = self.call("INPUT_ACTION", {"action": action, **fields}, expect="ACK")
+        p = self.call("INPUT_ACTION", {"action": action, **fields}, expect="ACK", timeout=timeout)
         assert p.get("ok") is True, f"ACK without ok:true: {p}"
         return p
 

@@ -39,6 +39,8 @@ def test_hello_advertises_computer_use_and_the_screen(client):
     for bucket in ("screenshot", "input"):
         assert bucket in p["computer_use_features_coarse"], p["computer_use_features_coarse"]
     assert p["screen_resolution"] == [1280, 800], p
+    # This daemon has no session bus, so no accessibility bus: no trees.
+    assert "a11y.tree" not in p["computer_use_features"], p["computer_use_features"]
 
 
 def test_hello_ack_with_max_file_size_is_accepted(daemon):

@@ -26,7 +26,7 @@ TOOLS = {"start_session", "get_session_state", "end_session", "list_windows",
          "get_window_state", "screenshot", "click", "double_click", "right_click", "type_text",
          "press_key", "hotkey", "scroll", "drag", "move_cursor", "bring_to_front",
          "clipboard_read", "clipboard_write", "list_notifications", "dismiss_notification",
-         "invoke_notification_action", "health_report", "computer"}
+         "invoke_notification_action", "health_report", "computer", "set_value"}
 
 
 @contextlib.asynccontextmanager
@@ -67,6 +67,11 @@ def test_tools_are_listed_with_contract_schemas(daemon, transport, mode):
             assert "click" not in reads and "type_text" not in reads
             health = await s.call("health_report")
             assert health["schema"] == "deskhand/doctor" and health["ready"] is True, health
+            # The same report as `doctor --json`: the daemon's session bus
+            # points at nothing, so the optional atspi backend says why.
+            atspi = next(b for b in health["backends"] if b["id"] == "atspi")
+            assert atspi["status"] == "unavailable" and atspi["required"] is False, atspi
+            assert atspi["reason_code"] in ("atspi_bus_not_advertised", "atspi_bus_unreachable")
     run(body())
 
 

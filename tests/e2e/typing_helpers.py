@@ -22,6 +22,11 @@ UTF8 = {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
 LAYOUT_CHARS = "yzYZ@#$[]{}|\\~^<>/-_=+;:'\",."
 
 
+# 2000 characters outside the keymap take about 12 s to type on this
+# machine's debug build (docs/performance.md); a loaded machine doubles it.
+TYPE_TIMEOUT = 60.0
+
+
 class TermSink:
     """xterm (UTF-8) running tests/fixtures/rawsink.py: every byte typed
     into it until Ctrl+D lands in a file."""
@@ -38,7 +43,7 @@ class TermSink:
         """Clicks into the terminal, types `text` and Ctrl+D; returns the
         bytes the terminal passed on."""
         client.act("left_click", coordinate=list(self.term.rect().center()))
-        client.act("type", text=text)
+        client.act("type", text=text, timeout=TYPE_TIMEOUT)
         client.act("key", key="ctrl+d")
         poll(self.out.exists, timeout=30, what=f"{self.out} to be written")
         return self.out.read_bytes()
@@ -62,7 +67,7 @@ class TkEntry(App):
         if self.out.exists():
             self.out.unlink()
         client.act("left_click", coordinate=list(self.rect().center()))
-        client.act("type", text=text)
+        client.act("type", text=text, timeout=TYPE_TIMEOUT)
         client.act("key", key="Return")
         poll(self.out.exists, timeout=30, what=f"{self.out} to be written")
         return self.out.read_bytes().decode("utf-8")

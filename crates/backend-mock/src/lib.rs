@@ -2,6 +2,7 @@
 //! pointer, pressed buttons and keys, a log of every input event and
 //! configurable monitors. Deterministic; needs no display.
 
+pub mod accessibility;
 mod clipboard;
 mod takeover;
 
@@ -14,6 +15,7 @@ use deskhand_engine::{
 };
 use deskhand_protocol::messages::PermissionStatus;
 
+pub use accessibility::MockAccessibility;
 pub use clipboard::MockClipboard;
 pub use takeover::{MockIndicator, MockIndicatorState, MockWatcher};
 
@@ -171,6 +173,7 @@ impl MockDesktop {
             clipboard: Some(Arc::new(self.clone())),
             indicator: Some(Box::new(MockIndicator(self.clone()))),
             watcher: Some(Box::new(MockWatcher(self.clone()))),
+            accessibility: None,
         }
     }
 

@@ -79,4 +79,6 @@ pub fn overlay_program() -> Option<std::path::PathBuf> {
     x11::overlay_program()
 }
 #[cfg(target_os = "linux")]
+pub use x11::tray::system_tray_present;
+#[cfg(target_os = "linux")]
 pub use x11::virtual_desktop::VirtualDesktop;

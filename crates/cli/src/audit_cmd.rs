@@ -11,7 +11,7 @@ use clap::{Args, Subcommand};
 use deskhand_engine::audit::rotated_path;
 use serde_json::Value;
 
-use crate::files;
+use deskhand_host::files;
 
 /// `deskhand audit …`.
 #[derive(Debug, Args)]

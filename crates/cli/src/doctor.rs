@@ -4,16 +4,11 @@
 //! (exit 0 ready, 1 not ready). It never touches the network and never
 //! prompts.
 
-use std::os::unix::fs::PermissionsExt;
-
 use clap::{Args, ValueEnum};
+use deskhand_host::doctor::report;
 use deskhand_protocol::doctor::{
-    Availability, BackendEntry, CapabilityEntry, CapabilityName, ConsentKind, DoctorReport,
-    Findings, GrantStatus, PermissionEntry, Platform, Probe, ProbeStatus, ReasonCode, Verdict,
+    Availability, CapabilityName, DoctorReport, ProbeStatus, ReasonCode,
 };
-
-use crate::files;
-use crate::secrets::{self, Secret};
 
 /// Exit status when a requested capability lacks what it needs (EX_CONFIG).
 pub const EXIT_NOT_READY: i32 = 78;
@@ -27,6 +22,10 @@ pub enum Wanted {
     Input,
     /// Listing and focusing windows.
     Windows,
+    /// Reading windows' accessibility trees and acting on their elements
+    /// (AT-SPI). Not in the default: screenshots and input work without
+    /// an accessibility bus.
+    Accessibility,
 }
 
 /// Arguments of `deskhand doctor`.
@@ -46,127 +45,6 @@ pub struct DoctorArgs {
     require: Vec<Wanted>,
 }
 
-/// Builds the report from the environment and a look at the display.
-pub fn report(display: Option<&str>) -> DoctorReport {
-    let wayland = std::env::var_os("WAYLAND_DISPLAY").is_some()
-        || std::env::var("XDG_SESSION_TYPE").is_ok_and(|t| t == "wayland");
-    let display = display
-        .map(str::to_owned)
-        .or_else(|| std::env::var("DISPLAY").ok())
-        .filter(|d| !d.is_empty());
-    let x11 = deskhand_backend_x11::x11_findings(display.as_deref(), wayland);
-    let planned = |reason| Verdict::because(Availability::Planned, reason);
-    let backends = vec![
-        x11.backend,
-        BackendEntry::new("atspi", false, planned(ReasonCode::NotBuilt)),
-        BackendEntry::new(
-            "wayland-portal",
-            false,
-            planned(ReasonCode::WaylandPortalNotBuilt),
-        ),
-    ];
-    let no_api = Verdict::because(Availability::Unsupported, ReasonCode::NoPlatformApi);
-    let mut capabilities = vec![
-        CapabilityEntry::new(
-            CapabilityName::ReadTree,
-            planned(ReasonCode::NotBuilt),
-            ConsentKind::Session,
-        ),
-        CapabilityEntry::new(
-            CapabilityName::ActSemantic,
-            planned(ReasonCode::NotBuilt),
-            ConsentKind::Session,
-        ),
-    ];
-    capabilities.extend(x11.capabilities);
-    for name in [
-        CapabilityName::ListNotifications,
-        CapabilityName::DismissNotification,
-        CapabilityName::InvokeNotificationAction,
-    ] {
-        capabilities.push(CapabilityEntry::new(name, no_api, ConsentKind::Session));
-    }
-    let mut permissions = x11.permissions;
-    permissions.push(PermissionEntry::new(
-        "screen_capture",
-        GrantStatus::NotApplicable,
-        None,
-    ));
-    let mut probes = x11.probes;
-    probes.extend(file_probes());
-    DoctorReport::assemble(
-        Findings {
-            platform: Platform::Linux,
-            session_type: x11.session_type,
-            backends,
-            capabilities,
-            permissions,
-            probes,
-        },
-        env!("CARGO_PKG_VERSION"),
-    )
-}
-
-/// Where the token goes without a keychain, and whether that file is fine.
-fn token_file_message(why: &str) -> (bool, String) {
-    let token = Secret::Token.default_file();
-    match std::fs::symlink_metadata(&token) {
-        Ok(m) if m.permissions().mode() & 0o077 == 0 => (
-            true,
-            format!("{} (0600); no OS keychain: {why}", token.display()),
-        ),
-        Ok(_) => (
-            false,
-            format!(
-                "{} is readable by others; deskhand will replace it (no OS keychain: {why})",
-                token.display()
-            ),
-        ),
-        Err(_) => (
-            true,
-            format!(
-                "{} (0600) is created on first `deskhand serve`; no OS keychain: {why}",
-                token.display()
-            ),
-        ),
-    }
-}
-
-/// The audit directory and where the token is kept.
-fn file_probes() -> Vec<Probe> {
-    let state = files::state_dir();
-    let writable = std::fs::create_dir_all(&state).is_ok() && tempfile_in(&state);
-    let token_msg = match secrets::keychain_status() {
-        Ok(()) => (true, "the OS keychain".to_owned()),
-        Err(why) => token_file_message(&why),
-    };
-    vec![
-        Probe::new(
-            "audit log",
-            writable,
-            format!(
-                "{} {}",
-                state.display(),
-                if writable { "writable" } else { "not writable" }
-            ),
-        ),
-        Probe::new("token store", token_msg.0, token_msg.1),
-        Probe::new(
-            "clipboard",
-            true,
-            "X11 CLIPBOARD selection; off unless `deskhand serve --enable-clipboard` \
-             (foreign reads also need --enable-clipboard-read-foreign)",
-        ),
-    ]
-}
-
-fn tempfile_in(dir: &std::path::Path) -> bool {
-    let probe = dir.join(format!(".doctor-{}", std::process::id()));
-    let ok = std::fs::write(&probe, b"").is_ok();
-    let _ = std::fs::remove_file(&probe);
-    ok
-}
-
 /// Whether a wanted capability has what it needs.
 fn wanted_ready(r: &DoctorReport, want: Wanted) -> bool {
     let x11 = r
@@ -178,6 +56,9 @@ fn wanted_ready(r: &DoctorReport, want: Wanted) -> bool {
         Wanted::Input => {
             r.capability(CapabilityName::InputTakeover) == Some(Availability::Available)
         }
+        Wanted::Accessibility => [CapabilityName::ReadTree, CapabilityName::ActSemantic]
+            .into_iter()
+            .all(|c| r.capability(c) == Some(Availability::Available)),
     }
 }
 
@@ -193,37 +74,177 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(if r.ready { 0 } else { 1 });
     }
+    print!("{}", human(&r, &args.require));
+    let all = args.require.iter().all(|w| wanted_ready(&r, *w));
+    Ok(if all { 0 } else { EXIT_NOT_READY })
+}
+
+/// A reason code as the report spells it.
+fn code(reason: ReasonCode) -> String {
+    serde_json::to_value(reason)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// The report for people: the probes, the backends, whether each wanted
+/// capability is ready, then what to do.
+fn human(r: &DoctorReport, require: &[Wanted]) -> String {
+    let mut out = String::new();
     for p in &r.probes {
         let mark = match p.status {
             ProbeStatus::Ok => "✓",
             ProbeStatus::Warn => "⚠",
             ProbeStatus::Fail => "✗",
         };
-        println!("{mark} {}: {}", p.label, p.message);
+        out += &format!("{mark} {}: {}\n", p.label, p.message);
     }
-    let mut all = true;
-    for want in &args.require {
-        let ok = wanted_ready(&r, *want);
-        all &= ok;
-        println!(
-            "{} {want:?}: {}",
-            if ok { "✓" } else { "✗" },
-            if ok { "ready" } else { "not ready" }
+    for b in r
+        .backends
+        .iter()
+        .filter(|b| b.status != Availability::Planned)
+    {
+        let ok = b.status == Availability::Available;
+        let mark = match (ok, b.required) {
+            (true, _) => "✓",
+            (false, true) => "✗",
+            (false, false) => "⚠",
+        };
+        let why = b.reason_code.map(|c| format!(" ({})", code(c)));
+        let need = if b.required { "required" } else { "optional" };
+        let status = serde_json::to_value(b.status).unwrap_or_default();
+        let status = status.as_str().unwrap_or_default();
+        out += &format!(
+            "{mark} backend {} ({need}): {status}{}\n",
+            b.id,
+            why.unwrap_or_default()
         );
     }
+    for want in require {
+        let ok = wanted_ready(r, *want);
+        let (mark, state) = if ok {
+            ("✓", "ready")
+        } else {
+            ("✗", "not ready")
+        };
+        out += &format!("{mark} {want:?}: {state}\n");
+    }
     for step in &r.next_steps {
-        println!(
-            "→ {} ({}): {}",
-            step.backend
-                .as_deref()
-                .or(step.permission.as_deref())
-                .unwrap_or("-"),
-            serde_json::to_value(step.reason_code)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default(),
+        let what = step.backend.as_deref().or(step.permission.as_deref());
+        out += &format!(
+            "→ {} ({}): {}\n",
+            what.unwrap_or("-"),
+            code(step.reason_code),
             step.action
         );
     }
-    Ok(if all { 0 } else { EXIT_NOT_READY })
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use deskhand_backend_x11::X11Findings;
+    use deskhand_engine::accessibility::{BusProblem, BusStatus};
+    use deskhand_host::doctor::{AtspiFindings, assemble, atspi};
+    use deskhand_protocol::doctor::{
+        BackendEntry, CapabilityEntry, ConsentKind, GrantStatus, Probe, SessionType, Verdict,
+    };
+
+    /// An X11 display with everything deskhand needs.
+    fn x11_fine() -> X11Findings {
+        X11Findings {
+            session_type: SessionType::X11,
+            backend: BackendEntry::new("x11", true, Verdict::AVAILABLE),
+            capabilities: vec![CapabilityEntry::new(
+                CapabilityName::InputTakeover,
+                Verdict::AVAILABLE,
+                ConsentKind::Takeover,
+            )],
+            probes: vec![Probe::new("display server", true, "X11 :9 (test)")],
+        }
+    }
+
+    fn down(problem: BusProblem) -> AtspiFindings {
+        atspi::findings(&BusStatus::Unavailable {
+            problem,
+            detail: "session bus: no address".into(),
+        })
+    }
+
+    #[test]
+    fn no_accessibility_bus_leaves_screenshots_and_input_ready() {
+        let r = assemble(x11_fine(), down(BusProblem::NotAdvertised), vec![]);
+        assert!(r.ready && r.ok, "atspi is not required");
+        assert!(wanted_ready(&r, Wanted::Screenshot) && wanted_ready(&r, Wanted::Input));
+        assert!(!wanted_ready(&r, Wanted::Accessibility));
+        assert_eq!(r.next_steps.len(), 1, "{:?}", r.next_steps);
+        let step = &r.next_steps[0];
+        assert_eq!(step.reason_code, ReasonCode::AtspiBusNotAdvertised);
+        assert_eq!(step.backend.as_deref(), Some("atspi"));
+        assert_eq!(step.permission.as_deref(), Some("accessibility"));
+        assert!(!step.required);
+        assert!(step.action.starts_with("Turn on assistive technologies"));
+        assert_eq!(
+            r.capability(CapabilityName::ReadTree),
+            Some(Availability::Unavailable)
+        );
+    }
+
+    #[test]
+    fn a_bus_that_answers_has_no_step_and_accessibility_is_ready() {
+        let r = assemble(x11_fine(), atspi::findings(&BusStatus::Ok), vec![]);
+        assert!(r.ready && r.next_steps.is_empty(), "{:?}", r.next_steps);
+        assert!(wanted_ready(&r, Wanted::Accessibility));
+        let atspi = r.backends.iter().find(|b| b.id == "atspi").expect("listed");
+        assert_eq!(atspi.status, Availability::Available);
+        let perm = &r.permissions[0];
+        assert_eq!(
+            (perm.name.as_str(), perm.status),
+            ("accessibility", GrantStatus::Granted)
+        );
+    }
+
+    #[test]
+    fn one_step_per_distinct_reason() {
+        let x11 = deskhand_backend_x11::x11_findings(None, false);
+        let r = assemble(x11, down(BusProblem::Unreachable), vec![]);
+        assert!(!r.ready);
+        let steps: Vec<_> = r
+            .next_steps
+            .iter()
+            .map(|s| (s.reason_code, s.backend.as_deref(), s.required))
+            .collect();
+        assert_eq!(
+            steps,
+            [
+                (ReasonCode::DisplayUnreachable, Some("x11"), true),
+                (ReasonCode::AtspiBusUnreachable, Some("atspi"), false),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_human_report_shows_the_entry_and_what_to_do() {
+        let r = assemble(x11_fine(), down(BusProblem::NotAdvertised), vec![]);
+        let text = human(&r, &[Wanted::Screenshot, Wanted::Accessibility]);
+        assert!(
+            text.contains("⚠ accessibility bus: not advertised: session bus: no address"),
+            "{text}"
+        );
+        assert!(
+            text.contains("⚠ backend atspi (optional): unavailable (atspi_bus_not_advertised)"),
+            "{text}"
+        );
+        assert!(text.contains("✓ Screenshot: ready"), "{text}");
+        assert!(text.contains("✗ Accessibility: not ready"), "{text}");
+        assert!(
+            text.contains("→ atspi (atspi_bus_not_advertised): Turn on assistive technologies"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("wayland-portal"),
+            "planned backends are left out"
+        );
+    }
 }

@@ -4,13 +4,9 @@
 mod audit_cmd;
 mod bench;
 mod control;
-mod desktop;
 mod doctor;
-mod endpoint;
-mod files;
 mod mcp;
 mod mcp_relay;
-mod secrets;
 mod serve;
 
 use clap::{Parser, Subcommand};

@@ -8,9 +8,10 @@ use std::path::PathBuf;
 use clap::Args;
 use tokio::signal::unix::{SignalKind, signal};
 
-use crate::desktop::{self, DesktopArgs};
-use crate::endpoint::{self, Found};
-use crate::files;
+use deskhand_host::desktop::{self, DesktopArgs};
+use deskhand_host::endpoint::{self, Found};
+use deskhand_host::files;
+
 use crate::mcp_relay::{self, Daemon};
 
 /// Arguments of `deskhand mcp`.
@@ -71,7 +72,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     tracing::info!(x_display = %desktop.x_display, "serving MCP on stdio with an engine of its own");
     let shared = deskhand_server::mcp::McpShared::new(
         desktop.engine.clone(),
-        desktop::health_source(&desktop.x_display),
+        deskhand_host::doctor::health_source(&desktop.x_display),
     );
     tokio::select! {
         r = deskhand_server::mcp::serve_stdio(shared) => {

@@ -49,6 +49,13 @@ impl Canvas {
         }
     }
 
+    /// Draws `paint` onto the canvas, its rectangles in canvas pixels.
+    pub fn paint(&mut self, paint: &crate::Paint) {
+        let size = (self.width, self.height, self.width as usize * 4);
+        let origin = deskhand_protocol::geometry::Point::new(0, 0);
+        crate::paint::paint_in_place(&mut self.pixels, size, origin, paint);
+    }
+
     /// Draws `src` scaled to fill `at` (copied as is when the sizes match).
     pub fn draw(&mut self, src: &Frame<'_>, at: Placement) -> Result<(), EncodeError> {
         if at.width == 0 || at.height == 0 {
@@ -176,6 +183,31 @@ mod tests {
         .expect("draw");
         assert_eq!(px(&c, 0, 0), [90, 90, 90, 0]);
         assert_eq!(px(&c, 1365, 767), [90, 90, 90, 0]);
+    }
+
+    #[test]
+    fn paint_draws_in_canvas_pixels() {
+        use deskhand_protocol::geometry::Rect;
+        let grey = solid(40, 40, [90, 90, 90, 0]);
+        let mut c = Canvas::new(40, 40);
+        let whole = Placement {
+            x: 0,
+            y: 0,
+            width: 40,
+            height: 40,
+        };
+        c.draw(&frame(&grey, 40, 40), whole).expect("draw");
+        c.paint(&crate::Paint {
+            blackouts: vec![Rect::new(30, 30, 5, 5)],
+            marks: vec![crate::Mark {
+                number: 1,
+                rect: Rect::new(10, 20, 12, 12),
+            }],
+        });
+        assert_eq!(px(&c, 32, 32), [0, 0, 0, 0], "blacked out");
+        assert_ne!(px(&c, 10, 25), [90, 90, 90, 0], "the mark's left edge");
+        assert_eq!(px(&c, 16, 26), [90, 90, 90, 0], "inside the mark");
+        assert_eq!(px(&c, 5, 5), [90, 90, 90, 0], "away from both");
     }
 
     #[test]

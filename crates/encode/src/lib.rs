@@ -2,7 +2,8 @@
 //! deflated in stripes on every core (Sub filter, a Huffman-only deflate
 //! made for it), JPEG with libjpeg-turbo straight from the backend's buffer
 //! when no cursor is drawn; frames of several displays scaled onto one
-//! canvas first (`compose`).
+//! canvas first (`compose`); secure fields blacked out and set-of-mark
+//! boxes drawn in before encoding (`paint`).
 
 mod compose;
 mod deflate;
@@ -11,11 +12,13 @@ mod image;
 mod jpeg;
 #[cfg(feature = "turbojpeg")]
 mod jpeg_strips;
+mod paint;
 mod png_parallel;
 
 pub use compose::{Canvas, Placement, resize};
 pub use frame::{CursorImage, Frame, PixelFormat};
 pub use image::EncodedImage;
+pub use paint::{Mark, Paint, painted};
 pub use png_parallel::StripeCache;
 
 use deskhand_protocol::messages::ImageFormat;

@@ -378,6 +378,10 @@ pub struct TreeLimits {
     pub per_call_timeout: Duration,
     /// The longest the whole read may take.
     pub total_timeout: Duration,
+    /// Read only what the structure needs (role, name, description, child
+    /// count), not states, frames, actions or values: about half the
+    /// calls, for reads that list few of the elements they walk.
+    pub structure_only: bool,
 }
 
 impl Default for TreeLimits {
@@ -389,6 +393,7 @@ impl Default for TreeLimits {
             max_depth: 200,
             per_call_timeout: Duration::from_secs(2),
             total_timeout: Duration::from_secs(10),
+            structure_only: false,
         }
     }
 }
@@ -408,6 +413,10 @@ pub struct NodeTarget {
     /// The name it had when read; `None` skips the check (for elements
     /// whose name changes as they are used).
     pub expect_name: Option<String>,
+    /// How many children each of its ancestors had when read, the
+    /// window's root first: a backend refuses the act when one has more
+    /// or fewer now. Empty skips the check.
+    pub expect_child_counts: Vec<u32>,
 }
 
 /// What a text write did.
@@ -474,6 +483,16 @@ pub trait Accessibility: Send + Sync {
         window: &WindowRef,
         limits: &TreeLimits,
     ) -> Result<A11yTree, BackendError>;
+
+    /// Reads the elements at `paths` under `window` in full (states,
+    /// frame, actions, value, as a tree read gives them; `parent` and
+    /// `children` empty), `None` for a path that leads nowhere now.
+    fn read_nodes(
+        &self,
+        window: &WindowRef,
+        paths: &[NodePath],
+        limits: &TreeLimits,
+    ) -> Result<Vec<Option<A11yNode>>, BackendError>;
 
     /// Does an action of the element: `action` by name, or when `None` its
     /// default one (`click`, `press`, `activate` or `toggle`, the first it

@@ -23,6 +23,10 @@ pub enum BackendError {
     /// (an app id with no `.desktop` file, a path that is not executable).
     #[error("{0}")]
     InvalidTarget(String),
+    /// The element an act named is gone, or another element sits where it
+    /// was (the window's structure changed); nothing was done.
+    #[error("{0}")]
+    Stale(String),
     /// A character of a text cannot be typed on this keyboard; nothing of
     /// the text was sent.
     #[error("character {index} ({character:?}) of the text cannot be typed: {reason}")]
@@ -428,6 +432,9 @@ pub struct Backend {
     pub indicator: Option<Box<dyn Indicator>>,
     /// The hand-back input watcher, when the platform has one.
     pub watcher: Option<Box<dyn InputWatcher>>,
+    /// Accessibility trees and element acts, when available (a backend of
+    /// its own, called off the desktop thread).
+    pub accessibility: Option<std::sync::Arc<dyn crate::accessibility::Accessibility>>,
 }
 
 impl std::fmt::Debug for Backend {
@@ -442,6 +449,7 @@ impl std::fmt::Debug for Backend {
             .field("clipboard", &self.clipboard.is_some())
             .field("indicator", &self.indicator.is_some())
             .field("watcher", &self.watcher.is_some())
+            .field("accessibility", &self.accessibility.is_some())
             .finish()
     }
 }

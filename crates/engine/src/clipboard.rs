@@ -101,7 +101,8 @@ struct Writeback {
 /// The engine's clipboard: the backend, the policy, and the last write.
 pub(crate) struct ClipboardGate {
     backend: Option<Arc<dyn Clipboard>>,
-    policy: ClipboardPolicy,
+    /// The person may change it while deskhand runs (the settings file).
+    policy: Mutex<ClipboardPolicy>,
     last_write: Mutex<Option<Writeback>>,
 }
 
@@ -113,14 +114,24 @@ impl ClipboardGate {
     pub(crate) fn new(backend: Option<Arc<dyn Clipboard>>, policy: ClipboardPolicy) -> Self {
         Self {
             backend,
-            policy,
+            policy: Mutex::new(policy),
             last_write: Mutex::new(None),
         }
     }
 
+    /// The policy in force.
+    pub(crate) fn policy(&self) -> ClipboardPolicy {
+        *self.policy.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Applies a new policy from the next call on.
+    pub(crate) fn set_policy(&self, policy: ClipboardPolicy) {
+        *self.policy.lock().unwrap_or_else(|e| e.into_inner()) = policy;
+    }
+
     fn backend(&self, feature: &'static str) -> Result<Arc<dyn Clipboard>, EngineError> {
         match &self.backend {
-            Some(b) if self.policy.enabled => Ok(b.clone()),
+            Some(b) if self.policy().enabled => Ok(b.clone()),
             _ => Err(EngineError::NotSupported { feature }),
         }
     }
@@ -143,7 +154,7 @@ impl ClipboardGate {
 
     /// Decides what a read may return (pure policy, no I/O).
     fn judge(&self, read: ClipboardRead, max_bytes: u64) -> Result<String, EngineError> {
-        self.judge_as(read, max_bytes, self.policy.foreign_reads_approved)
+        self.judge_as(read, max_bytes, self.policy().foreign_reads_approved)
     }
 
     /// [`Self::judge`], with a foreign read `approved` (by the flag, or by
@@ -186,7 +197,7 @@ impl ClipboardGate {
                 && w.digest == digest(&text)
         });
         if !ours {
-            if !self.policy.read_foreign {
+            if !self.policy().read_foreign {
                 return Err(self.not_ours());
             }
             if !approved {
@@ -273,7 +284,7 @@ impl Engine {
     ) -> Result<String, EngineError> {
         let started = Instant::now();
         let max_bytes = max_bytes.min(MAX_BYTES);
-        let foreign = self.clipboard.policy.read_foreign;
+        let foreign = self.clipboard.policy().read_foreign;
         let result = match self.clipboard.backend("clipboard.read") {
             Ok(cb) => match blocking(move || cb.read_text(max_bytes, foreign)).await {
                 Ok(read) => self.judge_or_ask(session, read, max_bytes).await,

@@ -16,6 +16,7 @@ use crate::geometry::{Layout, Point, Rect};
 use crate::handback::{HandBack, PausedReason};
 use crate::keys::Key;
 use crate::ledger::{Held, Ledger};
+use crate::settings::DisplayChoice;
 use crate::windows::WindowRegistry;
 
 /// Pause between the clicks of a double or triple click: well inside any
@@ -42,6 +43,8 @@ pub struct Desk {
     /// Hand-back: what deskhand sends is logged here first, and every step
     /// checks whether the person took over.
     pub handback: Arc<HandBack>,
+    /// The displays agents may see and act on (the person's settings).
+    pub displays: DisplayChoice,
     /// Characters sent by the `type` under way (for `typed_characters`).
     typed: usize,
     /// The pointer was read by the check before the action and nothing was
@@ -77,6 +80,7 @@ impl Desk {
             png_cache: StripeCache::default(),
             windows: WindowRegistry::default(),
             handback,
+            displays: DisplayChoice::All,
             typed: 0,
             pointer_fresh: false,
             first_step: false,
@@ -106,12 +110,20 @@ impl Desk {
         Ok(self.backend.displays.cursor_position()?)
     }
 
-    /// The current layout, read from the backend.
+    /// The displays agents may see and act on, read from the backend.
     pub fn layout(&mut self) -> Result<Layout, EngineError> {
+        let all = self.backend.displays.monitors()?;
+        Ok(Layout::new(self.displays.keep(all)))
+    }
+
+    /// Every display, the ones the person keeps private included (the
+    /// takeover frame shows on all of them).
+    pub fn full_layout(&mut self) -> Result<Layout, EngineError> {
         Ok(Layout::new(self.backend.displays.monitors()?))
     }
 
-    /// Every top-level window as the backend reports it, bottom first.
+    /// Every top-level window as the backend reports it, bottom first,
+    /// less those wholly on a display the person keeps private.
     fn native_windows(&mut self) -> Result<Vec<NativeWindow>, EngineError> {
         let windows = self
             .backend
@@ -120,10 +132,23 @@ impl Desk {
             .ok_or(EngineError::NotSupported {
                 feature: "window.list",
             })?;
-        Ok(windows
+        let listed: Vec<NativeWindow> = windows
             .list()?
             .into_iter()
             .map(crate::windows::bounded)
+            .collect();
+        if self.displays == DisplayChoice::All {
+            return Ok(listed);
+        }
+        // A window wholly on a private display does not exist for agents.
+        let kept = self.layout()?;
+        Ok(listed
+            .into_iter()
+            .filter(|w| {
+                kept.monitors
+                    .iter()
+                    .any(|m| m.rect.overlap_area(&w.rect) > 0)
+            })
             .collect())
     }
 
@@ -138,7 +163,7 @@ impl Desk {
     }
 
     /// The live window `handle` names, and the windows above it.
-    fn resolve_window(
+    pub(crate) fn resolve_window(
         &mut self,
         handle: &str,
     ) -> Result<(NativeWindow, Vec<NativeWindow>), EngineError> {
@@ -207,7 +232,8 @@ impl Desk {
         if points.is_empty() {
             return Ok(());
         }
-        let layout = Layout::new(self.backend.displays.monitors_for_input()?);
+        let all = self.backend.displays.monitors_for_input()?;
+        let layout = Layout::new(self.displays.keep(all));
         match points.into_iter().find(|p| !layout.contains(*p)) {
             Some(point) => Err(EngineError::OutOfBounds {
                 point,

@@ -117,6 +117,17 @@ pub enum EngineError {
         /// Why.
         why: &'static str,
     },
+    /// An element token from a snapshot that is stale now (the window's
+    /// structure changed, or the session resumed since); nothing was done.
+    #[error("element token {token} is stale: the window changed since it was read")]
+    StaleElementToken {
+        /// The token.
+        token: String,
+    },
+    /// The element is a password or secure field: deskhand never writes
+    /// or reads one; nothing was done.
+    #[error("the element is a secure field (a password entry): it is never written or read")]
+    SecureField,
     /// Another session holds the desktop (one takeover at a time).
     #[error("another session holds the takeover")]
     Busy,
@@ -180,6 +191,10 @@ impl EngineError {
             Self::Refused { .. } => ErrorCode::PermissionDenied,
             Self::ApprovalDenied { .. } => ErrorCode::ApprovalDenied,
             Self::Busy => ErrorCode::Busy,
+            Self::SecureField => ErrorCode::SecureField,
+            Self::StaleElementToken { .. } | Self::Backend(BackendError::Stale(_)) => {
+                ErrorCode::StaleElementToken
+            }
             Self::Backend(BackendError::DisplayUnavailable(_)) => ErrorCode::DisplayUnavailable,
             Self::Backend(BackendError::Unsupported(_)) => ErrorCode::FeatureNotSupported,
             Self::Backend(BackendError::InvalidTarget(_)) => ErrorCode::InvalidArguments,

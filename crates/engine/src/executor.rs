@@ -245,6 +245,7 @@ mod tests {
             clipboard: None,
             indicator: None,
             watcher: None,
+            accessibility: None,
         };
         let desk = Desk::new(backend, Arc::new(HandBack::new()));
         (Executor::spawn(desk), releases)

@@ -360,6 +360,33 @@ impl FramePlan {
         ])
     }
 
+    /// Where the global rectangle `r` shows in the frame: one frame
+    /// rectangle per display it lies on (none when the frame does not show
+    /// it), each covering every frame pixel that shows part of it.
+    pub fn rect_to_frame(&self, r: Rect) -> Vec<Rect> {
+        let mut out = Vec::new();
+        for d in &self.displays {
+            let Some(part) = r.intersection(&d.rect) else {
+                continue;
+            };
+            let (sx, sy) = (
+                f64::from(d.pixel.width) / f64::from(d.rect.width.max(1)),
+                f64::from(d.pixel.height) / f64::from(d.rect.height.max(1)),
+            );
+            let x0 = floor(f64::from(part.x - d.rect.x) * sx);
+            let y0 = floor(f64::from(part.y - d.rect.y) * sy);
+            let x1 = ((part.right() - i64::from(d.rect.x)) as f64 * sx - 1e-7).ceil() as i64;
+            let y1 = ((part.bottom() - i64::from(d.rect.y)) as f64 * sy - 1e-7).ceil() as i64;
+            out.push(Rect::new(
+                d.pixel.x + x0 as i32,
+                d.pixel.y + y0 as i32,
+                (x1 - x0).max(1) as u32,
+                (y1 - y0).max(1) as u32,
+            ));
+        }
+        out
+    }
+
     /// The global rectangle under the frame rectangle `[x1, y1, x2, y2]`
     /// (exclusive right and bottom), for a zoom.
     pub fn region_to_global(&self, corners: [i64; 4]) -> Result<Rect, EngineError> {

@@ -9,7 +9,7 @@ use deskhand_protocol::messages::ImageFormat;
 use serde_json::{Value, json};
 
 use crate::desk::Desk;
-use crate::encode::{Canvas, EncodedImage, Placement, encode};
+use crate::encode::{Canvas, EncodedImage, Mark, Paint, Placement, encode};
 use crate::error::EngineError;
 use crate::frame::{DisplaySelect, FrameLimits, FramePlan};
 use crate::geometry::Point;
@@ -53,8 +53,20 @@ fn capture_of(desk: &mut Desk) -> Result<&mut Box<dyn crate::backend::Capture>, 
         })
 }
 
-/// Captures every display of `plan` onto one canvas.
-fn compose(desk: &mut Desk, plan: &FramePlan) -> Result<Canvas, EngineError> {
+/// Captures every display of `plan` onto one canvas and draws `paint`
+/// (in global desktop pixels) onto it.
+fn compose(desk: &mut Desk, plan: &FramePlan, paint: &Paint) -> Result<Canvas, EngineError> {
+    compose_hashed(desk, plan, paint, None)
+}
+
+/// [`compose`], feeding every captured display's rows to `hasher` too
+/// (see [`hash_rows`]).
+fn compose_hashed(
+    desk: &mut Desk,
+    plan: &FramePlan,
+    paint: &Paint,
+    mut hasher: Option<&mut twox_hash::XxHash3_128>,
+) -> Result<Canvas, EngineError> {
     let mut canvas = Canvas::new(plan.width, plan.height);
     let capture = capture_of(desk)?;
     for d in &plan.displays {
@@ -65,10 +77,40 @@ fn compose(desk: &mut Desk, plan: &FramePlan) -> Result<Canvas, EngineError> {
             height: d.pixel.height,
         };
         let mut drawn = Ok(());
-        capture.capture(d.rect, &mut |frame| drawn = canvas.draw(frame, at))?;
+        capture.capture(d.rect, &mut |frame| {
+            if let Some(h) = hasher.as_deref_mut() {
+                hash_rows(h, frame);
+            }
+            drawn = canvas.draw(frame, at);
+        })?;
         drawn?;
     }
+    if !paint.is_empty() {
+        canvas.paint(&in_frame_pixels(plan, paint));
+    }
     Ok(canvas)
+}
+
+/// `paint` with its rectangles moved from global desktop pixels to the
+/// frame's pixels (a rectangle across two displays in two parts).
+fn in_frame_pixels(plan: &FramePlan, paint: &Paint) -> Paint {
+    Paint {
+        blackouts: paint
+            .blackouts
+            .iter()
+            .flat_map(|r| plan.rect_to_frame(*r))
+            .collect(),
+        marks: paint
+            .marks
+            .iter()
+            .flat_map(|m| {
+                let number = m.number;
+                plan.rect_to_frame(m.rect)
+                    .into_iter()
+                    .map(move |rect| Mark { number, rect })
+            })
+            .collect(),
+    }
 }
 
 /// How many times a frame over its byte budget is made smaller.
@@ -84,9 +126,10 @@ const BUDGET_JPEG_QUALITY: u8 = 75;
 fn render(
     desk: &mut Desk,
     spec: FrameSpec,
+    paint: &Paint,
     replan: impl Fn(&mut Desk, FrameLimits) -> Result<FramePlan, EngineError>,
 ) -> Result<FrameShot, EngineError> {
-    render_from(desk, spec, replan, None)
+    render_from(desk, spec, paint, replan, None)
 }
 
 /// [`render`], its first try from `first` (a plan and its canvas already
@@ -94,6 +137,7 @@ fn render(
 fn render_from(
     desk: &mut Desk,
     spec: FrameSpec,
+    paint: &Paint,
     replan: impl Fn(&mut Desk, FrameLimits) -> Result<FramePlan, EngineError>,
     mut first: Option<(FramePlan, Canvas)>,
 ) -> Result<FrameShot, EngineError> {
@@ -106,7 +150,7 @@ fn render_from(
             Some(captured) => captured,
             None => {
                 let plan = replan(desk, limits)?;
-                let canvas = compose(desk, &plan)?;
+                let canvas = compose(desk, &plan, paint)?;
                 (plan, canvas)
             }
         };
@@ -164,9 +208,28 @@ fn render_from(
 /// settle.
 const SETTLE_INTERVAL: Duration = Duration::from_millis(10);
 
-/// A cheap fingerprint of what the displays of `select` show: a hash of
-/// every fourth row of each (a change of a few rows is caught by the next
-/// comparison or the one after).
+/// Feeds every fourth row of a captured display to `hasher`: a cheap
+/// fingerprint of what it shows (a change of a few rows is caught by the
+/// next comparison or the one after).
+fn hash_rows(hasher: &mut twox_hash::XxHash3_128, f: &crate::encode::Frame<'_>) {
+    let row = f.width as usize * 4;
+    for r in f.pixels.chunks(f.stride).take(f.height as usize).step_by(4) {
+        hasher.write(&r[..row.min(r.len())]);
+    }
+}
+
+/// The fingerprint of what the displays of `plan` show (captured, not
+/// scaled).
+fn plan_fingerprint(desk: &mut Desk, plan: &FramePlan) -> Result<u128, EngineError> {
+    let capture = capture_of(desk)?;
+    let mut hasher = twox_hash::XxHash3_128::new();
+    for d in &plan.displays {
+        capture.capture(d.rect, &mut |f| hash_rows(&mut hasher, f))?;
+    }
+    Ok(hasher.finish_128())
+}
+
+/// The fingerprint of what the displays of `select` show.
 fn screen_fingerprint(desk: &mut Desk, select: DisplaySelect) -> Result<u128, EngineError> {
     let full = FrameLimits {
         max_width: u32::MAX,
@@ -174,17 +237,7 @@ fn screen_fingerprint(desk: &mut Desk, select: DisplaySelect) -> Result<u128, En
         vendor: crate::frame::VendorCap::None,
     };
     let plan = FramePlan::new(&desk.layout()?, select, full)?;
-    let capture = capture_of(desk)?;
-    let mut hasher = twox_hash::XxHash3_128::new();
-    for d in &plan.displays {
-        capture.capture(d.rect, &mut |f| {
-            let row = f.width as usize * 4;
-            for r in f.pixels.chunks(f.stride).take(f.height as usize).step_by(4) {
-                hasher.write(&r[..row.min(r.len())]);
-            }
-        })?;
-    }
-    Ok(hasher.finish_128())
+    plan_fingerprint(desk, &plan)
 }
 
 /// One look of [`Engine::settled_frame`].
@@ -195,8 +248,10 @@ enum Settle {
     Taken(FrameShot),
 }
 
-/// Captures the frame's canvas; encodes it when it matches `prior` or the
-/// wait is over, else returns its fingerprint.
+/// Looks at the frame's displays: the first look only fingerprints them
+/// (it is compared, never sent); a later one also captures the canvas and
+/// encodes it when it matches `prior` or the wait is over, else returns
+/// its fingerprint.
 fn settle_step(
     desk: &mut Desk,
     spec: FrameSpec,
@@ -204,23 +259,18 @@ fn settle_step(
     late: bool,
 ) -> Result<Settle, EngineError> {
     let plan = FramePlan::new(&desk.layout()?, spec.select, spec.limits)?;
-    let canvas = compose(desk, &plan)?;
-    let print = canvas_fingerprint(&canvas);
+    if prior.is_none() && !late {
+        return plan_fingerprint(desk, &plan).map(Settle::Changed);
+    }
+    let mut hasher = twox_hash::XxHash3_128::new();
+    let canvas = compose_hashed(desk, &plan, &Paint::default(), Some(&mut hasher))?;
+    let print = hasher.finish_128();
     if prior != Some(print) && !late {
         return Ok(Settle::Changed(print));
     }
     let replan = |desk: &mut Desk, limits| FramePlan::new(&desk.layout()?, spec.select, limits);
-    render_from(desk, spec, replan, Some((plan, canvas))).map(Settle::Taken)
-}
-
-/// XXH3 of every fourth row of a canvas.
-fn canvas_fingerprint(canvas: &Canvas) -> u128 {
-    let f = canvas.frame();
-    let mut hasher = twox_hash::XxHash3_128::new();
-    for r in f.pixels.chunks(f.stride).step_by(4) {
-        hasher.write(r);
-    }
-    hasher.finish_128()
+    let paint = Paint::default();
+    render_from(desk, spec, &paint, replan, Some((plan, canvas))).map(Settle::Taken)
 }
 
 impl Engine {
@@ -291,8 +341,19 @@ impl Engine {
         session: &Session,
         spec: FrameSpec,
     ) -> Result<FrameShot, EngineError> {
+        self.frame_painted(session, spec, Paint::default()).await
+    }
+
+    /// Takes a frame with `paint` (in global desktop pixels: blackouts,
+    /// set-of-mark boxes) drawn onto it before it is encoded.
+    pub async fn frame_painted(
+        &self,
+        session: &Session,
+        spec: FrameSpec,
+        paint: Paint,
+    ) -> Result<FrameShot, EngineError> {
         let job = move |desk: &mut Desk| {
-            render(desk, spec, |desk, limits| {
+            render(desk, spec, &paint, |desk, limits| {
                 FramePlan::new(&desk.layout()?, spec.select, limits)
             })
         };
@@ -320,7 +381,10 @@ impl Engine {
             let layout = desk.layout()?;
             frame.check_layout(&layout)?;
             let rect = frame.region_to_global(region)?;
-            render(desk, spec, |_, limits| frame.zoom(&layout, rect, limits))
+            let paint = Paint::default();
+            render(desk, spec, &paint, |_, limits| {
+                frame.zoom(&layout, rect, limits)
+            })
         };
         self.audited(
             session,

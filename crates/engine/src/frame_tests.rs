@@ -344,3 +344,43 @@ fn property_display_pixel_rects_keep_the_layout() {
         }
     }
 }
+
+#[test]
+fn property_a_global_rect_maps_onto_every_frame_pixel_showing_it() {
+    let mut rng = Rng(7);
+    for case in 0..300 {
+        let layout = random_layout(&mut rng);
+        let p = FramePlan::new(&layout, DisplaySelect::All, random_limits(&mut rng)).expect("plan");
+        let b = p.bounds;
+        let r = Rect::new(
+            b.x + rng.below(u64::from(b.width)) as i32,
+            b.y + rng.below(u64::from(b.height)) as i32,
+            1 + rng.below(400) as u32,
+            1 + rng.below(300) as u32,
+        );
+        let boxes = p.rect_to_frame(r);
+        for fb in &boxes {
+            assert!(
+                fb.right() <= i64::from(p.width),
+                "case {case}: past the frame"
+            );
+            assert!(
+                fb.bottom() <= i64::from(p.height),
+                "case {case}: past the frame"
+            );
+        }
+        for _ in 0..50 {
+            let g = Point::new(
+                r.x + rng.below(u64::from(r.width)) as i32,
+                r.y + rng.below(u64::from(r.height)) as i32,
+            );
+            if let Some([x, y]) = p.to_frame(g) {
+                let at = Point::new(x as i32, y as i32);
+                assert!(
+                    boxes.iter().any(|fb| fb.contains(at)),
+                    "case {case}: {g:?} shows at {at:?}, outside {boxes:?}"
+                );
+            }
+        }
+    }
+}

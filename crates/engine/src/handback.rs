@@ -17,9 +17,9 @@ use crate::geometry::{Point, Rect};
 /// How far the pointer may be from where deskhand put it, in pixels.
 pub const THRESHOLD_PX: i32 = 8;
 /// How long a logged press waits for the watcher to report it (it comes
-/// some microseconds late; one that never comes must not excuse a later
-/// press of the person's).
-const PRESS_LOG_TTL: Duration = Duration::from_secs(1);
+/// some microseconds late, far later on a loaded machine; one that never
+/// comes must not excuse a later synthetic press of the person's).
+const PRESS_LOG_TTL: Duration = Duration::from_secs(3);
 /// How long a pointer target stays one the pointer may be at: the X server
 /// queues synthetic motion and moves the pointer a little later, so during
 /// a drag the pointer trails the targets sent.
@@ -212,7 +212,12 @@ impl HandBack {
             return false;
         };
         let log = if button { &mut m.buttons } else { &mut m.keys };
-        while log.front().is_some_and(|t| t.elapsed() > PRESS_LOG_TTL) {
+        while let Some(t) = log.front().filter(|t| t.elapsed() > PRESS_LOG_TTL) {
+            tracing::debug!(
+                button,
+                age_ms = t.elapsed().as_millis(),
+                "a logged press expired unseen"
+            );
             log.pop_front();
         }
         log.pop_front().is_some()

@@ -15,6 +15,7 @@ pub mod clipboard;
 pub mod consent;
 mod credentials;
 mod desk;
+pub mod elements;
 pub mod error;
 mod executor;
 pub mod frame;
@@ -27,6 +28,7 @@ pub mod ledger;
 pub mod refusal;
 pub mod scope_check;
 pub mod screenshot;
+pub mod settings;
 pub mod takeover;
 pub mod windows;
 
@@ -47,6 +49,7 @@ pub use backend::{
 };
 pub use clipboard::ClipboardPolicy;
 pub use consent::{AppScope, Consent, ConsentSource};
+pub use deskhand_encode::{Mark, Paint};
 pub use error::EngineError;
 pub use frame_capture::{FrameShot, FrameSpec};
 pub use geometry::{Layout, Monitor, Point, Rect};
@@ -78,7 +81,7 @@ pub struct Features {
 }
 
 impl Features {
-    fn probe(backend: &Backend, clipboard: ClipboardPolicy) -> Self {
+    fn probe(backend: &Backend) -> Self {
         let mut f = Features::default();
         f.fine.extend([
             Feature::CursorPosition,
@@ -103,7 +106,7 @@ impl Features {
             f.coarse.push(CoarseFeature::Apps);
             f.fine.extend([Feature::AppList, Feature::AppLaunch]);
         }
-        if backend.clipboard.is_some() && clipboard.enabled {
+        if backend.clipboard.is_some() {
             f.coarse.push(CoarseFeature::Clipboard);
             f.fine
                 .extend([Feature::ClipboardRead, Feature::ClipboardWrite]);
@@ -176,16 +179,23 @@ pub struct Engine {
     revoked: std::sync::Mutex<std::collections::HashSet<String>>,
     /// The approval mode and the questions waiting for the person.
     approvals: approval::Approvals,
+    /// Accessibility trees, when available.
+    accessibility: Option<Arc<dyn accessibility::Accessibility>>,
+    /// Every session's element snapshots.
+    snapshots: elements::Snapshots,
+    /// Whether the accessibility bus answers, checked in the background.
+    bus: elements::BusWatch,
 }
 
 impl Engine {
     /// Starts the engine over `backend`.
     pub fn new(mut backend: Backend, consent: Consent, audit: AuditLog) -> Self {
-        let features = Features::probe(&backend, consent.clipboard);
+        let features = Features::probe(&backend);
         let backend_name = backend.name;
         let clipboard = clipboard::ClipboardGate::new(backend.clipboard.take(), consent.clipboard);
         let indicator = backend.indicator.take();
         let watcher = backend.watcher.take();
+        let accessibility = backend.accessibility.take();
         let handback = Arc::new(HandBack::new());
         let exec = Arc::new(Executor::spawn(Desk::new(backend, handback.clone())));
         let audit = Arc::new(audit);
@@ -224,6 +234,9 @@ impl Engine {
             features,
             backend_name,
             revoked: Default::default(),
+            bus: elements::BusWatch::start(accessibility.clone()),
+            accessibility,
+            snapshots: Default::default(),
         }
     }
 
@@ -258,9 +271,28 @@ impl Engine {
         self.takeovers.available()
     }
 
-    /// The probed features.
-    pub fn features(&self) -> &Features {
-        &self.features
+    /// The probed features, less the clipboard while the person has it off.
+    pub fn features(&self) -> Features {
+        let mut features = self.features.clone();
+        if !self.clipboard.policy().enabled {
+            features.coarse.retain(|c| *c != CoarseFeature::Clipboard);
+            features
+                .fine
+                .retain(|f| !matches!(f, Feature::ClipboardRead | Feature::ClipboardWrite));
+        }
+        features
+    }
+
+    /// The fine features a connection opened now is offered: the probed
+    /// ones, and `a11y.tree` while the accessibility bus answers (its last
+    /// background check; this never waits for the bus).
+    pub fn offered_features(&self) -> Vec<Feature> {
+        let mut fine = self.features().fine;
+        if self.accessibility_ready() {
+            fine.push(Feature::A11yTree);
+            fine.sort();
+        }
+        fine
     }
 
     /// The backend's name.
@@ -331,6 +363,7 @@ impl Engine {
     /// Closes a session: everything it holds is released.
     pub async fn close_session(&self, session: &Session) {
         self.approvals.drop_session(&session.id);
+        self.snapshots.drop_session(&session.id);
         let core = self.takeovers.clone();
         let id = session.id.clone();
         let _ = tokio::task::spawn_blocking(move || core.forget(&id)).await;
@@ -432,6 +465,24 @@ impl Engine {
             |list| serde_json::json!({"windows": list.len()}),
         )
         .await
+    }
+
+    /// The live window `handle` (a `win_…` id of a window list) names, as
+    /// a list would give it: `WindowStale` when it is gone or unknown.
+    /// Not audited: the op that uses it is.
+    pub async fn listed_window(&self, handle: String) -> Result<ListedWindow, EngineError> {
+        windows::check_handle(&handle)?;
+        self.exec
+            .run(move |desk: &mut Desk| {
+                let layout = desk.layout()?;
+                let (window, _) = desk.resolve_window(&handle)?;
+                Ok(ListedWindow {
+                    monitor: layout.best_for(&window.rect).map(|m| m.index),
+                    handle,
+                    window,
+                })
+            })
+            .await?
     }
 
     /// Focuses the window `handle` names (raising it when `raise`). It

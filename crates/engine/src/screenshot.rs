@@ -30,6 +30,9 @@ pub struct ShotSpec {
     pub quality: u8,
     /// Draw the pointer in.
     pub include_cursor: bool,
+    /// Rectangles to black out (secure fields) and numbered boxes to draw
+    /// (set-of-mark), in global desktop pixels.
+    pub paint: deskhand_encode::Paint,
 }
 
 /// An encoded screenshot.
@@ -125,11 +128,23 @@ pub fn take(desk: &mut Desk, spec: ShotSpec) -> Result<Screenshot, EngineError> 
     let started = std::time::Instant::now();
     let mut captured_at = started;
     let mut encoded = None;
+    let origin = Point::new(rect.x, rect.y);
     capture.capture(rect, &mut |frame| {
         captured_at = std::time::Instant::now();
+        let owned;
+        let frame = match spec.paint.is_empty() {
+            true => frame,
+            false => {
+                owned = deskhand_encode::painted(frame, origin, &spec.paint);
+                &deskhand_encode::Frame {
+                    pixels: &owned,
+                    ..*frame
+                }
+            }
+        };
         encoded = Some(encode(
             frame,
-            Point::new(rect.x, rect.y),
+            origin,
             spec.format,
             spec.quality,
             cursor.as_ref(),

@@ -185,6 +185,9 @@ pub(crate) struct Takeovers {
     exec: Arc<Executor>,
     audit: Arc<AuditLog>,
     started: Instant,
+    /// How many times the person's hold was lifted: element tokens read
+    /// before a resume are stale after it.
+    resumes: std::sync::atomic::AtomicU64,
 }
 
 impl Takeovers {
@@ -222,6 +225,7 @@ impl Takeovers {
             exec,
             audit,
             started: Instant::now(),
+            resumes: std::sync::atomic::AtomicU64::new(0),
         });
         let weak = Arc::downgrade(&core);
         let spawned = std::thread::Builder::new()
@@ -299,6 +303,11 @@ impl Takeovers {
             .unwrap_or_default()
     }
 
+    /// How many times the person's hold was lifted so far.
+    pub(crate) fn resumes(&self) -> u64 {
+        self.resumes.load(Ordering::SeqCst)
+    }
+
     /// Synthetic input for `session` needs its takeover on and not paused.
     pub(crate) fn require_input(&self, session: &str) -> Result<(), EngineError> {
         self.refuse_while_held()?;
@@ -313,7 +322,7 @@ impl Takeovers {
     }
 
     /// Refuses every act while the person holds the desktop.
-    fn refuse_while_held(&self) -> Result<(), EngineError> {
+    pub(crate) fn refuse_while_held(&self) -> Result<(), EngineError> {
         let inner = self.inner.lock().map_err(|_| EngineError::ShuttingDown)?;
         match &inner.hold {
             Some(reason) => Err(EngineError::UserTookOver {
@@ -383,7 +392,7 @@ impl Takeovers {
                 if let Some(capture) = desk.backend.capture.as_mut() {
                     capture.prepare_exclusion();
                 }
-                let layout = desk.layout()?;
+                let layout = desk.full_layout()?;
                 let pointer = desk.backend.displays.cursor_position()?;
                 Ok::<_, EngineError>((layout, pointer))
             })
@@ -548,15 +557,17 @@ impl Takeovers {
     }
 
     /// Whether the press of the click reported at `at` came from a real
-    /// device (not XTEST), waiting a little for the watcher's report.
+    /// device (not XTEST), waiting a little for the watcher's report: a
+    /// synthetic press seen last may be an earlier one, the click's own
+    /// not reported yet, so only the deadline makes it the answer.
     fn device_pressed_near(&self, at: Instant) -> bool {
         let deadline = Instant::now() + CONTINUE_PRESS_WAIT;
         loop {
-            if let Some(device) = self
+            let last = self
                 .handback
-                .last_press_by_device(at, CONTINUE_PRESS_WITHIN)
-            {
-                return device;
+                .last_press_by_device(at, CONTINUE_PRESS_WITHIN);
+            if last == Some(true) {
+                return true;
             }
             if Instant::now() >= deadline {
                 return false;
@@ -581,6 +592,7 @@ impl Takeovers {
                 return Vec::new();
             }
             inner.hold = None;
+            self.resumes.fetch_add(1, Ordering::SeqCst);
             let resumed: Vec<String> = match (&holder, session) {
                 (Some((h, _)), _) => vec![h.clone()],
                 (None, Some(s)) => vec![s.to_owned()],

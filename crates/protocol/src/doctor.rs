@@ -46,8 +46,11 @@ pub enum ReasonCode {
     CompositeMissing,
     /// The indicator program is not found.
     IndicatorNotFound,
-    /// The accessibility bus is not advertised on the display.
+    /// Nothing advertises the accessibility bus: no session bus, or no
+    /// `org.a11y.Bus` on it (assistive technologies are off).
     AtspiBusNotAdvertised,
+    /// The accessibility bus is advertised but does not answer.
+    AtspiBusUnreachable,
     /// The platform has no API for it.
     NoPlatformApi,
     /// This part of deskhand is not built yet.
@@ -79,7 +82,10 @@ impl ReasonCode {
                 "Build the indicator next to deskhand (cargo build --release -p deskhand-overlay) or set DESKHAND_OVERLAY to its path."
             }
             Self::AtspiBusNotAdvertised => {
-                "Turn on assistive technologies in your desktop's accessibility settings, then sign out and in again."
+                "Turn on assistive technologies in your desktop's accessibility settings (or start at-spi-bus-launcher), then sign out and in again."
+            }
+            Self::AtspiBusUnreachable => {
+                "The accessibility bus is advertised but does not answer: sign out and in again (or restart at-spi-bus-launcher), then run `deskhand doctor` again."
             }
             Self::NotBuilt => "This part of deskhand is not built yet; a later version adds it.",
             Self::WaylandPortalNotBuilt => {
@@ -594,6 +600,7 @@ mod tests {
         for name in [
             "xinput2_missing",
             "display_unreachable",
+            "atspi_bus_unreachable",
             "host_approval",
             "not_applicable",
         ] {

@@ -32,6 +32,8 @@ pub enum MessageType {
     ClipboardWrite,
     TakeoverRequest,
     TakeoverState,
+    A11yTreeRequest,
+    A11yTreeResponse,
 }
 
 impl MessageType {
@@ -61,6 +63,8 @@ impl MessageType {
         Self::ClipboardWrite,
         Self::TakeoverRequest,
         Self::TakeoverState,
+        Self::A11yTreeRequest,
+        Self::A11yTreeResponse,
     ];
 
     /// The name on the wire, e.g. `SCREENSHOT_REQUEST`.
@@ -90,6 +94,8 @@ impl MessageType {
             Self::ClipboardWrite => "CLIPBOARD_WRITE",
             Self::TakeoverRequest => "TAKEOVER_REQUEST",
             Self::TakeoverState => "TAKEOVER_STATE",
+            Self::A11yTreeRequest => "A11Y_TREE_REQUEST",
+            Self::A11yTreeResponse => "A11Y_TREE_RESPONSE",
         }
     }
 

@@ -59,6 +59,11 @@ pub enum ErrorCode {
     DesktopLayoutChanged,
     ApprovalDenied,
     PermissionDenied,
+    /// An element token from a snapshot the window's structure (or a
+    /// resume) has made stale.
+    StaleElementToken,
+    /// A write or read of a password or secure field, refused.
+    SecureField,
 }
 
 impl ErrorCode {
@@ -94,6 +99,8 @@ impl ErrorCode {
         Self::DesktopLayoutChanged,
         Self::ApprovalDenied,
         Self::PermissionDenied,
+        Self::StaleElementToken,
+        Self::SecureField,
     ];
 
     /// This code's row of the table.
@@ -260,6 +267,10 @@ pub const ERRORS: &[ErrorInfo] = &[
         "The person did not approve this; do not send it again unless they ask you to."),
     row(C::PermissionDenied, "permission_denied", "PERMISSION_DENIED", Never, false,
         "The person's policy refuses this app as a target; work in another app or ask the person."),
+    row(C::StaleElementToken, "stale_element_token", "STALE_ELEMENT_TOKEN", AfterRefresh, false,
+        "Read the window's accessibility tree again and use a token from that read."),
+    row(C::SecureField, "secure_field", "SECURE_FIELD", Never, false,
+        "This is a password or secure field: deskhand never reads or writes it, so ask the person to fill it in."),
 ];
 
 /// Payload of an `ERROR` message.

@@ -49,6 +49,10 @@ pub enum Feature {
     ClipboardWrite,
     #[serde(rename = "permissions.check")]
     PermissionsCheck,
+    /// `A11Y_TREE_REQUEST`: listed only while the accessibility bus
+    /// answers (checked in the background, not at each HELLO).
+    #[serde(rename = "a11y.tree")]
+    A11yTree,
 }
 
 impl Feature {
@@ -74,6 +78,7 @@ impl Feature {
         Self::ClipboardRead,
         Self::ClipboardWrite,
         Self::PermissionsCheck,
+        Self::A11yTree,
     ];
 
     /// The feature's name as advertised in HELLO.
@@ -99,6 +104,7 @@ impl Feature {
             Self::ClipboardRead => "clipboard.read",
             Self::ClipboardWrite => "clipboard.write",
             Self::PermissionsCheck => "permissions.check",
+            Self::A11yTree => "a11y.tree",
         }
     }
 }

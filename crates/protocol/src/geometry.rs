@@ -53,6 +53,14 @@ impl Rect {
         i64::from(self.y) + i64::from(self.height)
     }
 
+    /// The middle pixel (rounded towards the top-left).
+    pub fn center(&self) -> Point {
+        Point::new(
+            (i64::from(self.x) + i64::from(self.width) / 2) as i32,
+            (i64::from(self.y) + i64::from(self.height) / 2) as i32,
+        )
+    }
+
     /// Whether `p` lies inside.
     pub fn contains(&self, p: Point) -> bool {
         i64::from(p.x) >= i64::from(self.x)

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::features::{CoarseFeature, Feature};
+use crate::tree::ElementRow;
 
 /// Name and version of the server, sent in HELLO.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -430,6 +431,45 @@ pub struct TakeoverStatePayload {
     pub reason: Option<String>,
 }
 
+/// `A11Y_TREE_REQUEST`: a window's accessibility tree — the whole window,
+/// its skeleton (containers and landmarks), or what lies below an
+/// element token of an earlier read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct A11yTreeRequest {
+    /// From WINDOW_LIST_RESPONSE (required).
+    #[serde(default)]
+    pub window_id: String,
+    /// List containers and landmarks only (not with `root`).
+    #[serde(default)]
+    pub skeleton: Option<bool>,
+    /// An `element_token` of an earlier read of this window: list what
+    /// lies below it (not with `skeleton`).
+    #[serde(default)]
+    pub root: Option<String>,
+    /// At most this many rows (at least 1; capped server-side).
+    #[serde(default)]
+    pub max_elements: Option<u32>,
+    /// At most this many levels below the root (capped server-side).
+    #[serde(default)]
+    pub max_depth: Option<u32>,
+}
+
+/// `A11Y_TREE_RESPONSE`: the rows read, with the same row type the MCP
+/// tools return.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct A11yTreeResponse {
+    /// The window read.
+    pub window_id: String,
+    /// The snapshot the rows' tokens belong to.
+    pub snapshot_id: String,
+    /// The rows, in document order.
+    pub elements: Vec<ElementRow>,
+    /// Rows were left out to stay within the limits.
+    pub truncated: bool,
+    /// How many elements the whole window has.
+    pub window_elements: u32,
+}
+
 /// A display rectangle in INPUT_OUT_OF_BOUNDS details.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DisplayRect {
@@ -460,5 +500,17 @@ mod tests {
             serde_json::from_str(r#"{"format":"jpeg","quality":50}"#).expect("parse");
         assert_eq!(r.format, Some(ImageFormat::Jpeg));
         assert!(serde_json::from_str::<ScreenshotRequest>(r#"{"format":"gif"}"#).is_err());
+    }
+
+    #[test]
+    fn a11y_tree_request_fields_are_optional_but_window_id() {
+        let r: A11yTreeRequest =
+            serde_json::from_str(r#"{"window_id":"win_1","skeleton":true,"future":1}"#)
+                .expect("parse");
+        assert_eq!(r.window_id, "win_1");
+        assert_eq!(r.skeleton, Some(true));
+        assert_eq!((r.root, r.max_elements, r.max_depth), (None, None, None));
+        let empty: A11yTreeRequest = serde_json::from_str("{}").expect("parse");
+        assert!(empty.window_id.is_empty());
     }
 }

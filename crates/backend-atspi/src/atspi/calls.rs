@@ -16,6 +16,7 @@ const ACTION: &str = "org.a11y.atspi.Action";
 const TEXT: &str = "org.a11y.atspi.Text";
 const EDITABLE_TEXT: &str = "org.a11y.atspi.EditableText";
 const VALUE: &str = "org.a11y.atspi.Value";
+const COLLECTION: &str = "org.a11y.atspi.Collection";
 const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
 
 /// The well-known name of the AT-SPI registry on the accessibility bus.
@@ -141,6 +142,34 @@ impl Caller {
         self.call(obj, ACCESSIBLE, "GetChildren", &(), what).await
     }
 
+    /// Every descendant of the element in document order (pre-order, as
+    /// a walk of the children finds them), at most `count` (0: all), from
+    /// one `Collection.GetMatches` with a rule every element matches.
+    pub(crate) async fn descendants(
+        &self,
+        obj: &Obj,
+        count: i32,
+    ) -> Result<Vec<ObjectRefOwned>, AtspiError> {
+        // MatchRule (aiia{ss}iaiiasib): no states, attributes, roles or
+        // interfaces asked for, each with MATCH_ALL, not inverted.
+        const MATCH_ALL: i32 = 1;
+        const SORT_CANONICAL: u32 = 1;
+        let rule = (
+            vec![0i32, 0],
+            MATCH_ALL,
+            HashMap::<String, String>::new(),
+            MATCH_ALL,
+            vec![0i32, 0, 0, 0],
+            MATCH_ALL,
+            Vec::<String>::new(),
+            MATCH_ALL,
+            false,
+        );
+        let what = "Collection.GetMatches";
+        let body = (rule, SORT_CANONICAL, count, true);
+        self.call(obj, COLLECTION, "GetMatches", &body, what).await
+    }
+
     /// The element's `index`-th child.
     pub(crate) async fn child_at(&self, obj: &Obj, index: u32) -> Result<Option<Obj>, AtspiError> {
         let what = "Accessible.GetChildAtIndex";
@@ -179,6 +208,16 @@ impl Caller {
                 .and_then(|v| v.downcast_ref::<i32>().ok())
                 .unwrap_or(0),
         })
+    }
+
+    /// How many children the element has now.
+    pub(crate) async fn child_count(&self, obj: &Obj) -> Result<i32, AtspiError> {
+        let what = "Properties.Get(ChildCount)";
+        let v: OwnedValue = self
+            .call(obj, PROPERTIES, "Get", &(ACCESSIBLE, "ChildCount"), what)
+            .await?;
+        v.downcast_ref::<i32>()
+            .map_err(|e| AtspiError::call(what)(zbus::Error::Variant(e)))
     }
 
     /// `Name`, `Description` and `ChildCount` with a `Properties.Get` each.

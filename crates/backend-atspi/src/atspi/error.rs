@@ -67,13 +67,13 @@ impl AtspiError {
 
 impl From<AtspiError> for BackendError {
     /// Bus problems are `Unsupported` (the capability is not there), a
-    /// missing or unable element `InvalidTarget`, the rest `Failed`.
+    /// missing or changed element `Stale`, an element unable to do it
+    /// `InvalidTarget`, the rest `Failed`.
     fn from(e: AtspiError) -> Self {
         match e {
             AtspiError::Bus { .. } => BackendError::Unsupported(e.to_string()),
-            AtspiError::NotFound(_) | AtspiError::Unable(_) => {
-                BackendError::InvalidTarget(e.to_string())
-            }
+            AtspiError::NotFound(_) => BackendError::Stale(e.to_string()),
+            AtspiError::Unable(_) => BackendError::InvalidTarget(e.to_string()),
             AtspiError::Timeout { .. } | AtspiError::Call { .. } => {
                 BackendError::Failed(e.to_string())
             }

@@ -151,15 +151,34 @@ pub(crate) async fn frame_of(
     })
 }
 
-/// The element at `path` under `frame`.
+/// The element at `path` below `frame`. Each ancestor's child count is
+/// checked against `counts` (root first; shorter lists check fewer), so a
+/// child added or removed on the way is caught before the act.
 pub(crate) async fn follow(
     caller: &Caller,
     frame: Obj,
     path: &NodePath,
+    counts: &[u32],
 ) -> Result<Obj, AtspiError> {
     let mut at = frame;
     for (depth, step) in path.0.iter().enumerate() {
-        at = caller.child_at(&at, *step).await?.ok_or_else(|| {
+        let expected = counts.get(depth).copied();
+        let count = async {
+            match expected {
+                Some(_) => caller.child_count(&at).await.map(Some),
+                None => Ok(None),
+            }
+        };
+        let (child, count) = tokio::join!(caller.child_at(&at, *step), count);
+        if let (Some(now), Some(then)) = (count?, expected)
+            && i64::from(now) != i64::from(then)
+        {
+            return Err(AtspiError::NotFound(format!(
+                "level {} of {path} has {now} children now, not {then}: the window changed",
+                depth + 1
+            )));
+        }
+        at = child?.ok_or_else(|| {
             AtspiError::NotFound(format!(
                 "no element at {path} (level {} has no child {step})",
                 depth + 1

@@ -9,6 +9,7 @@ mod calls;
 mod error;
 mod find;
 mod map;
+mod matched;
 mod walk;
 
 use std::collections::HashMap;
@@ -18,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use deskhand_engine::BackendError;
 use deskhand_engine::accessibility::{
-    A11yTree, Accessibility, BusProblem, BusStatus, NodeTarget, TextRead, TextWrite, TreeLimits,
-    WindowRef,
+    A11yNode, A11yTree, Accessibility, BusProblem, BusStatus, NodePath, NodeTarget, TextRead,
+    TextWrite, TreeLimits, WindowRef,
 };
 
 use crate::AtspiOptions;
@@ -189,7 +190,8 @@ impl AtspiBackend {
             let caller = s.caller(ACT_CALL_TIMEOUT).await?;
             let frame = find::frame_of(&caller, &s.pids, &target.window).await?;
             let caller = s.direct(caller, &frame).await;
-            let obj = find::follow(&caller, frame, &target.path).await?;
+            let obj =
+                find::follow(&caller, frame, &target.path, &target.expect_child_counts).await?;
             act(caller, obj, target).await
         })
         .map_err(Into::into)
@@ -219,14 +221,36 @@ impl Accessibility for AtspiBackend {
             let frame = find::frame_of(&caller, &s.pids, &window).await?;
             let caller = s.direct(caller, &frame).await;
             let started = Instant::now();
-            let tree = walk::read_tree(&caller, frame, &limits).await?;
+            let (tree, listed) = match matched::read_tree(&caller, frame.clone(), &limits).await? {
+                Some(tree) => (tree, true),
+                None => (walk::read_tree(&caller, frame, &limits).await?, false),
+            };
             tracing::debug!(
                 elements = tree.nodes.len(),
+                listed,
                 truncated = tree.truncated,
                 ms = started.elapsed().as_secs_f64() * 1000.0,
                 "accessibility tree read"
             );
             Ok(tree)
+        })
+        .map_err(Into::into)
+    }
+
+    /// Finds the window's frame, then reads each path's element.
+    fn read_nodes(
+        &self,
+        window: &WindowRef,
+        paths: &[NodePath],
+        limits: &TreeLimits,
+    ) -> Result<Vec<Option<A11yNode>>, BackendError> {
+        let (window, paths, limits) = (window.clone(), paths.to_vec(), *limits);
+        let what = "the accessibility element reads";
+        self.run(limits.total_timeout, what, move |s| async move {
+            let caller = s.caller(limits.per_call_timeout).await?;
+            let frame = find::frame_of(&caller, &s.pids, &window).await?;
+            let caller = s.direct(caller, &frame).await;
+            walk::read_paths(&caller, &frame, &paths).await
         })
         .map_err(Into::into)
     }

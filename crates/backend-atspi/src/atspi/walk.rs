@@ -20,12 +20,12 @@ use super::map;
 
 /// How many elements are read at once (each with up to five calls in
 /// flight).
-const IN_FLIGHT: usize = 48;
+pub(super) const IN_FLIGHT: usize = 48;
 /// The most characters of an editable field's text put in a tree read.
 const MAX_VALUE_CHARS: i32 = 4096;
 
 /// What was read of one element.
-struct Info {
+pub(super) struct Info {
     role: Role,
     name: String,
     description: String,
@@ -33,18 +33,18 @@ struct Info {
     frame: Option<Rect>,
     actions: Vec<String>,
     value: Option<String>,
-    child_count: u32,
+    pub(super) child_count: u32,
 }
 
 /// An element found: where it is, and what was read of it.
-struct Slot {
-    obj: Obj,
-    parent: Option<usize>,
+pub(super) struct Slot {
+    pub(super) obj: Obj,
+    pub(super) parent: Option<usize>,
     /// Its index among its parent's children.
-    index: u32,
-    depth: usize,
-    info: Option<Info>,
-    children: Vec<usize>,
+    pub(super) index: u32,
+    pub(super) depth: usize,
+    pub(super) info: Option<Info>,
+    pub(super) children: Vec<usize>,
 }
 
 /// An optional call's result: a failed call is `None` (the app does not
@@ -81,8 +81,35 @@ async fn value_of(
     Ok(None)
 }
 
+/// Reads what the structure needs of one element (role, name,
+/// description, child count), and its children's references when
+/// `want_children`.
+pub(super) async fn read_structure(
+    caller: &Caller,
+    obj: &Obj,
+    want_children: bool,
+) -> Result<(Info, Vec<Obj>), AtspiError> {
+    let (props, role) = tokio::join!(caller.props(obj), caller.role(obj));
+    let (props, role) = (props?, map::role(role?));
+    let children = match want_children && props.child_count > 0 {
+        true => caller.children(obj).await?,
+        false => Vec::new(),
+    };
+    let info = Info {
+        states: map::states(atspi::StateSet::empty(), &role),
+        role,
+        name: props.name,
+        description: props.description,
+        frame: None,
+        actions: Vec::new(),
+        value: None,
+        child_count: u32::try_from(props.child_count).unwrap_or(0),
+    };
+    Ok((info, children.iter().filter_map(Obj::from_ref).collect()))
+}
+
 /// Reads one element, and its children's references when `want_children`.
-async fn read_node(
+pub(super) async fn read_node(
     caller: &Caller,
     obj: &Obj,
     want_children: bool,
@@ -162,7 +189,14 @@ pub(crate) async fn read_tree(
         while running.len() < IN_FLIGHT {
             let Some(i) = queue.pop_front() else { break };
             let (obj, want) = (slots[i].obj.clone(), slots[i].depth < limits.max_depth);
-            running.push(async move { (i, read_node(caller, &obj, want).await) });
+            let light = limits.structure_only;
+            running.push(async move {
+                let read = match light {
+                    true => read_structure(caller, &obj, want).await,
+                    false => read_node(caller, &obj, want).await,
+                };
+                (i, read)
+            });
         }
         let Some((i, read)) = running.next().await else {
             break;
@@ -193,9 +227,54 @@ pub(crate) async fn read_tree(
     Ok(flatten(slots, truncated))
 }
 
+/// Reads the elements at `paths` below `frame` in full; `None` for a path
+/// that leads nowhere.
+pub(crate) async fn read_paths(
+    caller: &Caller,
+    frame: &Obj,
+    paths: &[NodePath],
+) -> Result<Vec<Option<A11yNode>>, AtspiError> {
+    futures_util::future::join_all(paths.iter().map(|path| read_path(caller, frame, path)))
+        .await
+        .into_iter()
+        .collect()
+}
+
+/// The element at `path` below `frame`, read in full.
+async fn read_path(
+    caller: &Caller,
+    frame: &Obj,
+    path: &NodePath,
+) -> Result<Option<A11yNode>, AtspiError> {
+    let obj = match super::find::follow(caller, frame.clone(), path, &[]).await {
+        Ok(obj) => obj,
+        Err(AtspiError::NotFound(_)) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let (info, _) = read_node(caller, &obj, false).await?;
+    Ok(Some(node_of(info, path.clone(), None)))
+}
+
+/// The node of what was read of an element at `path`.
+fn node_of(info: Info, path: NodePath, parent: Option<usize>) -> A11yNode {
+    A11yNode {
+        role: info.role,
+        name: info.name,
+        description: info.description,
+        states: info.states,
+        frame: info.frame,
+        actions: info.actions,
+        value: info.value,
+        parent,
+        children: Vec::new(),
+        child_count: info.child_count,
+        path,
+    }
+}
+
 /// The slots in document order (a parent before its children, siblings
 /// in order), with parent and children as indices into the result.
-fn flatten(mut slots: Vec<Slot>, truncated: bool) -> A11yTree {
+pub(super) fn flatten(mut slots: Vec<Slot>, truncated: bool) -> A11yTree {
     let mut nodes: Vec<A11yNode> = Vec::with_capacity(slots.len());
     // (slot, parent's index in `nodes`, path)
     let mut stack = vec![(0usize, None::<usize>, NodePath::root())];
@@ -211,19 +290,7 @@ fn flatten(mut slots: Vec<Slot>, truncated: bool) -> A11yTree {
             stack.push((c, Some(me), path.child(slots[c].index)));
         }
         debug_assert_eq!(slots[s].parent.is_none(), parent.is_none());
-        nodes.push(A11yNode {
-            role: info.role,
-            name: info.name,
-            description: info.description,
-            states: info.states,
-            frame: info.frame,
-            actions: info.actions,
-            value: info.value,
-            parent,
-            children: Vec::new(),
-            child_count: info.child_count,
-            path,
-        });
+        nodes.push(node_of(info, path, parent));
     }
     A11yTree { nodes, truncated }
 }

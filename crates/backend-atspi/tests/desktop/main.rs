@@ -19,8 +19,8 @@ use deskhand_backend_atspi::AtspiOptions;
 use deskhand_engine::BackendError;
 use deskhand_engine::Rect;
 use deskhand_engine::accessibility::{
-    A11yNode, A11yTree, Accessibility, BusProblem, BusStatus, NodeTarget, Role, State, TextRead,
-    TextWrite, TreeLimits, WindowRef,
+    A11yNode, A11yTree, Accessibility, BusProblem, BusStatus, NodePath, NodeTarget, Role, State,
+    TextRead, TextWrite, TreeLimits, WindowRef,
 };
 use harness::{Desktop, wait_for_file};
 
@@ -101,6 +101,7 @@ fn target(window: &WindowRef, node: &A11yNode) -> NodeTarget {
         path: node.path.clone(),
         expect_role: Some(node.role.clone()),
         expect_name: Some(node.name.clone()),
+        expect_child_counts: Vec::new(),
     }
 }
 
@@ -197,7 +198,7 @@ fn check_refusals(desk: &Desktop, a11y: &dyn Accessibility, form: &WindowRef, tr
     let err = a11y
         .press(&stale, None)
         .expect_err("a stale role is refused");
-    assert!(matches!(err, BackendError::InvalidTarget(_)), "{err}");
+    assert!(matches!(err, BackendError::Stale(_)), "{err}");
     let mut renamed = target(form, one(tree, Role::Button, "Save"));
     renamed.expect_name = Some("Delete".into());
     let err = a11y
@@ -247,6 +248,42 @@ fn check_list(a11y: &dyn Accessibility, list: &WindowRef, how: &str) {
         .expect("Row 0 is on screen");
     assert!(bounds.contains_rect(&first), "{first:?} in {bounds:?}");
     assert_eq!(one(&tree, Role::Label, "Row 499").frame, None);
+    // A structure read walks the same elements, without states or
+    // frames; the elements it names read in full by path.
+    let light = TreeLimits {
+        structure_only: true,
+        ..TreeLimits::default()
+    };
+    let started = Instant::now();
+    let structure = a11y.read_window_tree(list, &light).expect("structure read");
+    println!(
+        "{how}: structure read of {} elements in {:?}",
+        structure.nodes.len(),
+        started.elapsed()
+    );
+    let shape = |t: &A11yTree| -> Vec<_> {
+        t.nodes
+            .iter()
+            .map(|n| (n.path.clone(), n.role.clone(), n.child_count))
+            .collect()
+    };
+    assert_eq!(shape(&structure), shape(&tree));
+    assert!(
+        structure
+            .nodes
+            .iter()
+            .all(|n| n.frame.is_none() && n.states.is_empty())
+    );
+    let row0 = one(&tree, Role::Label, "Row 0");
+    let paths = [row0.path.clone(), NodePath(vec![9, 9, 9])];
+    let read = a11y
+        .read_nodes(list, &paths, &TreeLimits::default())
+        .expect("read by path");
+    assert_eq!(
+        read[0].as_ref().map(|n| (n.name.as_str(), n.frame)),
+        Some(("Row 0", row0.frame))
+    );
+    assert!(read[1].is_none(), "a path to nowhere");
     let framed = tree.nodes.iter().filter_map(|n| n.frame);
     assert!(framed.clone().all(|f| bounds.overlap_area(&f) > 0));
     let small = TreeLimits {

@@ -1,11 +1,13 @@
 //! What the X11 backend can do on a display, as the doctor reports it:
-//! the backend's entry, its capabilities and the accessibility permission,
-//! each with its reason when not available, and the probe lines for
-//! people. Decided from a [`DisplayProbe`] only; nothing is changed.
+//! the backend's entry and its capabilities, each with its reason when not
+//! available, and the probe lines for people. Decided from a
+//! [`DisplayProbe`] only; nothing is changed. The accessibility permission
+//! is not decided here: the AT-SPI backend's bus check is its one source
+//! (the cli combines the two).
 
 use deskhand_protocol::doctor::{
-    BackendEntry, CapabilityEntry, CapabilityName, ConsentKind, GrantStatus, PermissionEntry,
-    Probe, ReasonCode, SessionType, Verdict,
+    BackendEntry, CapabilityEntry, CapabilityName, ConsentKind, Probe, ReasonCode, SessionType,
+    Verdict,
 };
 
 use super::probe::{DisplayProbe, probe};
@@ -19,8 +21,6 @@ pub struct X11Findings {
     pub backend: BackendEntry,
     /// The capabilities the X11 backend provides.
     pub capabilities: Vec<CapabilityEntry>,
-    /// The accessibility permission (AT-SPI advertised on the display).
-    pub permissions: Vec<PermissionEntry>,
     /// Probe lines for people.
     pub probes: Vec<Probe>,
 }
@@ -62,7 +62,6 @@ pub fn x11_findings(display: Option<&str>, wayland: bool) -> X11Findings {
         session_type,
         backend: BackendEntry::new("x11", true, backend),
         capabilities: capabilities(usable, backend),
-        permissions: vec![accessibility(usable)],
         probes,
     }
 }
@@ -106,18 +105,6 @@ fn capabilities(x: Option<&DisplayProbe>, backend: Verdict) -> Vec<CapabilityEnt
         CapabilityEntry::new(C::ClipboardRead, present, K::Separate),
         CapabilityEntry::new(C::ClipboardWrite, present, K::Session),
     ]
-}
-
-fn accessibility(x: Option<&DisplayProbe>) -> PermissionEntry {
-    match x {
-        None => PermissionEntry::new("accessibility", GrantStatus::Unknown, None),
-        Some(p) if p.atspi_bus => PermissionEntry::new("accessibility", GrantStatus::Granted, None),
-        Some(_) => PermissionEntry::new(
-            "accessibility",
-            GrantStatus::Missing,
-            Some(ReasonCode::AtspiBusNotAdvertised),
-        ),
-    }
 }
 
 /// The lines for people about a display that answered.
@@ -174,15 +161,6 @@ fn display_probes(p: &DisplayProbe) -> Vec<Probe> {
                 .into(),
         },
     ));
-    probes.push(Probe::new(
-        "AT-SPI bus",
-        p.atspi_bus,
-        if p.atspi_bus {
-            "advertised"
-        } else {
-            "not advertised on the root window"
-        },
-    ));
     probes
 }
 
@@ -198,7 +176,6 @@ mod tests {
             vendor: "test".into(),
             extensions: ext,
             window_manager: None,
-            atspi_bus: false,
             spare_keycodes: Some(8),
         }
     }
@@ -251,7 +228,6 @@ mod tests {
                 .iter()
                 .all(|c| c.reason_code == Some(ReasonCode::DisplayUnreachable))
         );
-        assert_eq!(f.permissions[0].status, GrantStatus::Unknown);
         let w = x11_findings(None, true);
         assert_eq!(
             w.backend.reason_code,

@@ -13,6 +13,7 @@ mod permissions;
 pub mod person;
 pub mod probe;
 mod remap_file;
+pub mod tray;
 mod typing;
 pub mod virtual_desktop;
 pub mod watcher;
@@ -228,5 +229,7 @@ pub fn open(display: Option<&str>, options: &crate::X11Options) -> Result<Backen
         clipboard,
         indicator,
         watcher,
+        // AT-SPI is a backend of its own: the host adds it.
+        accessibility: None,
     })
 }

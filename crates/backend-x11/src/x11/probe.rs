@@ -1,6 +1,7 @@
 //! What `deskhand doctor` needs to know about a display: whether it
-//! answers, which extensions it has, its window manager, and whether the
-//! accessibility bus is advertised on it.
+//! answers, which extensions it has, its window manager and its spare
+//! keycodes. (Whether the accessibility bus answers is the AT-SPI
+//! backend's check, not a property of the display.)
 
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::protocol::xinput::ConnectionExt as _;
@@ -36,8 +37,6 @@ pub struct DisplayProbe {
     pub extensions: Extensions,
     /// The window manager's name, when one announces itself.
     pub window_manager: Option<String>,
-    /// Whether the root window advertises the AT-SPI bus (`AT_SPI_BUS`).
-    pub atspi_bus: bool,
     /// Keycodes with no symbol and no modifier: what characters no key
     /// produces are typed through. `None` when the keymap did not read.
     pub spare_keycodes: Option<usize>,
@@ -88,14 +87,12 @@ pub fn probe(display: &str) -> Result<DisplayProbe, X11Error> {
         let name = prop(w, atom(b"_NET_WM_NAME")?, any)?;
         Some(String::from_utf8_lossy(&name).into_owned())
     })();
-    let atspi_bus = atom(b"AT_SPI_BUS").is_some_and(|a| prop(root, a, any).is_some());
     let spare_keycodes = spare_keycodes(&conn);
     Ok(DisplayProbe {
         display: display.to_owned(),
         vendor: String::from_utf8_lossy(&conn.setup().vendor).into_owned(),
         extensions,
         window_manager,
-        atspi_bus,
         spare_keycodes,
     })
 }

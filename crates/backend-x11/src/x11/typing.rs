@@ -11,8 +11,9 @@
 //! produces it, and a keycode gets a new meaning only once the app had
 //! time to read the events that used its old one (the least recently used
 //! keycodes are taken, at most half of them per batch, and none within
-//! [`SETTLE`] of its last press while another is free). Remapped keycodes are given back once
-//! typing has been idle for [`RESTORE_AFTER`], when the keyboard is
+//! [`SETTLE`] (longer after a larger batch) of its last press while
+//! another is free). Remapped keycodes are given back once typing has
+//! been idle for [`RESTORE_AFTER`], when the keyboard is
 //! dropped, and, from the file they are listed in, at the next start.
 
 use std::collections::HashMap;
@@ -33,8 +34,15 @@ use super::keymap::{self, KeySyms, Keymap, State, Stroke};
 use super::remap_file;
 
 /// How long a remapped keycode keeps its meaning after its last press
-/// before it may get another: the app must have read the events by then.
+/// before it may get another, at the least: the app must have read the
+/// events by then.
 pub const SETTLE: Duration = Duration::from_millis(100);
+/// What each character typed since the last keymap change adds to
+/// [`SETTLE`]: an app reads a batch of keys in one go and looks their
+/// symbols up as it handles them, so a larger batch needs longer.
+const SETTLE_PER_CHAR: Duration = Duration::from_millis(2);
+/// The most a keymap change ever waits for the app.
+const SETTLE_MAX: Duration = Duration::from_millis(400);
 /// How long typing must be idle before remapped keycodes are given back.
 pub const RESTORE_AFTER: Duration = Duration::from_millis(500);
 
@@ -83,6 +91,8 @@ pub struct Keyboard {
     last_used: Option<Instant>,
     /// When deskhand last changed the keymap.
     last_change: Option<Instant>,
+    /// Characters typed since then.
+    typed_since_change: u32,
 }
 
 impl Keyboard {
@@ -137,6 +147,7 @@ impl Keyboard {
             file,
             last_used: None,
             last_change: None,
+            typed_since_change: 0,
         };
         keyboard.reload()?;
         keyboard.restore_left_over()?;
@@ -333,7 +344,14 @@ impl Keyboard {
             self.fake(KEY_RELEASE, m)?;
         }
         self.used(stroke.keycode);
+        self.typed_since_change = self.typed_since_change.saturating_add(1);
         Ok(())
+    }
+
+    /// How long the app gets to read the keys typed since the last keymap
+    /// change before a keycode they used changes meaning.
+    fn settle(&self) -> Duration {
+        (SETTLE + SETTLE_PER_CHAR * self.typed_since_change).min(SETTLE_MAX)
     }
 
     fn used(&mut self, keycode: u8) {
@@ -448,7 +466,8 @@ impl Keyboard {
             .collect();
         owned.sort();
         pool.extend(owned);
-        let settled = |used: &Option<Instant>| used.is_none_or(|t| t.elapsed() >= SETTLE);
+        let settle = self.settle();
+        let settled = |used: &Option<Instant>| used.is_none_or(|t| t.elapsed() >= settle);
         if pool.iter().any(|(used, _)| settled(used)) {
             pool.retain(|(used, _)| settled(used));
         }
@@ -458,13 +477,13 @@ impl Keyboard {
         // keys the first one changed can miss the notice of the second.
         if let Some(wait) = self
             .last_change
-            .and_then(|t| SETTLE.checked_sub(t.elapsed()))
+            .and_then(|t| settle.checked_sub(t.elapsed()))
         {
             std::thread::sleep(wait);
         }
         for (chunk, (used, keycode)) in syms.chunks(per_key).zip(pool) {
             if let Some(at) = used
-                && let Some(wait) = SETTLE.checked_sub(at.elapsed())
+                && let Some(wait) = settle.checked_sub(at.elapsed())
             {
                 std::thread::sleep(wait);
             }
@@ -588,6 +607,7 @@ impl Keyboard {
             )
             .backend()?;
         self.last_change = Some(Instant::now());
+        self.typed_since_change = 0;
         self.reload()
     }
 
@@ -607,7 +627,7 @@ impl Keyboard {
             return Ok(());
         }
         if let Some(at) = self.last_used
-            && let Some(wait) = SETTLE.checked_sub(at.elapsed())
+            && let Some(wait) = self.settle().checked_sub(at.elapsed())
         {
             std::thread::sleep(wait);
         }

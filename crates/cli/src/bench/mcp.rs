@@ -258,7 +258,7 @@ fn spawn_stdio(display: &str, dir: &std::path::Path) -> anyhow::Result<Piped> {
         .stderr(Stdio::null());
     for (k, sub) in [("XDG_STATE_HOME", "state"), ("XDG_CONFIG_HOME", "config")] {
         let path = dir.join(sub);
-        crate::files::private_dir(&path)?;
+        deskhand_host::files::private_dir(&path)?;
         cmd.env(k, path);
     }
     let mut child = cmd.spawn()?;

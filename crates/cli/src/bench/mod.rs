@@ -4,6 +4,7 @@
 //! side by side with the reference tools in the same run, and prints one
 //! table with medians, p95s and ratios.
 
+mod a11y;
 mod frame;
 mod mcp;
 mod pointer;
@@ -314,7 +315,7 @@ async fn bench_size(
             listener,
             engine.clone(),
             ServerConfig::new(Token::new(token.clone())),
-            crate::desktop::health_source(&display),
+            deskhand_host::doctor::health_source(&display),
             async {
                 let _ = stopped.await;
             },
@@ -492,6 +493,11 @@ pub fn run(args: BenchArgs, daemon: tokio::runtime::Runtime) -> anyhow::Result<(
             .with_context(|| format!("bad size {size}"))?;
         eprintln!("measuring on a {w}x{h} virtual desktop …");
         agent.block_on(bench_size(&args, daemon.handle(), (w, h), &mut rows))?;
+    }
+    eprintln!("measuring accessibility reads on a 1920x1080 virtual desktop …");
+    let (n, pn) = (args.samples, args.peer_samples);
+    if let Err(e) = a11y::measure(daemon.handle(), n, pn, &mut rows) {
+        eprintln!("accessibility rows not measured: {e:#}");
     }
     print_table(&rows);
     Ok(())

@@ -51,8 +51,8 @@ pub struct Observe {
     /// result.
     #[serde(default)]
     pub screenshot: bool,
-    /// Return the accessibility tree (not available yet: reported as
-    /// `observe.error`).
+    /// Return the window's accessibility tree as a default read shows it
+    /// (at most 250 rows).
     #[serde(default)]
     pub tree: bool,
 }
@@ -119,9 +119,23 @@ pub struct WindowStateArgs {
     /// The window.
     #[serde(flatten)]
     pub target: Target,
-    /// Include a screenshot of the window (default true).
+    /// Include a screenshot of the window, secure fields blacked out
+    /// (default true; false by default for skeleton reads).
     #[serde(default)]
     pub include_screenshot: Option<bool>,
+    /// Only containers and landmarks (toolbars, lists, documents, named
+    /// panels): a small map of a dense window to drill into with `root`.
+    #[serde(default)]
+    pub skeleton: Option<bool>,
+    /// An element token: read only that element and what lies below it.
+    #[serde(default)]
+    pub root: Option<String>,
+    /// At most this many rows (default 250, skeleton 60 and at most 200).
+    #[serde(default)]
+    pub max_elements: Option<usize>,
+    /// At most this many levels below the root (default 25, skeleton 8).
+    #[serde(default)]
+    pub max_depth: Option<usize>,
 }
 
 /// Image encoding of a screenshot.
@@ -151,6 +165,11 @@ pub struct ScreenshotArgs {
     /// JPEG quality 1–100 (default 80).
     #[serde(default)]
     pub quality: Option<u8>,
+    /// Draw numbered boxes on the window's visible interactive elements
+    /// (from its accessibility tree) and return which element token each
+    /// number stands for (needs a window target).
+    #[serde(default)]
+    pub marks: Option<bool>,
 }
 
 /// `click`, `double_click`, `right_click`.
@@ -160,10 +179,19 @@ pub struct ClickArgs {
     /// an approved app's either way).
     #[serde(flatten)]
     pub target: Target,
-    /// Horizontal, in global desktop pixels.
-    pub x: i32,
-    /// Vertical, in global desktop pixels.
-    pub y: i32,
+    /// An element token from get_window_state (or a screenshot's marks):
+    /// the element's own action is done, without moving the pointer (no
+    /// takeover needed). An element without actions is clicked with the
+    /// pointer at its centre in takeover mode (`path: "synthetic"`), when
+    /// no other window covers that point. Give it or x and y.
+    #[serde(default)]
+    pub element_token: Option<String>,
+    /// Horizontal, in global desktop pixels (needs takeover).
+    #[serde(default)]
+    pub x: Option<i32>,
+    /// Vertical, in global desktop pixels (needs takeover).
+    #[serde(default)]
+    pub y: Option<i32>,
     /// Modifier keys held during the click (`shift`, `ctrl`, `alt`,
     /// `super`).
     #[serde(default)]
@@ -180,8 +208,28 @@ pub struct TypeTextArgs {
     /// must be an approved app's either way).
     #[serde(flatten)]
     pub target: Target,
+    /// An editable field's element token: the text is added to the
+    /// field's own text through its accessibility interface (no focus
+    /// change, no takeover needed) and read back.
+    #[serde(default)]
+    pub element_token: Option<String>,
     /// The text, typed exactly (any Unicode character).
     pub text: String,
+    /// What to return after the act.
+    #[serde(default)]
+    pub observe: Observe,
+}
+
+/// `set_value`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SetValueArgs {
+    /// The session; the connection's own when absent.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The editable field's element token from get_window_state.
+    pub element_token: String,
+    /// The field's whole new text.
+    pub value: String,
     /// What to return after the act.
     #[serde(default)]
     pub observe: Observe,

@@ -113,6 +113,40 @@ pub struct ComputerArgs {
     /// Largest frame height (default 1200).
     #[serde(default)]
     pub max_height: Option<u32>,
+    /// Set-of-mark: number the visible interactive elements of the focused
+    /// window on the frame (from its accessibility tree) and list them.
+    #[serde(default)]
+    pub marks: Option<bool>,
+}
+
+/// One numbered box on a frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ComputerMark {
+    /// The number drawn on the frame.
+    pub mark: u32,
+    /// The element's token, for `click`, `type_text` and `set_value`.
+    pub element_token: String,
+    /// Its role.
+    pub role: String,
+    /// Its label (untrusted app text, at most 80 characters).
+    pub label: String,
+    /// Its visible box, in frame pixels.
+    #[serde(rename = "box")]
+    pub frame_box: Frame,
+    /// The box's centre, in frame pixels: where a `click` action lands on
+    /// it.
+    pub center: [i64; 2],
+}
+
+/// The marks of a frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ComputerMarks {
+    /// The window whose elements are marked.
+    pub window_id: String,
+    /// The snapshot the tokens belong to.
+    pub snapshot_id: String,
+    /// The marks, in document order.
+    pub marks: Vec<ComputerMark>,
 }
 
 /// One display of a frame.
@@ -161,4 +195,11 @@ pub struct ComputerResult {
     /// Milliseconds waited for the screen to settle after input.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle_ms: Option<f64>,
+    /// With `marks: true`: the numbered elements drawn on the frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marks: Option<ComputerMarks>,
+    /// With `marks: true`: why there are none (no focused window, its app
+    /// not on the accessibility bus); the frame is sent unmarked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marks_error: Option<super::ErrorObject>,
 }

@@ -72,17 +72,19 @@ pub const TOOLS: &[ToolSpec] = &[
     tool!("list_windows", true, ListWindowsArgs, WindowList,
         "The approved apps' windows, topmost first, with ids, pids, titles and frames in desktop pixels."),
     tool!("get_window_state", true, WindowStateArgs, WindowState,
-        "One window's details and screenshot. The accessibility tree is not available yet."),
+        "One window's details, screenshot and accessibility tree: rows with element tokens (\"<snapshot>:<N>\") that click, type_text and set_value act on without the pointer. skeleton: true gives only containers and landmarks of a dense window; root: <token> reads one region of it."),
     tool!("screenshot", true, ScreenshotArgs, ScreenshotResult,
-        "A screenshot of a window, or of a display for a session granted the whole desktop. Pixel (0, 0) of the image is the frame's corner in desktop pixels."),
+        "A screenshot of a window, or of a display for a session granted the whole desktop. Pixel (0, 0) of the image is the frame's corner in desktop pixels. marks: true (with a window) numbers the window's visible interactive elements on the image and returns each number's element token."),
     tool!("click", false, ClickArgs, ActResult,
-        "Left-click at a point in desktop pixels inside an approved app's window (needs takeover)."),
+        "Click an element by its element_token (its own action, no pointer, works headless), or left-click at a point x, y in desktop pixels inside an approved app's window (needs takeover)."),
     tool!("double_click", false, ClickArgs, ActResult,
         "Double-click at a point in desktop pixels inside an approved app's window (needs takeover)."),
     tool!("right_click", false, ClickArgs, ActResult,
         "Right-click at a point in desktop pixels inside an approved app's window (needs takeover)."),
     tool!("type_text", false, TypeTextArgs, ActResult,
-        "Type text exactly into the focused window, which must be an approved app's (needs takeover)."),
+        "Type text exactly into the focused window, which must be an approved app's (needs takeover), or add it to an editable field named by element_token (headless, read back)."),
+    tool!("set_value", false, SetValueArgs, ActResult,
+        "Replace an editable field's text, named by its element_token, through its accessibility interface (headless), and read it back: readback match, mismatch or unverified. Password fields are refused."),
     tool!("press_key", false, PressKeyArgs, ActResult,
         "Press a key or a chord such as \"Return\" or \"ctrl+s\" in the focused approved window (needs takeover)."),
     tool!("hotkey", false, HotkeyArgs, ActResult,
@@ -106,7 +108,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool!("invoke_notification_action", false, NotificationArgs, ErrorEnvelope,
         "Invoke a notification's action (unsupported on X11)."),
     tool!("computer", false, ComputerArgs, ComputerResult,
-        "Use the whole desktop like a person: screenshot, click, double_click, drag, keypress, move, scroll, type and wait (OpenAI's computer actions), one action or several in order. Every call returns one fresh screenshot; x and y are pixels of the last screenshot this session was sent. Input needs a takeover session granted the whole desktop."),
+        "Use the whole desktop like a person: screenshot, click, double_click, drag, keypress, move, scroll, type and wait (OpenAI's computer actions), one action or several in order. Every call returns one fresh screenshot; x and y are pixels of the last screenshot this session was sent. Input needs a takeover session granted the whole desktop. With marks: true the focused window's interactive elements are numbered on the screenshot and listed with their tokens and centres."),
     tool!("health_report", true, SessionArgs, crate::doctor::DoctorReport,
         "What works here: backends and capabilities, with what to do about each missing one."),
 ];
@@ -217,19 +219,32 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), TOOLS.len());
         let click = (tool("click").expect("click").input)();
-        for field in ["session_id", "window_id", "pid", "app", "x", "y", "observe"] {
+        let fields = [
+            "session_id",
+            "window_id",
+            "pid",
+            "app",
+            "x",
+            "y",
+            "element_token",
+            "observe",
+        ];
+        for field in fields {
             assert!(
                 click["properties"][field].is_object(),
                 "click lacks {field}"
             );
         }
-        let required: Vec<_> = click["required"]
+        // A click takes x and y, or an element token: neither is required.
+        assert!(click.get("required").is_none(), "{click}");
+        let set_value = (tool("set_value").expect("set_value").input)();
+        let required: Vec<_> = set_value["required"]
             .as_array()
             .expect("required")
             .iter()
             .filter_map(|v| v.as_str())
             .collect();
-        assert_eq!(required, ["x", "y"]);
+        assert_eq!(required, ["element_token", "value"]);
     }
 
     #[test]

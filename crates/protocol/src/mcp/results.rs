@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::args::InputMode;
 use crate::Disposition;
+use crate::tree::{ElementRow, TreeDiff};
 
 /// A rectangle in global desktop pixels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -114,6 +115,41 @@ pub struct ScreenshotResult {
     pub image: ImageInfo,
     /// Milliseconds the call took.
     pub took_ms: f64,
+    /// With `marks`: the numbers drawn on the image and the elements they
+    /// stand for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marks: Option<Vec<MarkRow>>,
+    /// With `marks`: the snapshot the marks' tokens belong to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_id: Option<String>,
+}
+
+/// One numbered box of a set-of-mark screenshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MarkRow {
+    /// The number drawn on the image.
+    pub mark: u32,
+    /// The element's token, to act on it.
+    pub element_token: String,
+    /// Its role.
+    pub role: String,
+    /// Its label (untrusted app text, at most 80 characters).
+    pub label: String,
+    /// Its visible box in global desktop pixels.
+    pub frame: Frame,
+}
+
+/// An accessibility read: rows and their text lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TreeRead {
+    /// The snapshot the rows' tokens belong to.
+    pub snapshot_id: String,
+    /// The rows, in document order.
+    pub elements: Vec<ElementRow>,
+    /// One line per row: `[N] role "label" …`, indented by depth.
+    pub tree_text: String,
+    /// Rows were left out to stay within the limits.
+    pub truncated: bool,
 }
 
 /// `get_window_state`.
@@ -129,8 +165,21 @@ pub struct WindowState {
     /// Why the screenshot is missing, when it was asked for and failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screenshot_error: Option<ErrorObject>,
-    /// The accessibility tree is not read yet: this says why.
-    pub tree_error: ErrorObject,
+    /// The accessibility read.
+    #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<TreeRead>,
+    /// Whether this is a skeleton read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skeleton: bool,
+    /// The drill-down root, echoed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// How many elements the whole window has (of the internal read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_elements: Option<usize>,
+    /// Why there is no tree, when it could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree_error: Option<ErrorObject>,
 }
 
 /// One timed step of an act.
@@ -151,6 +200,9 @@ pub struct Observed {
     /// The screenshot could not be taken (the act happened anyway).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screenshot_error: Option<ErrorObject>,
+    /// The fresh tree, when asked (at most a default read's rows).
+    #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<TreeRead>,
     /// The tree could not be read (the act happened anyway).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorObject>,
@@ -161,11 +213,15 @@ pub struct Observed {
 pub struct ActResult {
     /// Always true.
     pub ok: bool,
-    /// `sent`: the input was delivered (not verified in the app).
+    /// `sent`: the input was delivered (not verified in the app);
+    /// `done`: the element's action was done; `confirmed`: a value was
+    /// written and read back the same; `unverified`: written, the read-back
+    /// failed or differed.
     pub effect: String,
-    /// Whether the effect was confirmed (never, for synthetic input).
+    /// Whether the effect was confirmed (a matching read-back).
     pub verified: bool,
-    /// `synthetic`: XTEST input under the takeover.
+    /// `synthetic`: XTEST input under the takeover; `accessibility`: the
+    /// element's own action or text interface, no pointer or keys.
     pub path: String,
     /// Whether the act moved the person's pointer.
     pub took_cursor: bool,
@@ -182,6 +238,18 @@ pub struct ActResult {
     /// What was observed, when asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observe: Option<Observed>,
+    /// For an element act: the element's token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element_token: Option<String>,
+    /// For an element click: the action done (`click`, `activate`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// For a value written: `match`, `mismatch` or `unverified`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readback: Option<String>,
+    /// For an element act: what changed in the window's tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<TreeDiff>,
 }
 
 /// `clipboard_read`.

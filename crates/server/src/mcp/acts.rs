@@ -29,13 +29,43 @@ const TYPE_CHUNK: usize = 200;
 /// A glide followed by progress is sent in legs of this length.
 const GLIDE_LEG: Duration = Duration::from_millis(250);
 
+/// The timed steps of an act: each from the end of the one before.
+pub(super) struct Steps {
+    done: Vec<Step>,
+    lap: Instant,
+}
+
+impl Steps {
+    /// Starts timing now.
+    pub(super) fn new() -> Self {
+        Self {
+            done: Vec::new(),
+            lap: Instant::now(),
+        }
+    }
+
+    /// Ends the step `name` now.
+    pub(super) fn mark(&mut self, name: &str) {
+        let now = Instant::now();
+        self.done.push(Step {
+            step: name.to_owned(),
+            ms: (now - self.lap).as_secs_f64() * 1000.0,
+        });
+        self.lap = now;
+    }
+
+    /// The steps so far.
+    pub(super) fn take(&mut self) -> Vec<Step> {
+        std::mem::take(&mut self.done)
+    }
+}
+
 /// An act being built: its session, window and timed steps.
 struct Act<'a, 'c> {
     call: &'a Call<'c>,
     session: DriverSession,
     window: Option<ListedWindow>,
-    steps: Vec<Step>,
-    lap: Instant,
+    steps: Steps,
 }
 
 impl<'a, 'c> Act<'a, 'c> {
@@ -56,20 +86,14 @@ impl<'a, 'c> Act<'a, 'c> {
             call,
             session,
             window,
-            steps: Vec::new(),
-            lap: Instant::now(),
+            steps: Steps::new(),
         };
         act.step("resolve");
         Ok(act)
     }
 
     fn step(&mut self, name: &str) {
-        let now = Instant::now();
-        self.steps.push(Step {
-            step: name.to_owned(),
-            ms: (now - self.lap).as_secs_f64() * 1000.0,
-        });
-        self.lap = now;
+        self.steps.mark(name);
     }
 
     fn scope(&self) -> ScopeCheck {
@@ -103,6 +127,10 @@ impl<'a, 'c> Act<'a, 'c> {
             None => (None, None),
         };
         let result = ActResult {
+            element_token: None,
+            action: None,
+            readback: None,
+            diff: None,
             ok: true,
             effect: "sent".into(),
             verified: false,
@@ -111,7 +139,7 @@ impl<'a, 'c> Act<'a, 'c> {
             window_id: self.window.as_ref().map(|w| w.handle.clone()),
             typed_characters: typed,
             took_ms: self.call.elapsed_ms(),
-            steps: std::mem::take(&mut self.steps),
+            steps: self.steps.take(),
             observe: observed,
         };
         let mut out = super::envelope::structured(&result);
@@ -129,15 +157,25 @@ impl<'a, 'c> Act<'a, 'c> {
         let mut o = Observed {
             screenshot: None,
             screenshot_error: None,
+            tree: None,
             error: None,
         };
         if observe.tree {
-            let mut e = ErrorObject::new(
-                ErrorCode::Unsupported,
-                "the accessibility tree is not read on this build yet",
-            );
-            e.reason = Some("not_built".into());
-            o.error = Some(e);
+            match &self.window {
+                Some(w) => {
+                    let query = deskhand_engine::elements::TreeQuery::full();
+                    match super::elements::read(self.call, &self.session, w, query).await {
+                        Ok(view) => o.tree = Some(super::elements::tree_read(view)),
+                        Err(Fail(e)) => o.error = Some(*e),
+                    }
+                }
+                None => {
+                    o.error = Some(ErrorObject::new(
+                        ErrorCode::AmbiguousWindowTarget,
+                        "name the window whose tree to observe (app, pid or window_id)",
+                    ))
+                }
+            }
         }
         let mut image = None;
         if observe.screenshot {
@@ -148,7 +186,13 @@ impl<'a, 'c> Act<'a, 'c> {
             };
             match target {
                 Some(t) => {
-                    match reads::capture(self.call, &self.session, t, ImageFormat::Png, 80).await {
+                    let paint = match &self.window {
+                        Some(w) => reads::blackouts(self.call, &self.session, w),
+                        None => deskhand_engine::Paint::default(),
+                    };
+                    let shot =
+                        reads::capture(self.call, &self.session, t, ImageFormat::Png, 80, paint);
+                    match shot.await {
                         Ok(shot) => {
                             let (info, block) = reads::image_parts(self.call, shot);
                             o.screenshot = Some(info);
@@ -193,6 +237,19 @@ pub async fn click(
 ) -> Result<CallToolResult, Fail> {
     let args = args?;
     let mods = modifiers(&args.modifiers)?;
+    let at = match (&args.element_token, args.x, args.y) {
+        (Some(token), None, None) if count == 1 && button == Button::Left && mods.is_empty() => {
+            let session = args.target.session_id.as_deref();
+            return super::elements::click(call, session, token, args.observe).await;
+        }
+        (Some(_), None, None) => {
+            return Err(Fail::invalid(
+                "an element token takes a plain click: its action has no count, button or modifiers",
+            ));
+        }
+        (None, Some(x), Some(y)) => Point::new(x, y),
+        _ => return Err(Fail::invalid("give element_token, or x and y")),
+    };
     let mut act = Act::begin(call, &args.target, false).await?;
     let op = match (count, button) {
         (2, _) => "double_click",
@@ -200,7 +257,7 @@ pub async fn click(
         _ => "click",
     };
     let action = Action::Click {
-        at: Some(Point::new(args.x, args.y)),
+        at: Some(at),
         button,
         count,
         modifiers: mods,
@@ -218,6 +275,10 @@ pub async fn type_text(
     let args = args?;
     if args.text.is_empty() {
         return Err(Fail::invalid("text is empty"));
+    }
+    if let Some(token) = &args.element_token {
+        let session = args.target.session_id.as_deref();
+        return super::elements::type_text(call, session, token, args.text, args.observe).await;
     }
     let mut act = Act::begin(call, &args.target, false).await?;
     let chars: Vec<char> = args.text.chars().collect();

@@ -2,17 +2,23 @@
 //! the computer adapters' runner (approval, frames, settle, halting at the
 //! first failure), for a session granted the whole desktop. Each call
 //! answers one fresh frame as an image block; later coordinates are its
-//! pixels.
+//! pixels. With `marks` the frame is taken again with the focused window's
+//! elements numbered on it.
 
 use std::collections::HashMap;
 
-use deskhand_engine::frame::{DisplaySelect, VendorCap};
-use deskhand_engine::{AppScope, FrameShot};
+use deskhand_engine::elements::MarkSet;
+use deskhand_engine::frame::{DisplaySelect, FramePlan, VendorCap};
+use deskhand_engine::{AppScope, FrameShot, FrameSpec, ListedWindow, WindowFilter};
 use deskhand_protocol::ErrorCode;
-use deskhand_protocol::mcp::{ComputerArgs, ComputerDisplay, ComputerFrame, ComputerResult, Frame};
+use deskhand_protocol::mcp::{
+    ComputerArgs, ComputerDisplay, ComputerFrame, ComputerMark, ComputerMarks, ComputerResult,
+    ErrorObject, Frame,
+};
 use rmcp::model::{CallToolResult, ContentBlock};
 
 use super::envelope::{Fail, structured};
+use super::sessions::DriverSession;
 use super::{Call, Caller};
 use crate::computer::batch::{Driver, Outcome};
 use crate::computer::openai;
@@ -47,7 +53,90 @@ pub async fn computer(
         http: None,
     };
     let (mut out, _) = openai::run_call(call.engine(), &driver, &body, spec).await;
-    answer(call, &mut out)
+    let marks = if args.marks == Some(true) && out.failure.is_none() && out.frame.is_some() {
+        Some(marked_frame(call, &s, spec).await.map(|(shot, marks)| {
+            out.frame = Some(shot);
+            marks
+        }))
+    } else {
+        None
+    };
+    answer(call, &mut out, marks)
+}
+
+/// The focused window (else the topmost) of `s`'s desktop.
+async fn window_to_mark(call: &Call<'_>, s: &DriverSession) -> Result<ListedWindow, Fail> {
+    let windows = call
+        .engine()
+        .list_windows(&s.engine, WindowFilter::default())
+        .await?;
+    let focused = windows.iter().position(|w| w.window.focused).unwrap_or(0);
+    windows
+        .into_iter()
+        .nth(focused)
+        .ok_or_else(|| Fail::new(ErrorCode::Unsupported, "no window is open to mark"))
+}
+
+/// The frame taken again with the focused window's interactive elements
+/// numbered on it (and its secure fields blacked out); it becomes the
+/// session's frame.
+async fn marked_frame(
+    call: &Call<'_>,
+    s: &DriverSession,
+    spec: FrameSpec,
+) -> Result<(FrameShot, ComputerMarks), ErrorObject> {
+    let engine = call.engine();
+    let run = async {
+        let window = window_to_mark(call, s).await?;
+        let set = engine.element_marks(&s.engine, &window).await?;
+        let mut frame = s.frame.lock().await;
+        let shot = engine
+            .frame_painted(&s.engine, spec, super::elements::mark_paint(&set))
+            .await?;
+        *frame = Some(shot.plan.clone());
+        let marks = frame_marks(&shot.plan, &set);
+        Ok::<_, Fail>((
+            shot,
+            ComputerMarks {
+                window_id: window.handle,
+                snapshot_id: set.snapshot_id,
+                marks,
+            },
+        ))
+    };
+    run.await.map_err(|Fail(e)| *e)
+}
+
+/// The marks of `set` in the frame's pixels: the largest part of each
+/// box the frame shows, and where its centre shows.
+fn frame_marks(plan: &FramePlan, set: &MarkSet) -> Vec<ComputerMark> {
+    let area = |r: &deskhand_engine::Rect| u64::from(r.width) * u64::from(r.height);
+    set.marks
+        .iter()
+        .filter_map(|m| {
+            let b = plan.rect_to_frame(m.rect).into_iter().max_by_key(area)?;
+            let center = plan
+                .to_frame(m.rect.center())
+                .unwrap_or_else(|| [i64::from(b.center().x), i64::from(b.center().y)]);
+            Some(ComputerMark {
+                mark: m.number,
+                element_token: m.token.clone(),
+                role: m.role.clone(),
+                label: m.label.clone(),
+                frame_box: frame_rect(b),
+                center,
+            })
+        })
+        .collect()
+}
+
+fn frame_rect(r: deskhand_engine::Rect) -> Frame {
+    Frame {
+        x: r.x,
+        y: r.y,
+        width: r.width,
+        height: r.height,
+    }
 }
 
 /// The frame options of a call, as the computer endpoints take them.
@@ -72,9 +161,13 @@ fn frame_spec(args: &ComputerArgs) -> Result<deskhand_engine::FrameSpec, Fail> {
     )?)
 }
 
-/// The result: the frame's metadata and image, or the first failure (with
-/// the image when one was taken).
-fn answer(call: &Call<'_>, out: &mut Outcome) -> Result<CallToolResult, Fail> {
+/// The result: the frame's metadata and image (and its marks, when asked
+/// for), or the first failure (with the image when one was taken).
+fn answer(
+    call: &Call<'_>,
+    out: &mut Outcome,
+    marks: Option<Result<ComputerMarks, ErrorObject>>,
+) -> Result<CallToolResult, Fail> {
     let shot = out.frame.take();
     let image = shot.as_ref().map(|s| frame_info(s, out.note()));
     let block = shot.map(|s| image_block(call, s));
@@ -90,6 +183,8 @@ fn answer(call: &Call<'_>, out: &mut Outcome) -> Result<CallToolResult, Fail> {
                 .map(|t| (t.ms * 1000.0).round() / 1000.0)
                 .collect(),
             settle_ms: out.settle_ms,
+            marks: marks.as_ref().and_then(|m| m.as_ref().ok().cloned()),
+            marks_error: marks.and_then(Result::err),
         }),
         (Some((index, error)), _) => {
             let mut fail = Fail::from(error);
@@ -103,12 +198,7 @@ fn answer(call: &Call<'_>, out: &mut Outcome) -> Result<CallToolResult, Fail> {
 }
 
 fn frame_info(shot: &FrameShot, note: Option<&str>) -> ComputerFrame {
-    let rect = |r: deskhand_engine::Rect| Frame {
-        x: r.x,
-        y: r.y,
-        width: r.width,
-        height: r.height,
-    };
+    let rect = frame_rect;
     ComputerFrame {
         mime_type: shot.format.mime_type().to_owned(),
         width: shot.plan.width,

@@ -5,6 +5,7 @@
 
 mod acts;
 mod computer_tool;
+mod elements;
 mod envelope;
 mod images;
 mod owners;
@@ -285,6 +286,7 @@ impl McpServer {
             "double_click" => acts::click(call, args(a), 2, deskhand_engine::Button::Left).await,
             "right_click" => acts::click(call, args(a), 1, deskhand_engine::Button::Right).await,
             "type_text" => acts::type_text(call, args(a)).await,
+            "set_value" => elements::set_value(call, args(a)).await,
             "press_key" => acts::press_key(call, args(a)).await,
             "hotkey" => acts::hotkey(call, args(a)).await,
             "scroll" => acts::scroll(call, args(a)).await,

@@ -2,11 +2,11 @@
 //! `get_window_state`, `screenshot`, `clipboard_read`, and the
 //! notification tools X11 cannot offer.
 
-use deskhand_engine::{Screenshot, ShotSpec, ShotTarget};
+use deskhand_engine::{ListedWindow, Paint, Screenshot, ShotSpec, ShotTarget};
 use deskhand_protocol::ErrorCode;
 use deskhand_protocol::mcp::{
-    ClipboardText, ErrorObject, Frame, ImageInfo, ImageKind, ListWindowsArgs, ScreenshotArgs,
-    ScreenshotResult, SessionArgs, WindowList, WindowState, WindowStateArgs,
+    ClipboardText, Frame, ImageInfo, ImageKind, ListWindowsArgs, ScreenshotArgs, ScreenshotResult,
+    SessionArgs, WindowList, WindowState, WindowStateArgs,
 };
 use deskhand_protocol::messages::ImageFormat;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -78,54 +78,78 @@ pub fn image_parts(call: &Call<'_>, shot: Screenshot) -> (ImageInfo, ContentBloc
     (info, ContentBlock::image(data, mime))
 }
 
-/// A PNG of `target` for `s`.
+/// An image of `target` for `s`, with `paint` drawn on it.
 pub async fn capture(
     call: &Call<'_>,
     s: &DriverSession,
     target: ShotTarget,
     format: ImageFormat,
     quality: u8,
+    paint: Paint,
 ) -> Result<Screenshot, Fail> {
     let spec = ShotSpec {
         target,
         format,
         quality,
         include_cursor: false,
+        paint,
     };
     Ok(call.engine().screenshot(&s.engine, spec).await?)
 }
 
-/// `get_window_state`: the window, its screenshot, and why there is no
-/// accessibility tree yet.
+/// The secure fields of `w` known from `s`'s latest read of it, to black
+/// out.
+pub fn blackouts(call: &Call<'_>, s: &DriverSession, w: &ListedWindow) -> Paint {
+    Paint {
+        blackouts: call.engine().known_secure_frames(&s.engine, w),
+        marks: Vec::new(),
+    }
+}
+
+/// `get_window_state`: the window, its accessibility tree (full,
+/// skeleton or a region) and its screenshot. A tree that cannot be read
+/// is reported in `tree_error`; a drill-down from a stale token fails the
+/// call.
 pub async fn window_state(
     call: &Call<'_>,
     args: Result<WindowStateArgs, Fail>,
 ) -> Result<CallToolResult, Fail> {
     let args = args?;
+    let query = super::elements::query_of(&args)?;
+    let skeleton = query.kind == deskhand_engine::elements::TreeKind::Skeleton;
     let s = call.live_session(args.target.session_id.as_deref()).await?;
     let w = targets::resolve(call.engine(), &s, &args.target, true)
         .await?
         .ok_or_else(|| Fail::invalid("no window named"))?;
-    let mut tree_error = ErrorObject::new(
-        ErrorCode::Unsupported,
-        "the accessibility tree is not read on this build yet",
-    );
-    tree_error.reason = Some("not_built".into());
     let mut state = WindowState {
         ok: true,
         window: targets::info(&w),
         screenshot: None,
         screenshot_error: None,
-        tree_error,
+        tree: None,
+        skeleton,
+        root: args.root.clone(),
+        window_elements: None,
+        tree_error: None,
     };
+    match super::elements::read(call, &s, &w, query).await {
+        Ok(view) => {
+            state.window_elements = Some(view.window_elements);
+            state.tree = Some(super::elements::tree_read(view));
+        }
+        Err(e) if args.root.is_some() => return Err(e),
+        Err(Fail(e)) => state.tree_error = Some(*e),
+    }
     let mut content = Vec::new();
-    if args.include_screenshot.unwrap_or(true) {
+    if args.include_screenshot.unwrap_or(!skeleton) {
+        let target = ShotTarget::Window(w.handle.clone());
         match capture(
             call,
             &s,
-            ShotTarget::Window(w.handle.clone()),
+            target,
             ImageFormat::Png,
             80,
+            blackouts(call, &s, &w),
         )
         .await
         {
@@ -151,16 +175,30 @@ pub async fn screenshot(
     let args = args?;
     let s = call.live_session(args.target.session_id.as_deref()).await?;
     let whole_desktop = s.apps == deskhand_engine::AppScope::All;
-    let target = if args.target.is_given() || !whole_desktop {
+    let window = if args.target.is_given() || !whole_desktop {
         if args.display.is_some() {
             return Err(Fail::invalid("give a window or a display, not both"));
         }
         let w = targets::resolve(call.engine(), &s, &args.target, true)
             .await?
             .ok_or_else(|| Fail::invalid("no window named"))?;
-        ShotTarget::Window(w.handle)
+        Some(w)
     } else {
-        ShotTarget::Monitor(args.display)
+        None
+    };
+    let marked = match (&window, args.marks.unwrap_or(false)) {
+        (Some(w), true) => Some(call.engine().element_marks(&s.engine, w).await?),
+        (None, true) => return Err(Fail::invalid("marks need a window target")),
+        (_, false) => None,
+    };
+    let paint = match (&window, &marked) {
+        (_, Some(m)) => super::elements::mark_paint(m),
+        (Some(w), None) => blackouts(call, &s, w),
+        (None, None) => Paint::default(),
+    };
+    let target = match &window {
+        Some(w) => ShotTarget::Window(w.handle.clone()),
+        None => ShotTarget::Monitor(args.display),
     };
     let quality = args.quality.unwrap_or(80);
     if !(1..=100).contains(&quality) {
@@ -170,12 +208,14 @@ pub async fn screenshot(
         ImageKind::Png => ImageFormat::Png,
         ImageKind::Jpeg => ImageFormat::Jpeg,
     };
-    let shot = capture(call, &s, target, format, quality).await?;
+    let shot = capture(call, &s, target, format, quality, paint).await?;
     let (image, block) = image_parts(call, shot);
     let mut result = structured(&ScreenshotResult {
         ok: true,
         image,
         took_ms: call.elapsed_ms(),
+        snapshot_id: marked.as_ref().map(|m| m.snapshot_id.clone()),
+        marks: marked.map(super::elements::mark_rows),
     });
     result.content.push(block);
     Ok(result)

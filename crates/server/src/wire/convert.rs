@@ -101,6 +101,7 @@ pub fn screenshot(p: &ScreenshotRequest, features: &Features) -> R<ShotSpec> {
         format: p.format.unwrap_or(ImageFormat::Png),
         quality,
         include_cursor,
+        paint: Default::default(),
     })
 }
 
@@ -338,7 +339,7 @@ mod tests {
             deskhand_engine::Consent::sandbox(),
             deskhand_engine::AuditLog::disabled(),
         );
-        engine.features().clone()
+        engine.features()
     }
 
     fn payload(json: &str) -> InputActionPayload {

@@ -29,6 +29,9 @@ pub(super) fn details(e: &EngineError) -> Value {
         EngineError::Backend(BackendError::Untypable {
             index, character, ..
         }) => json!({ "field": "text", "index": index, "character": character.to_string() }),
+        EngineError::StaleElementToken { token } => {
+            json!({ "element_token": token, "hint": "read the tree again" })
+        }
         EngineError::WindowStale { window_id } => {
             json!({ "window_id": window_id, "hint": "re-list windows" })
         }

@@ -1,6 +1,7 @@
 //! The WebSocket wire-ops adapter (`/v1/ws`): one session per connection,
 //! HELLO on connect, then requests answered in order, each with its id.
 
+mod a11y;
 mod clipboard;
 mod convert;
 mod errors;
@@ -23,7 +24,9 @@ use deskhand_protocol::messages::{
     InputActionPayload, MonitorInfo, ScreenshotMeta, ScreenshotRequest, ScreenshotResponse,
     ServerInfo,
 };
-use deskhand_protocol::{Envelope, ErrorCode, ErrorPayload, MessageType, PROTOCOL_VERSION};
+use deskhand_protocol::{
+    Envelope, ErrorCode, ErrorPayload, Feature, MessageType, PROTOCOL_VERSION,
+};
 use serde::Serialize;
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -75,6 +78,10 @@ struct Handler {
     acked: bool,
     /// The client's `HELLO_ACK.max_file_size_bytes` (bounds the clipboard).
     max_file_bytes: u64,
+    /// The fine features this connection's HELLO lists: what its requests
+    /// are checked against, so that an op the HELLO did not list is
+    /// refused even when it became available since.
+    offered: Vec<Feature>,
 }
 
 fn ts() -> f64 {
@@ -88,6 +95,7 @@ fn to_value<T: Serialize>(v: &T) -> Value {
 impl Connection {
     fn new(state: Arc<AppState>, socket: WireSocket) -> Self {
         let session = state.engine.open_session("wire");
+        let offered = state.engine.offered_features();
         Self {
             socket,
             last_takeover: None,
@@ -97,6 +105,7 @@ impl Connection {
                 session,
                 acked: false,
                 max_file_bytes: deskhand_engine::clipboard::DEFAULT_MAX_BYTES,
+                offered,
             },
         }
     }
@@ -194,7 +203,7 @@ impl Handler {
                 version: env!("CARGO_PKG_VERSION").into(),
             },
             capabilities,
-            computer_use_features: features.fine.clone(),
+            computer_use_features: self.offered.clone(),
             computer_use_features_coarse: features.coarse.clone(),
             screen_resolution: resolution,
             max_message_bytes: self.state.config.max_message_bytes,
@@ -424,7 +433,7 @@ impl Handler {
 
     async fn screenshot(&self, req: ScreenshotRequest) -> Reply {
         let engine = &self.state.engine;
-        let spec = match convert::screenshot(&req, engine.features()) {
+        let spec = match convert::screenshot(&req, &engine.features()) {
             Ok(s) => s,
             Err(e) => {
                 engine.record_refused(&self.session, "screenshot", &e);
@@ -461,7 +470,7 @@ impl Handler {
             "input.{}",
             req.action.as_deref().map(truncate).unwrap_or("?")
         );
-        let action = match convert::input(&req, engine.features()) {
+        let action = match convert::input(&req, &engine.features()) {
             Ok(a) => a,
             Err(e) => {
                 engine.record_refused(&self.session, &op, &e);

@@ -1,6 +1,6 @@
 //! The wire ops as one table: each request type with its audit name, the
-//! feature the backend must offer for it, and its handler. Every op goes
-//! through [`Handler::request`], which parses the payload into the
+//! feature the connection's HELLO must list for it, and its handler. Every
+//! op goes through [`Handler::request`], which parses the payload into the
 //! handler's type and checks the feature before the handler runs, so a new
 //! op is one row and cannot forget either.
 
@@ -81,6 +81,12 @@ pub(super) static OPS: &[Op] = &[
     op!(ClipboardRead, "clipboard.read", None, clipboard_read),
     op!(ClipboardWrite, "clipboard.write", None, clipboard_write),
     op!(TakeoverRequest, "takeover.request", None, takeover_request),
+    op!(
+        A11yTreeRequest,
+        "a11y.tree",
+        Some(Feature::A11yTree),
+        a11y_tree
+    ),
 ];
 
 /// The op answering `kind`, if it is a request.
@@ -89,12 +95,13 @@ pub(super) fn find(kind: MessageType) -> Option<&'static Op> {
 }
 
 impl Handler {
-    /// `payload` as `op`'s request type, once the backend offers `op`'s
-    /// feature; otherwise the error reply (recorded in the audit log).
+    /// `payload` as `op`'s request type, once this connection's HELLO
+    /// listed `op`'s feature; otherwise the error reply (recorded in the
+    /// audit log).
     fn request<T: DeserializeOwned + Default>(&self, op: &Op, payload: Value) -> Result<T, Reply> {
         let req = self.payload(op.name, payload)?;
         match op.feature {
-            Some(feature) if !self.state.engine.features().has(feature) => Err(self.refuse(
+            Some(feature) if !self.offered.contains(&feature) => Err(self.refuse(
                 op.name,
                 EngineError::NotSupported {
                     feature: feature.name(),

@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-use anyhow::bail;
+use crate::HostError;
+use crate::error::refuse;
 
 /// What a connection file found at start-up says.
 #[derive(Debug, PartialEq, Eq)]
@@ -35,14 +36,14 @@ pub fn inspect(path: &Path) -> Found {
 
 /// Refuses to start over the connection file of a deskhand that still
 /// runs; says so when a stale one is about to be replaced.
-pub fn claim(path: &Path) -> anyhow::Result<()> {
+pub fn claim(path: &Path) -> Result<(), HostError> {
     match inspect(path) {
         Found::Nothing => Ok(()),
         Found::Stale(pid) => {
             tracing::info!(path = %path.display(), pid, "replacing a connection file its daemon left behind");
             Ok(())
         }
-        Found::Live(pid) => bail!(
+        Found::Live(pid) => refuse!(
             "another deskhand (pid {pid}) is serving with the connection file {}; stop it, or give this one its own --connection-file",
             path.display()
         ),
@@ -50,7 +51,7 @@ pub fn claim(path: &Path) -> anyhow::Result<()> {
 }
 
 /// Whether `pid` is a live (not zombie) process running the deskhand
-/// binary. A process whose executable cannot be read (another user's) is
+/// binary or the tray app. A process whose executable cannot be read (another user's) is
 /// not ours.
 fn is_running_deskhand(pid: u32) -> bool {
     let proc_dir = Path::new("/proc").join(pid.to_string());
@@ -66,7 +67,10 @@ fn is_running_deskhand(pid: u32) -> bool {
     std::fs::read_link(proc_dir.join("exe"))
         .ok()
         .and_then(|exe| exe.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .is_some_and(|name| name == "deskhand" || name == "deskhand (deleted)")
+        .is_some_and(|name| {
+            let name = name.strip_suffix(" (deleted)").unwrap_or(&name);
+            name == "deskhand" || name == "deskhand-app"
+        })
 }
 
 #[cfg(test)]

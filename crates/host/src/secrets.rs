@@ -12,9 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use anyhow::Context;
-
-use crate::files;
+use crate::{HostError, files};
 
 /// The keychain service name of every deskhand item.
 const SERVICE: &str = "deskhand";
@@ -77,7 +75,7 @@ impl std::fmt::Display for KeptIn {
 /// run. With `file`, only that file is used. Otherwise the keychain is
 /// tried first; a valid secret left in the default file by an earlier run
 /// without a keychain moves into it, and the file is removed.
-pub fn load_or_create(secret: Secret, file: Option<&Path>) -> anyhow::Result<(String, KeptIn)> {
+pub fn load_or_create(secret: Secret, file: Option<&Path>) -> Result<(String, KeptIn), HostError> {
     if let Some(path) = file {
         return Ok((
             files::load_or_create_secret(path, secret.what())?,
@@ -201,18 +199,19 @@ pub fn is_secret(s: &str) -> bool {
 }
 
 /// 256 random bits as 64 hex digits.
-pub fn random_secret() -> anyhow::Result<String> {
+pub fn random_secret() -> Result<String, HostError> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
+    getrandom::fill(&mut bytes).map_err(|e| HostError::Refused(format!("no randomness: {e}")))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// 64 hex digits as 32 bytes.
-pub fn secret_bytes(hex: &str) -> anyhow::Result<[u8; 32]> {
+pub fn secret_bytes(hex: &str) -> Result<[u8; 32], HostError> {
+    let malformed = || HostError::Refused("a secret must be 64 hex digits".into());
     let mut key = [0u8; 32];
     for (i, byte) in key.iter_mut().enumerate() {
-        let pair = hex.get(2 * i..2 * i + 2).context("secret too short")?;
-        *byte = u8::from_str_radix(pair, 16)?;
+        let pair = hex.get(2 * i..2 * i + 2).ok_or_else(malformed)?;
+        *byte = u8::from_str_radix(pair, 16).map_err(|_| malformed())?;
     }
     Ok(key)
 }

@@ -7,8 +7,8 @@ use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
-
+use crate::HostError;
+use crate::error::{io, refuse};
 use crate::secrets;
 
 fn home() -> PathBuf {
@@ -60,23 +60,24 @@ fn is_deskhands_own(dir: &Path) -> bool {
 /// could replace the files kept there): one of deskhand's own directories
 /// that group or others can use is made 0700; another directory (named by
 /// the person, say `--connection-file /tmp/endpoint.json`) is refused.
-pub fn private_dir(dir: &Path) -> anyhow::Result<()> {
+pub fn private_dir(dir: &Path) -> Result<(), HostError> {
     let meta = match fs::symlink_metadata(dir) {
         Ok(meta) => meta,
         Err(_) => {
-            fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+            fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+                .map_err(io(format!("making {} private", dir.display())))?;
             return Ok(());
         }
     };
     if meta.file_type().is_symlink() {
-        bail!("{} is a symlink; refusing to use it", dir.display());
+        refuse!("{} is a symlink; refusing to use it", dir.display());
     }
     if !meta.is_dir() {
-        bail!("{} is not a directory", dir.display());
+        refuse!("{} is not a directory", dir.display());
     }
     if meta.uid() != our_uid() {
-        bail!(
+        refuse!(
             "{} belongs to another user (uid {}); refusing to keep deskhand's files in it",
             dir.display(),
             meta.uid()
@@ -86,10 +87,10 @@ pub fn private_dir(dir: &Path) -> anyhow::Result<()> {
     let own = is_deskhands_own(dir);
     if own && mode & 0o077 != 0 {
         fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
-            .with_context(|| format!("making {} private", dir.display()))?;
+            .map_err(io(format!("making {} private", dir.display())))?;
         tracing::warn!(dir = %dir.display(), was = format!("{mode:o}"), "deskhand's directory was open to others; made it 0700");
     } else if !own && mode & 0o022 != 0 {
-        bail!(
+        refuse!(
             "{} can be written by others (mode {mode:o}); refusing to keep deskhand's files in it (use a private directory)",
             dir.display()
         );
@@ -99,11 +100,13 @@ pub fn private_dir(dir: &Path) -> anyhow::Result<()> {
 
 /// Writes `content` to `path` atomically with mode 0600: a fresh temporary
 /// file (O_EXCL, O_NOFOLLOW) in the same directory, fsynced, renamed over.
-pub fn write_private_atomic(path: &Path, content: &[u8]) -> anyhow::Result<()> {
-    let dir = path.parent().context("path has no directory")?;
+pub fn write_private_atomic(path: &Path, content: &[u8]) -> Result<(), HostError> {
+    let Some(dir) = path.parent() else {
+        refuse!("{} has no directory", path.display());
+    };
     private_dir(dir)?;
     if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        bail!(
+        refuse!(
             "{} is a symlink; refusing to write through it",
             path.display()
         );
@@ -120,11 +123,12 @@ pub fn write_private_atomic(path: &Path, content: &[u8]) -> anyhow::Result<()> {
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW)
         .open(&tmp)
-        .with_context(|| format!("creating {}", tmp.display()))?;
-    f.write_all(content)?;
-    f.sync_all()?;
+        .map_err(io(format!("creating {}", tmp.display())))?;
+    f.write_all(content)
+        .and_then(|()| f.sync_all())
+        .map_err(io(format!("writing {}", tmp.display())))?;
     drop(f);
-    fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;
+    fs::rename(&tmp, path).map_err(io(format!("renaming into {}", path.display())))?;
     Ok(())
 }
 
@@ -151,13 +155,13 @@ fn private_secret(path: &Path, meta: &fs::Metadata) -> Option<String> {
 /// valid, else (first run, or a file readable by others) made anew. A file
 /// that belongs to another user is refused: someone else chose that
 /// secret, or can read it.
-pub fn load_or_create_secret(path: &Path, what: &str) -> anyhow::Result<String> {
+pub fn load_or_create_secret(path: &Path, what: &str) -> Result<String, HostError> {
     if let Ok(meta) = fs::symlink_metadata(path) {
         if meta.file_type().is_symlink() {
-            bail!("{what} file {} is a symlink; refusing it", path.display());
+            refuse!("{what} file {} is a symlink; refusing it", path.display());
         }
         if meta.uid() != our_uid() {
-            bail!(
+            refuse!(
                 "{what} file {} belongs to another user (uid {}); refusing it",
                 path.display(),
                 meta.uid()

@@ -1,18 +1,18 @@
-//! The desktop an engine drives, shared by `deskhand serve` and
-//! `deskhand mcp`: attach to a display (or start a virtual one), read the
+//! The desktop an engine drives, shared by every host: attach to a display (or start a virtual one), read the
 //! consent, open the audit log and the X11 backend.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{Context, bail};
 use clap::Args;
 use deskhand_backend_x11::VirtualDesktop;
 use deskhand_engine::approval::ApprovalMode;
+use deskhand_engine::settings::{DisplayChoice, Settings};
 use deskhand_engine::{AuditLog, ClipboardPolicy, Consent, Engine};
 
-use crate::files;
+use crate::error::{io, refuse};
 use crate::secrets::{self, Secret};
+use crate::{HostError, files, settings};
 
 /// The desktop flags of `serve` and `mcp`.
 #[derive(Debug, Clone, Args)]
@@ -49,6 +49,10 @@ pub struct DesktopArgs {
     /// The hotkey that ends every takeover and releases everything.
     #[arg(long, default_value = "ctrl+alt+Escape")]
     pub kill_switch: String,
+    /// The settings file, re-read whenever it changes (default:
+    /// `$XDG_CONFIG_HOME/deskhand/settings.toml`).
+    #[arg(long)]
+    pub settings: Option<PathBuf>,
 }
 
 /// An engine on a display.
@@ -72,13 +76,15 @@ impl Desktop {
     }
 }
 
-fn parse_size(s: &str) -> anyhow::Result<(u32, u32)> {
-    let (w, h) = s
+fn parse_size(s: &str) -> Result<(u32, u32), HostError> {
+    let parsed = s
         .split_once(['x', 'X'])
-        .context("virtual size must look like 1920x1080")?;
-    let (w, h): (u32, u32) = (w.parse()?, h.parse()?);
+        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)));
+    let Some((w, h)) = parsed else {
+        refuse!("virtual size {s:?} must look like 1920x1080");
+    };
     if !(64..=16384).contains(&w) || !(64..=16384).contains(&h) {
-        bail!("virtual size {w}x{h} is out of range (64..=16384)");
+        refuse!("virtual size {w}x{h} is out of range (64..=16384)");
     }
     Ok((w, h))
 }
@@ -93,7 +99,7 @@ pub fn wants_virtual(display: Option<&str>, virtual_size: Option<&str>) -> bool 
 pub fn open_display(
     display: Option<String>,
     virtual_size: Option<&str>,
-) -> anyhow::Result<(String, Option<VirtualDesktop>)> {
+) -> Result<(String, Option<VirtualDesktop>), HostError> {
     if wants_virtual(display.as_deref(), virtual_size) {
         if virtual_size.is_none() {
             tracing::info!("no DISPLAY set: starting a virtual desktop");
@@ -102,30 +108,53 @@ pub fn open_display(
         let vd = VirtualDesktop::start(w, h)?;
         return Ok((vd.display().to_owned(), Some(vd)));
     }
-    let name = display
-        .or_else(|| std::env::var("DISPLAY").ok())
-        .context("no display")?;
-    Ok((name, None))
+    match display.or_else(|| std::env::var("DISPLAY").ok()) {
+        Some(name) => Ok((name, None)),
+        None => refuse!("no display: give --display or --virtual"),
+    }
 }
 
-/// Opens the display, the consent, the audit log and the engine, and
-/// adopts the held-input ledger of this display.
-pub async fn open(args: &DesktopArgs) -> anyhow::Result<Desktop> {
-    let (x_display, virtual_desktop) =
-        open_display(args.display.clone(), args.virtual_size.as_deref())?;
-    let mut consent = match (&args.consent, &virtual_desktop) {
+/// The consent (the file's, the sandbox default on a virtual desktop, or
+/// none) and the command line's settings, which the settings file may add
+/// to.
+fn consent_and_fixed(
+    args: &DesktopArgs,
+    is_virtual: bool,
+) -> Result<(Consent, settings::Fixed), HostError> {
+    let mut consent = match (&args.consent, is_virtual) {
         (Some(path), _) => Consent::from_file(path)?,
-        (None, Some(_)) => Consent::sandbox(),
-        (None, None) => Consent::none(),
+        (None, true) => Consent::sandbox(),
+        (None, false) => Consent::none(),
     };
     if let Some(mode) = args.approval {
         consent.approval = mode;
     }
-    let consent = consent.with_clipboard(ClipboardPolicy {
-        enabled: args.enable_clipboard,
-        read_foreign: args.enable_clipboard_read_foreign,
-        foreign_reads_approved: args.approve_clipboard_reads,
-    });
+    let fixed = settings::Fixed {
+        base: Settings {
+            clipboard: ClipboardPolicy {
+                enabled: args.enable_clipboard,
+                read_foreign: args.enable_clipboard_read_foreign,
+                foreign_reads_approved: args.approve_clipboard_reads,
+            },
+            approval: consent.approval,
+            displays: DisplayChoice::All,
+        },
+        approval: args.approval.is_some(),
+        clipboard: args.enable_clipboard,
+    };
+    Ok((consent, fixed))
+}
+
+/// Opens the display, the consent, the settings, the audit log and the
+/// engine, and adopts the held-input ledger of this display.
+pub async fn open(args: &DesktopArgs) -> Result<Desktop, HostError> {
+    let (x_display, virtual_desktop) =
+        open_display(args.display.clone(), args.virtual_size.as_deref())?;
+    let (mut consent, fixed) = consent_and_fixed(args, virtual_desktop.is_some())?;
+    let settings_path = args.settings.clone().unwrap_or_else(settings::default_path);
+    let live = settings::initial(&settings_path, &fixed)?;
+    consent.approval = live.approval;
+    let consent = consent.with_clipboard(live.clipboard);
     let (audit_key, _) = secrets::load_or_create(Secret::AuditKey, None)?;
     deskhand_engine::audit::set_text_key(secrets::secret_bytes(&audit_key)?);
     let audit_path = args
@@ -133,7 +162,7 @@ pub async fn open(args: &DesktopArgs) -> anyhow::Result<Desktop> {
         .clone()
         .unwrap_or_else(|| files::state_dir().join("audit.jsonl"));
     let audit = AuditLog::open(&audit_path)
-        .with_context(|| format!("opening audit log {}", audit_path.display()))?;
+        .map_err(io(format!("opening audit log {}", audit_path.display())))?;
 
     // Held input and remapped keycodes survive a crash: a copy of each
     // list per display.
@@ -147,8 +176,11 @@ pub async fn open(args: &DesktopArgs) -> anyhow::Result<Desktop> {
         kill_switch: Some(args.kill_switch.clone()),
         remap_file: Some(state.join(format!("remapped-keys-{display_tag}.json"))),
     };
-    let backend = deskhand_backend_x11::open_with(Some(&x_display), &options)?;
+    let mut backend = deskhand_backend_x11::open_with(Some(&x_display), &options)?;
+    backend.accessibility = accessibility();
     let engine = Arc::new(Engine::new(backend, consent, audit));
+    engine.apply_settings(live.clone()).await;
+    tokio::spawn(settings::watch(settings_path, fixed, engine.clone(), live));
     let ledger = state.join(format!("held-input-{display_tag}.json"));
     engine.keep_held_input_in(ledger).await?;
     Ok(Desktop {
@@ -158,10 +190,19 @@ pub async fn open(args: &DesktopArgs) -> anyhow::Result<Desktop> {
     })
 }
 
-/// The health report of `x_display`: the doctor's registry.
-pub fn health_source(x_display: &str) -> deskhand_server::mcp::HealthSource {
-    let display = x_display.to_owned();
-    Arc::new(move || crate::doctor::report(Some(&display)))
+/// The AT-SPI backend (it connects to the bus on first use, so it opens
+/// without one); none where the platform has no AT-SPI.
+fn accessibility() -> Option<Arc<dyn deskhand_engine::accessibility::Accessibility>> {
+    match deskhand_backend_atspi::open(&deskhand_backend_atspi::AtspiOptions::default()) {
+        Ok(a11y) => {
+            tracing::info!("accessibility backend: atspi");
+            Some(Arc::from(a11y))
+        }
+        Err(e) => {
+            tracing::info!(error = %e, "no accessibility backend");
+            None
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,222 @@
+//! The served port of a host: the desktop, the token, the guarded local
+//! listener and the connection file, started and stopped as one. `deskhand
+//! serve` and the tray app run the same [`Daemon`].
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use deskhand_engine::Engine;
+use deskhand_server::mcp::HealthSource;
+use deskhand_server::{ServerConfig, Token};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::desktop::{self, Desktop, DesktopArgs};
+use crate::error::{io, refuse};
+use crate::secrets::{self, Secret};
+use crate::{HostError, endpoint, files};
+
+/// How the port is served (the flags of `deskhand serve`).
+#[derive(Debug, Clone, Args)]
+pub struct DaemonArgs {
+    /// The desktop to drive.
+    #[command(flatten)]
+    pub desktop: DesktopArgs,
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, default_value = "127.0.0.1:48100")]
+    pub listen: SocketAddr,
+    /// Allow a non-loopback --listen address (exposes the desktop).
+    #[arg(long)]
+    pub allow_non_loopback: bool,
+    /// Where to write the connection file (endpoint + token).
+    #[arg(long)]
+    pub connection_file: Option<PathBuf>,
+    /// Keep the token in this file (0600) instead of the OS keychain.
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    /// A file (0600) holding another client's own token (repeatable): it
+    /// has the same rights, and its MCP sessions are its own.
+    #[arg(long = "client-token-file")]
+    pub client_token_files: Vec<PathBuf>,
+    /// Origin allowed to connect (repeatable); none by default.
+    #[arg(long = "allow-origin")]
+    pub allow_origins: Vec<String>,
+    /// Seconds without a request before a connection is closed (tests).
+    #[arg(long, hide = true, value_parser = parse_seconds)]
+    pub idle_timeout: Option<Duration>,
+    /// Seconds a connection has to send its headers and token (tests).
+    #[arg(long, hide = true, value_parser = parse_seconds)]
+    pub header_timeout: Option<Duration>,
+}
+
+fn parse_seconds(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !(0.01..=86_400.0).contains(&secs) {
+        return Err(format!("{secs} s is out of range (0.01..=86400)"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// A running port.
+pub struct Daemon {
+    /// The engine every protocol reaches.
+    pub engine: Arc<Engine>,
+    /// The ready line (also the connection file's content).
+    pub ready: Value,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    connection_file: PathBuf,
+    desktop: Desktop,
+    stop: Option<oneshot::Sender<()>>,
+    server: JoinHandle<Result<(), deskhand_server::ServerError>>,
+}
+
+fn checked_listen(args: &DaemonArgs) -> Result<(), HostError> {
+    if !args.listen.ip().is_loopback() {
+        if !args.allow_non_loopback {
+            refuse!(
+                "refusing to listen on {}: only loopback is allowed without --allow-non-loopback",
+                args.listen
+            );
+        }
+        tracing::warn!(addr = %args.listen, "LISTENING BEYOND LOOPBACK: anyone who can reach this address and has the token can drive this desktop");
+    }
+    Ok(())
+}
+
+fn client_tokens(paths: &[PathBuf]) -> Result<Vec<Token>, HostError> {
+    paths
+        .iter()
+        .map(|path| match files::read_private_secret(path) {
+            Some(t) => Ok(Token::new(t)),
+            None => Err(HostError::Refused(format!(
+                "client token file {} must be ours, private (0600) and hold 64 hex digits",
+                path.display()
+            ))),
+        })
+        .collect()
+}
+
+fn ready_line(addr: SocketAddr, token: &Token, x_display: &str) -> Value {
+    let host = match addr {
+        SocketAddr::V6(_) => format!("[{}]:{}", addr.ip(), addr.port()),
+        SocketAddr::V4(_) => addr.to_string(),
+    };
+    json!({
+        "event": "ready",
+        "ws": format!("ws://{host}/v1/ws"),
+        "http": format!("http://{host}"),
+        "mcp": format!("http://{host}/mcp"),
+        "token": token.expose(),
+        "display": x_display,
+        "pid": std::process::id(),
+    })
+}
+
+impl Daemon {
+    /// Opens the desktop, loads the token, binds the port, writes the
+    /// connection file and starts serving. `health` gives the doctor's
+    /// report of a display.
+    pub async fn start(
+        args: DaemonArgs,
+        health: impl FnOnce(&str) -> HealthSource,
+    ) -> Result<Self, HostError> {
+        checked_listen(&args)?;
+        let connection_file = args
+            .connection_file
+            .clone()
+            .unwrap_or_else(|| files::runtime_dir().join("endpoint.json"));
+        endpoint::claim(&connection_file)?;
+        if let Some(dir) = connection_file.parent() {
+            files::private_dir(dir)?;
+        }
+        let desktop = desktop::open(&args.desktop).await?;
+        let (token, kept_in) = secrets::load_or_create(Secret::Token, args.token_file.as_deref())?;
+        secrets::release_keychain();
+        tracing::info!(kept_in = %kept_in, "token loaded");
+        let token = Token::new(token);
+        let client_tokens = client_tokens(&args.client_token_files)?;
+        let listener = TcpListener::bind(args.listen)
+            .await
+            .map_err(io(format!("binding {}", args.listen)))?;
+        let addr = listener
+            .local_addr()
+            .map_err(io("reading the bound address"))?;
+        let ready = ready_line(addr, &token, &desktop.x_display);
+        files::write_private_atomic(&connection_file, format!("{ready}\n").as_bytes())?;
+        let mut config = ServerConfig::new(token);
+        config.client_tokens = client_tokens;
+        config.allowed_origins = args.allow_origins;
+        if let Some(idle) = args.idle_timeout {
+            config.idle_timeout = idle;
+        }
+        if let Some(headers) = args.header_timeout {
+            config.header_timeout = headers;
+        }
+        let (stop, stopped) = oneshot::channel::<()>();
+        let engine = desktop.engine.clone();
+        let server = tokio::spawn(deskhand_server::serve(
+            listener,
+            engine.clone(),
+            config,
+            health(&desktop.x_display),
+            async {
+                let _ = stopped.await;
+            },
+        ));
+        tracing::info!(%addr, x_display = desktop.x_display.as_str(), connection_file = %connection_file.display(), "deskhand is ready");
+        Ok(Self {
+            engine,
+            ready,
+            addr,
+            connection_file,
+            desktop,
+            stop: Some(stop),
+            server,
+        })
+    }
+
+    /// The X display it drives.
+    pub fn x_display(&self) -> &str {
+        &self.desktop.x_display
+    }
+
+    /// Resolves when the server stopped on its own (it should not).
+    pub async fn failed(&mut self) {
+        let r = (&mut self.server).await;
+        tracing::error!(result = ?r, "server stopped on its own");
+    }
+
+    /// Stops serving: everything held is released before anything else
+    /// goes, the connection file is removed, the virtual desktop stopped.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = std::fs::remove_file(&self.connection_file);
+        self.desktop.stop().await;
+        // Give open connections a moment to see the close.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        tracing::info!("stopped");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn seconds() {
+        assert_eq!(
+            super::parse_seconds("1.5").expect("secs"),
+            super::Duration::from_millis(1500)
+        );
+        assert!(super::parse_seconds("0").is_err());
+        assert!(super::parse_seconds("soon").is_err());
+    }
+}

@@ -1,0 +1,15 @@
+//! What every deskhand host shares (`deskhand serve`, `deskhand mcp`, the
+//! tray app): the display and the engine on it, the secrets and private
+//! files, the settings file, and the served port with its connection
+//! file. Hosts only add how they are started and stopped, and their UI.
+
+pub mod daemon;
+pub mod desktop;
+pub mod doctor;
+pub mod endpoint;
+mod error;
+pub mod files;
+pub mod secrets;
+pub mod settings;
+
+pub use error::HostError;

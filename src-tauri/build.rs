@@ -1,0 +1,5 @@
+//! Tauri's build step: the app's config and icons compiled in.
+
+fn main() {
+    tauri_build::build();
+}

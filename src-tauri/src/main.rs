@@ -1,0 +1,154 @@
+//! `deskhand-app`: the tray app people install. One process: the same
+//! [`Daemon`] as `deskhand serve` on the person's own display (it takes
+//! the same flags), a tray icon per state, a single instance, start at
+//! login, and a rolling log file. It only wires; the rules are the
+//! engine's.
+
+mod logs;
+mod status;
+mod tray;
+
+use std::sync::Mutex;
+
+use clap::Parser;
+use deskhand_host::daemon::{Daemon, DaemonArgs};
+use tauri::{AppHandle, Manager, RunEvent};
+use tauri_plugin_autostart::{MacosLauncher, ManagerExt as _};
+
+/// deskhand's tray app (the flags of `deskhand serve`, and a few of its
+/// own).
+#[derive(Debug, Parser)]
+#[command(name = "deskhand-app", version, about)]
+struct AppArgs {
+    #[command(flatten)]
+    daemon: DaemonArgs,
+    /// Start (true) or stop (false) starting deskhand at login.
+    #[arg(long, value_name = "BOOL")]
+    start_at_login: Option<bool>,
+}
+
+/// The daemon while the app runs.
+struct Running(Mutex<Option<Daemon>>);
+
+fn main() -> anyhow::Result<()> {
+    let args = AppArgs::parse();
+    let _log = logs::init()?;
+    let app = tauri::Builder::default()
+        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
+            tracing::info!("deskhand is already running: showing its window");
+            if let Err(e) = tray::open_main_window(app, "deskhand is already running.") {
+                tracing::warn!(error = %e, "the main window could not open");
+            }
+        }))
+        .plugin(tauri_plugin_autostart::init(
+            MacosLauncher::LaunchAgent,
+            None,
+        ))
+        .setup(move |app| {
+            setup(app.handle(), args).map_err(|e| -> Box<dyn std::error::Error> { e.into() })
+        })
+        .build(tauri::generate_context!())?;
+    app.run(|app, event| {
+        if let RunEvent::Exit = event {
+            stop(app);
+        }
+    });
+    Ok(())
+}
+
+fn setup(app: &AppHandle, args: AppArgs) -> anyhow::Result<()> {
+    if let Some(on) = args.start_at_login {
+        let autostart = app.autolaunch();
+        if on {
+            autostart.enable()
+        } else {
+            autostart.disable()
+        }?;
+        tracing::info!(on, "start at login changed");
+    }
+    let daemon = tauri::async_runtime::block_on(Daemon::start(
+        args.daemon,
+        deskhand_host::doctor::health_source,
+    ))?;
+    // Signals are caught from before the ready line on: a SIGTERM right
+    // after it still stops cleanly.
+    let signals = tauri::async_runtime::block_on(async {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok::<_, std::io::Error>((
+            signal(SignalKind::terminate())?,
+            signal(SignalKind::interrupt())?,
+        ))
+    })?;
+    tauri::async_runtime::spawn(stop_on_signal(app.clone(), signals));
+    let engine = daemon.engine.clone();
+    let display = daemon.x_display().to_owned();
+    // The ready line without the token: an app's stdout may end up in the
+    // session's log; clients read the token from the connection file.
+    let mut ready = daemon.ready.clone();
+    if let Some(line) = ready.as_object_mut() {
+        line.remove("token");
+    }
+    println!("{ready}");
+    app.manage(Running(Mutex::new(Some(daemon))));
+    match tauri::async_runtime::block_on(tray_host(&display)) {
+        Ok(()) => {
+            let tray = tray::build(app, engine.clone())?;
+            tauri::async_runtime::spawn(tray::follow(tray, engine));
+        }
+        Err(why) => {
+            tracing::warn!(%why, "no tray host: opening the main window instead");
+            tray::open_main_window(app, &why)?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether a tray host runs: a StatusNotifierItem watcher on the session
+/// bus, or an XEmbed tray on the display; if not, why.
+async fn tray_host(display: &str) -> Result<(), String> {
+    if status_notifier_watcher().await {
+        return Ok(());
+    }
+    match deskhand_backend_x11::system_tray_present(display) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(format!(
+            "No system tray runs here (no StatusNotifierItem host, no XEmbed tray on {display}): deskhand runs, and this window stands in for its tray icon. Closing it quits deskhand."
+        )),
+        Err(e) => Err(format!("The system tray could not be looked for: {e}")),
+    }
+}
+
+async fn status_notifier_watcher() -> bool {
+    let Ok(bus) = zbus::Connection::session().await else {
+        return false;
+    };
+    let Ok(dbus) = zbus::fdo::DBusProxy::new(&bus).await else {
+        return false;
+    };
+    let Ok(name) = zbus::names::BusName::try_from("org.kde.StatusNotifierWatcher") else {
+        return false;
+    };
+    dbus.name_has_owner(name).await.unwrap_or(false)
+}
+
+/// SIGTERM and SIGINT end the app as Quit does (everything released).
+async fn stop_on_signal(
+    app: AppHandle,
+    (mut term, mut int): (tokio::signal::unix::Signal, tokio::signal::unix::Signal),
+) {
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
+        _ = int.recv() => tracing::info!("SIGINT: shutting down"),
+    }
+    app.exit(0);
+}
+
+/// Stops the daemon once: held input released, connection file removed.
+fn stop(app: &AppHandle) {
+    let daemon = app
+        .try_state::<Running>()
+        .and_then(|r| r.0.lock().ok().and_then(|mut d| d.take()));
+    if let Some(daemon) = daemon {
+        tauri::async_runtime::block_on(daemon.stop());
+    }
+}

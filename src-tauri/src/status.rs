@@ -1,0 +1,127 @@
+//! What the tray shows: one of four states, folded from the engine's
+//! session and takeover events.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use deskhand_engine::TakeoverEvent;
+
+/// The tray's state, most pressing first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// The person took over; an agent waits for Continue.
+    Paused,
+    /// An agent drives the desktop (the red frame shows).
+    Takeover,
+    /// An agent is connected.
+    Connected,
+    /// No agent is connected.
+    Idle,
+}
+
+impl Status {
+    /// The status line of the menu.
+    pub fn line(self, sessions: usize) -> String {
+        match self {
+            Self::Paused => "Paused: click Continue to let the agent go on".into(),
+            Self::Takeover => "An agent is driving the desktop".into(),
+            Self::Connected if sessions == 1 => "1 agent connected".into(),
+            Self::Connected => format!("{sessions} agents connected"),
+            Self::Idle => "No agent connected".into(),
+        }
+    }
+}
+
+/// The sessions open and their takeovers.
+#[derive(Debug, Default)]
+pub struct Tracker {
+    sessions: BTreeSet<String>,
+    /// (on, paused) per session that reported a takeover state.
+    takeovers: BTreeMap<String, (bool, bool)>,
+}
+
+impl Tracker {
+    /// Takes one event in; says whether what the tray shows may change.
+    pub fn take(&mut self, event: &TakeoverEvent) -> bool {
+        match event {
+            TakeoverEvent::SessionStarted { session, .. } => {
+                self.sessions.insert(session.clone());
+            }
+            TakeoverEvent::SessionEnded { session, .. } => {
+                self.sessions.remove(session);
+                self.takeovers.remove(session);
+            }
+            TakeoverEvent::State { session, state } => {
+                self.takeovers
+                    .insert(session.clone(), (state.on, state.paused));
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// How many sessions are open.
+    pub fn sessions(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// What the tray shows now.
+    pub fn status(&self) -> Status {
+        let live = |s: &String| self.sessions.contains(s);
+        let mut takeovers = self.takeovers.iter().filter(|(s, _)| live(s));
+        if takeovers.clone().any(|(_, (_, paused))| *paused) {
+            Status::Paused
+        } else if takeovers.any(|(_, (on, _))| *on) {
+            Status::Takeover
+        } else if self.sessions.is_empty() {
+            Status::Idle
+        } else {
+            Status::Connected
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use deskhand_engine::takeover::TakeoverState;
+
+    use super::*;
+
+    fn started(s: &str) -> TakeoverEvent {
+        TakeoverEvent::SessionStarted {
+            session: s.into(),
+            protocol: "wire",
+            at_ms: 0,
+        }
+    }
+
+    fn state(s: &str, on: bool, paused: bool) -> TakeoverEvent {
+        TakeoverEvent::State {
+            session: s.into(),
+            state: TakeoverState {
+                on,
+                paused,
+                ..TakeoverState::default()
+            },
+        }
+    }
+
+    #[test]
+    fn the_tray_follows_sessions_and_takeovers() {
+        let mut t = Tracker::default();
+        assert_eq!(t.status(), Status::Idle);
+        assert!(t.take(&started("a")));
+        assert_eq!(t.status(), Status::Connected);
+        t.take(&state("a", true, false));
+        assert_eq!(t.status(), Status::Takeover);
+        t.take(&started("b"));
+        t.take(&state("a", true, true));
+        assert_eq!(t.status(), Status::Paused, "a pause wins over the rest");
+        assert_eq!(t.status().line(t.sessions()), Status::Paused.line(2));
+        t.take(&TakeoverEvent::SessionEnded {
+            session: "a".into(),
+            at_ms: 1,
+        });
+        assert_eq!(t.status(), Status::Connected);
+        assert_eq!(t.status().line(t.sessions()), "1 agent connected");
+    }
+}

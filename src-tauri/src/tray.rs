@@ -1,0 +1,134 @@
+//! The tray icon: one icon per state, and a menu with the status line,
+//! "Stop all agents" (the kill switch) and Quit. Where no tray host runs,
+//! the main window opens instead and says why.
+
+use std::sync::Arc;
+
+use deskhand_engine::Engine;
+use tauri::image::Image;
+use tauri::menu::{Menu, MenuEvent, MenuItem, PredefinedMenuItem};
+use tauri::tray::{TrayIcon, TrayIconBuilder};
+use tauri::{AppHandle, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
+
+use crate::status::{Status, Tracker};
+
+const IDLE: &[u8] = include_bytes!("../../assets/icons/tray-idle.png");
+const CONNECTED: &[u8] = include_bytes!("../../assets/icons/tray-connected.png");
+const TAKEOVER: &[u8] = include_bytes!("../../assets/icons/tray-takeover.png");
+const PAUSED: &[u8] = include_bytes!("../../assets/icons/tray-paused.png");
+
+/// The tray icon and the menu item that shows the status.
+pub struct Tray<R: Runtime> {
+    icon: TrayIcon<R>,
+    status: MenuItem<R>,
+}
+
+fn icon_of(status: Status) -> &'static [u8] {
+    match status {
+        Status::Idle => IDLE,
+        Status::Connected => CONNECTED,
+        Status::Takeover => TAKEOVER,
+        Status::Paused => PAUSED,
+    }
+}
+
+/// Builds the tray icon and its menu; menu clicks act on `engine`.
+pub fn build<R: Runtime>(app: &AppHandle<R>, engine: Arc<Engine>) -> tauri::Result<Tray<R>> {
+    let status = MenuItem::with_id(app, "status", Status::Idle.line(0), false, None::<&str>)?;
+    let stop = MenuItem::with_id(app, "stop", "Stop all agents", true, None::<&str>)?;
+    let quit = MenuItem::with_id(app, "quit", "Quit deskhand", true, None::<&str>)?;
+    let separator = PredefinedMenuItem::separator(app)?;
+    let menu = Menu::with_items(app, &[&status, &separator, &stop, &quit])?;
+    let icon = TrayIconBuilder::with_id("deskhand")
+        .icon(Image::from_bytes(IDLE)?)
+        .tooltip("deskhand")
+        .menu(&menu)
+        .show_menu_on_left_click(true)
+        .on_menu_event(move |app, event| on_menu(app, &event, &engine))
+        .build(app)?;
+    Ok(Tray { icon, status })
+}
+
+fn on_menu<R: Runtime>(app: &AppHandle<R>, event: &MenuEvent, engine: &Arc<Engine>) {
+    match event.id().as_ref() {
+        "stop" => {
+            tracing::warn!("the person chose Stop all agents in the tray menu");
+            let engine = engine.clone();
+            tauri::async_runtime::spawn(async move { engine.kill_switch().await });
+        }
+        "quit" => {
+            tracing::info!("the person chose Quit in the tray menu");
+            app.exit(0);
+        }
+        _ => {}
+    }
+}
+
+impl<R: Runtime> Tray<R> {
+    /// Shows what `tracker` says now.
+    pub fn show(&self, tracker: &Tracker) -> tauri::Result<()> {
+        let status = tracker.status();
+        self.icon
+            .set_icon(Some(Image::from_bytes(icon_of(status))?))?;
+        self.icon.set_tooltip(Some(format!(
+            "deskhand: {}",
+            status.line(tracker.sessions())
+        )))?;
+        self.status.set_text(status.line(tracker.sessions()))
+    }
+}
+
+/// Follows the engine's events and keeps the tray up to date.
+pub async fn follow<R: Runtime>(tray: Tray<R>, engine: Arc<Engine>) {
+    let mut events = engine.takeover_events();
+    let mut tracker = Tracker::default();
+    loop {
+        match events.recv().await {
+            Ok(event) => {
+                if tracker.take(&event)
+                    && let Err(e) = tray.show(&tracker)
+                {
+                    tracing::warn!(error = %e, "the tray icon could not be updated");
+                }
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!(missed = n, "the tray fell behind on events");
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}
+
+/// Opens the main window saying `why` (no tray host, or a second start).
+pub fn open_main_window<R: Runtime>(app: &AppHandle<R>, why: &str) -> tauri::Result<()> {
+    if let Some(window) = app.get_webview_window("main") {
+        window.show()?;
+        return window.set_focus();
+    }
+    let page = format!("index.html#{}", encode(why));
+    WebviewWindowBuilder::new(app, "main", WebviewUrl::App(page.into()))
+        .title("deskhand")
+        .inner_size(480.0, 240.0)
+        .build()?;
+    Ok(())
+}
+
+/// `s` as a URL fragment (letters, digits and `-._~` as they are).
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reasons_are_escaped_for_the_fragment() {
+        assert_eq!(super::encode("no tray: ok"), "no%20tray%3A%20ok");
+    }
+}

@@ -1,0 +1,177 @@
+"""The tray app (`deskhand-app`) on a real X server with a session bus
+(`dbus-run-session`): one process serving the same port as `deskhand
+serve`; with `trayer` as the tray host its icon shows and its menu's "Stop
+all agents" ends a takeover and Quit ends the app cleanly; without a tray
+host it opens its main window and says why; a second start leaves the
+first running; `--start-at-login` writes and removes the autostart entry."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+import pytest
+
+from daemon import Daemon, kill_tree
+from xhelpers import REPO, poll, require, run, start_xvfb, window_rect
+
+APP = os.environ.get("DESKHAND_APP_BIN", str(REPO / "target" / "debug" / "deskhand-app"))
+
+
+def app_binary() -> str:
+    require("dbus-daemon", "xwininfo", "xdotool")
+    if not os.access(APP, os.X_OK):
+        pytest.fail(f"the tray app is not built at {APP} (cargo build -p deskhand-app)")
+    return APP
+
+
+@pytest.fixture
+def xvfb():
+    server = start_xvfb("1024x768")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def bus():
+    """A session bus of the test's own (the single-instance check and the
+    StatusNotifierItem lookup use it)."""
+    proc = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    address = proc.stdout.readline().decode().strip()
+    assert address.startswith("unix:"), address
+    yield address
+    kill_tree(proc)
+
+
+@pytest.fixture
+def trayer(xvfb):
+    require("trayer")
+    proc = subprocess.Popen(
+        ["trayer", "--edge", "top", "--align", "right", "--widthtype", "pixel", "--width", "120",
+         "--height", "32", "--SetDockType", "true", "--transparent", "false"],
+        env=dict(os.environ, DISPLAY=xvfb.display),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wid = poll(lambda: find(xvfb.display, "--name", "^panel$"),
+               timeout=10, what="trayer's panel")
+    yield wid
+    kill_tree(proc)
+
+
+def find(display: str, *query: str) -> str | None:
+    out = run(display, "xdotool", "search", "--onlyvisible", *query, check=False)
+    ids = out.split()
+    return ids[0] if ids else None
+
+
+def start_app(display: str, bus: str, tmp_path, *extra: str) -> Daemon:
+    consent = tmp_path / "consent.json"
+    consent.write_text('{"input": true}')
+    return Daemon("--display", display, "--consent", str(consent), *extra,
+                  env={"DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": bus}, command=[app_binary()])
+
+
+def test_the_app_serves_the_port_and_its_tray_menu_stops_agents_and_quits(xvfb, trayer, bus,
+                                                                          tmp_path):
+    app = start_app(xvfb.display, bus, tmp_path)
+    try:
+        assert "token" not in app.ready, "the token stays out of the app's stdout"
+        c = app.client()
+        shot = c.screenshot()
+        assert (shot["width"], shot["height"]) == (1024, 768), "the same port as serve"
+        poll(lambda: icon_window(xvfb.display, trayer), timeout=15,
+             what="the tray icon embedded in trayer")
+        assert find(xvfb.display, "--name", "^deskhand$") is None, "no main window with a tray"
+        state = c.take_over(True)
+        assert state["payload"]["on"] is True, state
+        menu_item(xvfb.display, trayer, "stop")
+        deadline = time.monotonic() + 10
+        while c.pushed_state(timeout=max(0.1, deadline - time.monotonic()))["on"]:
+            pass  # the takeover's own pushes come first
+        assert c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [5, 5]})[
+            "type"] == "ERROR", "no input after Stop all agents"
+        c.close()
+        menu_item(xvfb.display, trayer, "quit")
+        assert app.proc.wait(15) == 0, app.stderr_tail()
+        assert not app.connection_file.exists(), "Quit removes the connection file"
+    finally:
+        app.kill()
+
+
+def icon_window(display: str, panel: str) -> str | None:
+    """The tray icon's window inside trayer's panel, once embedded."""
+    tree = run(display, "xwininfo", "-tree", "-id", panel)
+    for line in tree.splitlines():
+        if "tray-icon tray app" in line:
+            return line.split()[0]
+    return None
+
+
+def menu_window(display: str):
+    """The open menu: the app's visible window that is not its icon."""
+    for wid in run(display, "xdotool", "search", "--onlyvisible", "--classname",
+                   "^deskhand-app$", check=False).split():
+        r = window_rect(display, wid)
+        if r.w > 64 and r.h > 40:
+            return r
+    return None
+
+
+def menu_item(display: str, panel: str, which: str) -> None:
+    """Opens the icon's menu with a click on the icon and clicks an item:
+    the status line, a separator, "Stop all agents", "Quit deskhand"."""
+    icon = icon_window(display, panel)
+    assert icon, "the tray icon is in trayer's panel"
+    x, y = window_rect(display, icon).center()
+    run(display, "xdotool", "mousemove", str(x), str(y), "click", "1")
+    menu = poll(lambda: menu_window(display), timeout=5, what="the tray menu")
+    share = {"stop": 0.5, "quit": 0.8}[which]
+    run(display, "xdotool", "mousemove", str(menu.x + menu.w // 2),
+        str(menu.y + round(menu.h * share)))
+    time.sleep(0.2)
+    run(display, "xdotool", "click", "1")
+    poll(lambda: menu_window(display) is None, timeout=5, what="the menu to close")
+
+
+def test_without_a_tray_host_the_main_window_says_why(xvfb, bus, tmp_path):
+    app = start_app(xvfb.display, bus, tmp_path)
+    try:
+        poll(lambda: find(xvfb.display, "--name", "^deskhand$"), timeout=20,
+             what="the main window")
+        assert "no XEmbed tray" in app.stderr_tail(), app.stderr_tail()
+        env = dict(os.environ, DISPLAY=xvfb.display, DBUS_SESSION_BUS_ADDRESS=bus,
+                   XDG_CONFIG_HOME=str(app.tmp / "config_home"),
+                   XDG_STATE_HOME=str(app.tmp / "state_home"),
+                   XDG_RUNTIME_DIR=str(app.tmp / "runtime_dir"))
+        second = subprocess.run([app_binary(), "--display", xvfb.display, "--listen", "127.0.0.1:0"],
+                                env=env, capture_output=True, timeout=30)
+        assert second.returncode == 0, second.stderr.decode()[-2000:]
+        assert second.stdout == b"", "the second start served nothing"
+        assert "already running" in app.stderr_tail(), app.stderr_tail()
+        assert app.proc.poll() is None, "the first app keeps running"
+    finally:
+        assert app.terminate() == 0, app.stderr_tail()
+    assert not app.connection_file.exists(), "SIGTERM cleans up as Quit does"
+
+
+def test_start_at_login_writes_and_removes_the_autostart_entry(xvfb, bus, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    consent = tmp_path / "consent.json"
+    consent.write_text('{"input": true}')
+
+    def start(on: str) -> None:
+        app = Daemon("--display", xvfb.display, "--consent", str(consent),
+                     "--start-at-login", on, command=[app_binary()],
+                     env={"DISPLAY": xvfb.display, "DBUS_SESSION_BUS_ADDRESS": bus,
+                          "HOME": str(home)})
+        assert app.terminate() == 0, app.stderr_tail()
+
+    start("true")
+    entries = list((home / ".config" / "autostart").glob("*.desktop"))
+    assert len(entries) == 1, entries
+    text = entries[0].read_text()
+    assert f"Exec={APP}" in text or APP in text, text
+    start("false")
+    assert not list((home / ".config" / "autostart").glob("*.desktop")), "removed again"

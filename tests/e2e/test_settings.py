@@ -1,0 +1,129 @@
+"""The settings file (`--settings`, by default settings.toml in the XDG
+config dir), re-read while deskhand runs: turning the clipboard off makes
+the next call answer FEATURE_NOT_SUPPORTED; a file that does not parse
+keeps the last good settings; on two real monitors (Xorg + dummy driver),
+keeping DUMMY0 private limits screenshots, frames, windows and input of
+every protocol to DUMMY1."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from computer_http import Computer, png_size, tool_result_image, tool_result_text
+from daemon import Daemon
+from imaging import decode_png
+from xhelpers import XTerm, poll, pointer, start_xorg_dummy
+
+
+def code_of(c, mtype: str, payload: dict) -> str | None:
+    msg = c.request(mtype, payload)
+    return msg["payload"]["code"] if msg["type"] == "ERROR" else None
+
+
+def clipboard_write(c) -> str | None:
+    return code_of(c, "CLIPBOARD_WRITE", {"format": "text", "content": "from the settings test"})
+
+
+def test_the_clipboard_follows_the_file_and_a_bad_file_changes_nothing(tmp_path):
+    settings = tmp_path / "settings.toml"
+    settings.write_text("[clipboard]\nenabled = true\n")
+    d = Daemon("--virtual=640x480", "--settings", str(settings))
+    try:
+        c = d.client()
+        assert clipboard_write(c) is None, "the file turned the clipboard on at start"
+        settings.write_text("[clipboard]\nenabled = false\n")
+        poll(lambda: clipboard_write(c) == "FEATURE_NOT_SUPPORTED", timeout=5,
+             what="the clipboard to go off with the file")
+        settings.write_text("[clipboard]\nenabled = tru\n")
+        poll(lambda: "is not valid" in d.stderr_tail(), timeout=5, what="the bad file reported")
+        assert clipboard_write(c) == "FEATURE_NOT_SUPPORTED", "the last good settings stay"
+        settings.write_text("[clipboard]\nenabled = true\n")
+        poll(lambda: clipboard_write(c) is None, timeout=5, what="the clipboard to come back")
+        c.close()
+    finally:
+        assert d.terminate() == 0, d.stderr_tail()
+
+
+def test_a_bad_file_at_start_is_refused_with_the_reason(tmp_path):
+    settings = tmp_path / "settings.toml"
+    settings.write_text('displays = []\n')
+    with pytest.raises(AssertionError, match="empty list"):
+        Daemon("--virtual=640x480", "--settings", str(settings), env={"RUST_BACKTRACE": "0"})
+
+
+@pytest.fixture(scope="module")
+def private_dummy0(tmp_path_factory):
+    xorg = start_xorg_dummy()
+    tmp = tmp_path_factory.mktemp("settings")
+    consent = tmp / "consent.json"
+    consent.write_text(json.dumps({"input": True}))
+    settings = tmp / "settings.toml"
+    settings.write_text('displays = ["DUMMY1"]\n')
+    d = Daemon("--display", xorg.display, "--consent", str(consent), "--settings", str(settings))
+    yield d, xorg, settings
+    rc = d.terminate()
+    xorg.stop()
+    assert rc == 0, d.stderr_tail()
+
+
+def test_a_private_display_is_out_of_every_protocol(private_dummy0):
+    d, xorg, _ = private_dummy0
+    c = d.client()
+    info = c.call("DISPLAY_INFO_REQUEST", {}, expect="DISPLAY_INFO_RESPONSE")
+    assert [m["name"] for m in info["monitors"]] == ["DUMMY1"], info
+    shot = c.request("SCREENSHOT_REQUEST", {"monitor": 0})
+    assert shot["type"] == "ERROR" and shot["payload"]["code"] == "INVALID_ARGUMENTS", shot
+    c.act("mouse_move", coordinate=[1400, 100])
+    msg = c.request("INPUT_ACTION", {"action": "left_click", "coordinate": [100, 100]})
+    assert msg["type"] == "ERROR" and msg["payload"]["code"] == "INPUT_OUT_OF_BOUNDS", msg
+    assert pointer(xorg.display) == (1400, 100), "nothing reached the private display"
+    c.close()
+    computer = Computer(d)
+    try:
+        frame = computer.anthropic({"type": "tool_use", "id": "s", "name": "computer",
+                                    "input": {"action": "screenshot"}})
+        assert png_size(tool_result_image(frame)) == (1024, 768), "DUMMY1 alone"
+        r = computer.anthropic({"type": "tool_use", "id": "c", "name": "computer",
+                                "input": {"action": "left_click", "coordinate": [100, 100]}})
+        assert not r.get("is_error"), tool_result_text(r)
+        assert pointer(xorg.display) == (1380, 100), "frame pixels map onto DUMMY1"
+    finally:
+        computer.end()
+
+
+def test_windows_on_a_private_display_are_not_listed_or_reached(private_dummy0, apps):
+    d, xorg, _ = private_dummy0
+    private = XTerm(xorg.display, cols=20, rows=5, pos="+100+100")
+    shared = XTerm(xorg.display, cols=20, rows=5, pos="+1400+100")
+    apps.extend([private, shared])
+    c = d.client()
+    titles = [w["title"] for w in
+              c.call("WINDOW_LIST_REQUEST", {}, expect="WINDOW_LIST_RESPONSE")["windows"]]
+    assert shared.title in titles and private.title not in titles, titles
+    c.close()
+
+
+def test_showing_every_display_again_applies_to_the_next_request(private_dummy0):
+    d, _, settings = private_dummy0
+    c = d.client()
+    settings.write_text('displays = "all"\n')
+
+    def names():
+        info = c.call("DISPLAY_INFO_REQUEST", {}, expect="DISPLAY_INFO_RESPONSE")
+        return sorted(m["name"] for m in info["monitors"])
+    poll(lambda: names() == ["DUMMY0", "DUMMY1"], timeout=5, what="both displays listed again")
+    private = XTerm(d.display, cols=20, rows=5, pos="+100+100")
+    try:
+        titles = [w["title"] for w in
+                  c.call("WINDOW_LIST_REQUEST", {}, expect="WINDOW_LIST_RESPONSE")["windows"]]
+        assert private.title in titles, "DUMMY0's windows are listed again"
+    finally:
+        private.close()
+    shot = c.screenshot(monitor=0)
+    image = decode_png(shot["image"])
+    assert (image.width, image.height) == (1280, 800), "DUMMY0 can be captured again"
+    settings.write_text('displays = ["DUMMY1"]\n')
+    poll(lambda: names() == ["DUMMY1"], timeout=5, what="DUMMY0 private again")
+    c.close()
