@@ -41,9 +41,10 @@ class Daemon:
     """`deskhand serve ...`; waits for the single ready line on stdout."""
 
     def __init__(self, *serve_args: str, env: dict | None = None, control: bool = False,
-                 command: list[str] | None = None):
+                 command: list[str] | None = None, stdin: int | None = None):
         """`command` runs instead of `deskhand serve` (the tray app takes
-        the same flags)."""
+        the same flags); `stdin`, a descriptor, stands in for the control
+        pipe."""
         self.tmp = Path(scratch_dir("daemon-"))
         self.connection_file = self.tmp / "endpoint.json"
         self.audit_log = self.tmp / "audit.jsonl"
@@ -62,7 +63,8 @@ class Daemon:
         isolated["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path={self.tmp}/no-session-bus"
         self.proc = subprocess.Popen(
             self.argv, stdout=subprocess.PIPE, stderr=self._stderr,
-            stdin=subprocess.PIPE if control else subprocess.DEVNULL,
+            stdin=stdin if stdin is not None else (
+                subprocess.PIPE if control else subprocess.DEVNULL),
             env={**os.environ, **isolated, **(env or {})},
         )
         self._lines: queue.Queue = queue.Queue()

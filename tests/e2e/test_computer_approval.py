@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 import concurrent.futures
 import json
+import os
+import pty
 import time
 
 import pytest
@@ -71,6 +73,33 @@ def test_under_write_input_waits_for_the_control_pipe(asking, apps, tmp_path):
     time.sleep(1.0)
     assert not denied.exists(), "a denied batch sent nothing"
     computer.end()
+
+
+def test_a_terminal_on_stdin_answers_nothing(apps, tmp_path):
+    """`deskhand serve` in a terminal an agent could type into: nobody is
+    asked, so an input batch under `--approval write` is denied at once and
+    a line typed into the terminal approves nothing."""
+    person, terminal = pty.openpty()
+    d = Daemon("--virtual=1280x800", "--approval", "write", stdin=terminal)
+    try:
+        computer = Computer(d)
+        term = XTerm(d.display, command=SHELL, cwd=str(tmp_path))
+        apps.append(term)
+        cx, cy = term.rect().center()
+        typed = tmp_path / "typed.txt"
+        os.write(person, b'{"method": "approve", "params": {"id": "approval-1"}}\n')
+        started = time.monotonic()
+        r = computer.actions(_typed_command(cx, cy, f"touch {typed}"))
+        assert r["error"]["code"] == "approval_denied", r
+        assert "no person can be asked" in r["error"]["message"], r["error"]
+        assert time.monotonic() - started < 20, "denied at once, not after the 60 s wait"
+        time.sleep(1.0)
+        assert not typed.exists(), "nothing was sent"
+        computer.end()
+    finally:
+        d.terminate()
+        os.close(person)
+        os.close(terminal)
 
 
 def test_openai_safety_checks_run_once_the_person_approves(apps, tmp_path):

@@ -1,16 +1,18 @@
 //! The host's control pipe of `deskhand serve`: JSON lines on stdin
 //! (`takeover.resume` after a click in the host's own UI,
-//! `session.revoke`, `kill`, `approve`/`deny` of an approval question),
-//! and events and acks as JSON lines on stdout (`takeover.paused`,
-//! `takeover.resumed`, `session.started`, `session.ended`,
-//! `approval.request`). No agent reaches this pipe. While stdin is open the
+//! `session.revoke`, `kill`, `approve`/`deny` of an approval question,
+//! `consent.answer`), and events and acks as JSON lines on stdout
+//! (`takeover.paused`, `takeover.resumed`, `session.started`,
+//! `session.ended`, `approval.request`, `consent.request`,
+//! `consent.ended`). No agent reaches this pipe. While stdin is open the
 //! host counts as a person who can be asked; once it closes, every
-//! approval question is denied.
+//! question is denied. A terminal on stdin is no pipe: an agent driving
+//! the desktop could type into it, so then nobody is asked.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
-use deskhand_engine::{Engine, TakeoverEvent};
+use deskhand_engine::{ConsentAnswer, ConsentAsk, Engine, TakeoverEvent};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
@@ -54,6 +56,10 @@ pub async fn forward_events(engine: Arc<Engine>) {
                 "needs": ask.needs, "actions": ask.actions,
                 "safety_checks": ask.safety_checks, "timeout_s": ask.timeout_s,
             })),
+            Ok(TakeoverEvent::ConsentRequested(ask)) => emit(&consent_request(&ask)),
+            Ok(TakeoverEvent::ConsentEnded { id, outcome }) => emit(&json!({
+                "event": "consent.ended", "id": id, "outcome": outcome,
+            })),
             Ok(TakeoverEvent::State { .. }) => {}
             Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
                 tracing::warn!(missed = n, "control pipe fell behind on takeover events");
@@ -61,6 +67,44 @@ pub async fn forward_events(engine: Arc<Engine>) {
             Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
         }
     }
+}
+
+/// A consent question as the pipe's host sees it.
+fn consent_request(ask: &ConsentAsk) -> Value {
+    json!({
+        "event": "consent.request", "id": ask.id, "session": ask.session,
+        "protocol": ask.protocol, "client": ask.client,
+        "apps": ask.wants.apps, "takeover": ask.wants.takeover,
+        "clipboard_read": ask.wants.clipboard_read, "lease_s": ask.wants.lease_s,
+        "timeout_s": ask.timeout_s,
+    })
+}
+
+/// A `consent.answer`'s params: `allow`, and what was ticked.
+fn consent_answer(params: &Value) -> Result<(&str, ConsentAnswer), &'static str> {
+    let id = params["id"]
+        .as_str()
+        .ok_or("consent.answer needs params.id")?;
+    let flag = |name: &str| match &params[name] {
+        Value::Null => Ok(false),
+        Value::Bool(b) => Ok(*b),
+        _ => Err("consent.answer's allow, takeover and clipboard_read are true or false"),
+    };
+    let lease_s = match &params["lease_s"] {
+        Value::Null => None,
+        v => Some(
+            v.as_u64()
+                .filter(|s| *s > 0)
+                .ok_or("consent.answer's lease_s is a number of seconds")?,
+        ),
+    };
+    let answer = ConsentAnswer {
+        allow: flag("allow")?,
+        takeover: flag("takeover")?,
+        clipboard_read: flag("clipboard_read")?,
+        lease_s,
+    };
+    Ok((id, answer))
 }
 
 /// Answers one control line.
@@ -88,6 +132,13 @@ async fn handle(engine: &Engine, line: &str) -> Value {
             }
             None => json!({"event": "error", "message": format!("{method} needs params.id")}),
         },
+        Some("consent.answer") => match consent_answer(&msg["params"]) {
+            Ok((id, answer)) => {
+                let waiting = engine.answer_consent(id, answer);
+                json!({"event": "ack", "method": "consent.answer", "id": id, "waiting": waiting})
+            }
+            Err(message) => json!({"event": "error", "message": message}),
+        },
         Some("kill") => {
             engine.kill_switch().await;
             json!({"event": "ack", "method": "kill"})
@@ -98,6 +149,12 @@ async fn handle(engine: &Engine, line: &str) -> Value {
 
 /// Reads control lines from stdin until it closes.
 pub async fn read_commands(engine: Arc<Engine>) {
+    if std::io::stdin().is_terminal() {
+        tracing::info!(
+            "stdin is a terminal, not a host's pipe: nobody is asked for approval or consent"
+        );
+        return;
+    }
     engine.set_person_present(true);
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     while let Ok(Some(line)) = lines.next_line().await {

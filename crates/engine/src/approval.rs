@@ -185,6 +185,7 @@ impl Engine {
         self.approvals.person.store(present, Ordering::SeqCst);
         if !present {
             self.approvals.pending().clear();
+            self.consent_asks.clear_pending();
         }
     }
 

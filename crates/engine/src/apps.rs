@@ -97,7 +97,7 @@ impl Engine {
             LaunchTarget::AppId(id) => json!({"bundle_id": id, "args": args.len()}),
         };
         let result = match self
-            .input_granted()
+            .input_granted(session)
             .and_then(|()| self.takeovers.require_input(&session.id))
         {
             Ok(()) => {

@@ -13,6 +13,7 @@ pub mod audit;
 pub mod backend;
 pub mod clipboard;
 pub mod consent;
+pub mod consent_ask;
 mod credentials;
 mod desk;
 pub mod elements;
@@ -49,6 +50,7 @@ pub use backend::{
 };
 pub use clipboard::ClipboardPolicy;
 pub use consent::{AppScope, Consent, ConsentSource};
+pub use consent_ask::{ConsentAnswer, ConsentAsk, ConsentWants, Grant};
 pub use deskhand_encode::{Mark, Paint};
 pub use error::EngineError;
 pub use frame_capture::{FrameShot, FrameSpec};
@@ -179,6 +181,8 @@ pub struct Engine {
     revoked: std::sync::Mutex<std::collections::HashSet<String>>,
     /// The approval mode and the questions waiting for the person.
     approvals: approval::Approvals,
+    /// Consent questions to the person, and their answers per session.
+    consent_asks: consent_ask::ConsentAsks,
     /// Accessibility trees, when available.
     accessibility: Option<Arc<dyn accessibility::Accessibility>>,
     /// Every session's element snapshots.
@@ -229,6 +233,7 @@ impl Engine {
             clipboard,
             takeovers,
             approvals: approval::Approvals::new(consent.approval),
+            consent_asks: consent_ask::ConsentAsks::new(),
             consent,
             audit,
             features,
@@ -331,6 +336,7 @@ impl Engine {
     pub async fn revoke_session(&self, session: &str) {
         self.lock_revoked().insert(session.to_owned());
         self.approvals.drop_session(session);
+        self.consent_asks.drop_session(session);
         let core = self.takeovers.clone();
         let id = session.to_owned();
         let _ = tokio::task::spawn_blocking(move || core.end(&id, "revoked")).await;
@@ -363,6 +369,7 @@ impl Engine {
     /// Closes a session: everything it holds is released.
     pub async fn close_session(&self, session: &Session) {
         self.approvals.drop_session(&session.id);
+        self.consent_asks.drop_session(&session.id);
         self.snapshots.drop_session(&session.id);
         let core = self.takeovers.clone();
         let id = session.id.clone();
@@ -497,7 +504,7 @@ impl Engine {
         let started = Instant::now();
         let target = serde_json::json!({"window_id": handle, "raise": raise});
         let result = match windows::check_handle(&handle)
-            .and_then(|()| self.input_granted())
+            .and_then(|()| self.input_granted(session))
             .and_then(|()| self.takeovers.require_input(&session.id))
         {
             Ok(()) => self
@@ -565,7 +572,7 @@ impl Engine {
             if !self.features.coarse.contains(&CoarseFeature::Input) {
                 return Err(EngineError::NotSupported { feature: "input" });
             }
-            self.input_granted()?;
+            self.input_granted(session)?;
             self.takeovers.require_input(&session.id)?;
         }
         let refuse = self.consent.refuse.clone();
@@ -626,19 +633,6 @@ impl Engine {
             outcome,
             duration_ms: 0.0,
         });
-    }
-
-    /// Whether the person granted input (needed by everything that changes
-    /// what they see: input, focus, launching apps).
-    fn input_granted(&self) -> Result<(), EngineError> {
-        if self.consent.input {
-            Ok(())
-        } else {
-            Err(EngineError::NotGranted {
-                capability: "input",
-                needed: "consent",
-            })
-        }
     }
 
     /// Runs `job` on the desktop thread (or, when `brief` and the desktop

@@ -1,6 +1,9 @@
 //! What the person changes while deskhand runs (the settings file the
-//! host reads): the clipboard policy, the approval mode and the displays
-//! agents may see and act on. Each applies from the next request on.
+//! host reads): the clipboard policy, the approval mode, the displays
+//! agents may see and act on, and how long a consent question waits. Each
+//! applies from the next request on.
+
+use std::time::Duration;
 
 use crate::approval::ApprovalMode;
 use crate::clipboard::ClipboardPolicy;
@@ -30,7 +33,7 @@ impl DisplayChoice {
 }
 
 /// The live settings.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     /// What the clipboard may be used for.
     pub clipboard: ClipboardPolicy,
@@ -38,6 +41,19 @@ pub struct Settings {
     pub approval: ApprovalMode,
     /// The displays agents may see and act on.
     pub displays: DisplayChoice,
+    /// How long a consent question waits for the person's answer.
+    pub consent_timeout: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            clipboard: ClipboardPolicy::default(),
+            approval: ApprovalMode::default(),
+            displays: DisplayChoice::default(),
+            consent_timeout: crate::consent_ask::CONSENT_TIMEOUT,
+        }
+    }
 }
 
 impl crate::Engine {
@@ -47,6 +63,7 @@ impl crate::Engine {
         tracing::info!(?settings, "settings applied");
         self.clipboard.set_policy(settings.clipboard);
         self.set_approval_mode(settings.approval);
+        self.set_consent_timeout(settings.consent_timeout);
         let displays = settings.displays;
         if self
             .exec

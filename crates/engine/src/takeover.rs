@@ -102,6 +102,16 @@ pub enum TakeoverEvent {
     },
     /// A call waits for the person's approval, for hosts to ask them.
     ApprovalRequested(crate::approval::ApprovalAsk),
+    /// A session waits for the person's consent, for hosts to ask them.
+    ConsentRequested(crate::consent_ask::ConsentAsk),
+    /// A consent question is over (answered, timed out or withdrawn): a
+    /// host takes its dialog down.
+    ConsentEnded {
+        /// The question.
+        id: String,
+        /// `allowed`, `denied`, `timed_out` or `withdrawn`.
+        outcome: &'static str,
+    },
     /// A session opened (any protocol), for hosts.
     SessionStarted {
         /// The session.
@@ -540,20 +550,27 @@ impl Takeovers {
     /// A real click on Continue resumes the session holding the takeover,
     /// unless deskhand itself pressed a button just before.
     fn continue_clicked(&self, at: Instant) {
+        if self.real_click(at) {
+            let holder = self.holder();
+            if let Some(session) = holder {
+                self.resume(Some(&session), ResumedBy::Indicator);
+            }
+        }
+    }
+
+    /// Whether a click reported at `at` by deskhand's own UI (Continue,
+    /// the consent dialog) is the person's: a real device (not XTEST)
+    /// made its press, and deskhand pressed no button just before.
+    pub(crate) fn real_click(&self, at: Instant) -> bool {
         if self.handback.pressed_button_before(at, CONTINUE_QUIET) {
-            tracing::warn!("ignoring a Continue click right after deskhand pressed a button");
-            return;
+            tracing::warn!("ignoring a click right after deskhand pressed a button");
+            return false;
         }
         if !self.device_pressed_near(at) {
-            tracing::warn!(
-                "ignoring a Continue click no input device made (synthetic input, e.g. XTEST)"
-            );
-            return;
+            tracing::warn!("ignoring a click no input device made (synthetic input, e.g. XTEST)");
+            return false;
         }
-        let holder = self.holder();
-        if let Some(session) = holder {
-            self.resume(Some(&session), ResumedBy::Indicator);
-        }
+        true
     }
 
     /// Whether the press of the click reported at `at` came from a real
@@ -684,10 +701,7 @@ impl Engine {
     ) -> Result<TakeoverState, EngineError> {
         let started = Instant::now();
         let result = if on {
-            match self
-                .input_granted()
-                .and_then(|()| self.not_revoked(session))
-            {
+            match self.takeover_granted(session).await {
                 Ok(()) => {
                     let core = self.takeovers.clone();
                     let (id, protocol) = (session.id.clone(), session.protocol);
@@ -713,6 +727,37 @@ impl Engine {
             started,
         );
         result
+    }
+
+    /// Whether `session` may take over: by the consent in force or an
+    /// earlier answer, else by asking the person now (once per session).
+    async fn takeover_granted(&self, session: &Session) -> Result<(), EngineError> {
+        self.not_revoked(session)?;
+        match self.input_granted(session) {
+            Err(refused) if self.may_ask_consent(session) => {
+                let wants = crate::consent_ask::ConsentWants {
+                    takeover: true,
+                    ..Default::default()
+                };
+                match self.ask_consent(session, wants).await {
+                    Ok(g) if g.takeover => Ok(()),
+                    Ok(_) => Err(refused),
+                    Err(e) => Err(e),
+                }
+            }
+            granted => granted,
+        }
+    }
+
+    /// Whether a click the host's own UI got just now (the consent
+    /// dialog's boxes and Allow) is the person's: made by a real device,
+    /// not XTEST, and not right after deskhand pressed a button.
+    pub async fn person_clicked(&self) -> bool {
+        let at = Instant::now();
+        let core = self.takeovers.clone();
+        tokio::task::spawn_blocking(move || core.real_click(at))
+            .await
+            .unwrap_or(false)
     }
 
     /// `session`'s takeover state.

@@ -138,6 +138,7 @@ fn consent_and_fixed(
             },
             approval: consent.approval,
             displays: DisplayChoice::All,
+            ..Settings::default()
         },
         approval: args.approval.is_some(),
         clipboard: args.enable_clipboard,

@@ -7,6 +7,7 @@
 //! ```toml
 //! approval = "write"            # allow | write | prompt | deny
 //! displays = ["DUMMY0"]         # or "all"
+//! consent_timeout_s = 60        # a consent question's wait, 5 to 600
 //!
 //! [clipboard]
 //! enabled = true
@@ -26,6 +27,9 @@ use serde::Deserialize;
 use crate::HostError;
 use crate::error::io;
 
+/// The consent question's wait the file may set, in seconds.
+const CONSENT_TIMEOUT_S: std::ops::RangeInclusive<u64> = 5..=600;
+
 /// How often the file is looked at for a change.
 const POLL: Duration = Duration::from_millis(200);
 
@@ -35,6 +39,7 @@ const POLL: Duration = Duration::from_millis(200);
 struct File {
     approval: Option<String>,
     displays: Option<Displays>,
+    consent_timeout_s: Option<u64>,
     #[serde(default)]
     clipboard: ClipboardFile,
 }
@@ -104,6 +109,12 @@ pub fn parse(text: &str, fixed: &Fixed) -> Result<Settings, Invalid> {
         }
         Some(Displays::Names(names)) => DisplayChoice::Only(names),
     };
+    if let Some(secs) = file.consent_timeout_s {
+        if !CONSENT_TIMEOUT_S.contains(&secs) {
+            invalid!("consent_timeout_s: {secs} is not between 5 and 600 seconds");
+        }
+        s.consent_timeout = Duration::from_secs(secs);
+    }
     if !fixed.clipboard {
         let c = &file.clipboard;
         let enabled = c.enabled.unwrap_or(s.clipboard.enabled);
@@ -208,8 +219,9 @@ mod tests {
         assert_eq!(s.displays, DisplayChoice::Only(vec!["DUMMY1".into()]));
         assert!(s.clipboard.enabled && s.clipboard.read_foreign);
         assert!(!s.clipboard.foreign_reads_approved);
-        let all = parse("displays = \"all\"", &fixed()).expect("parses");
+        let all = parse("displays = \"all\"\nconsent_timeout_s = 5", &fixed()).expect("parses");
         assert_eq!(all.displays, DisplayChoice::All);
+        assert_eq!(all.consent_timeout, Duration::from_secs(5));
     }
 
     #[test]
@@ -224,6 +236,8 @@ mod tests {
             ),
             ("colour = \"red\"", "unknown field"),
             ("approval = ", ""),
+            ("consent_timeout_s = 1", "consent_timeout_s"),
+            ("consent_timeout_s = 86400", "consent_timeout_s"),
         ] {
             let e = parse(text, &fixed()).expect_err(text).to_string();
             assert!(e.contains(says), "{text}: {e}");

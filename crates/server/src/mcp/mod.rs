@@ -130,6 +130,9 @@ fn caller_of(ctx: &RequestContext<RoleServer>) -> (Caller, bool) {
     }
 }
 
+/// How often a call waiting for the person tells the client so.
+const WAITING_PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A tool call in progress: the handler, its caller and the request.
 pub(crate) struct Call<'a> {
     server: &'a McpServer,
@@ -231,6 +234,37 @@ impl Call<'_> {
             let param = rmcp::model::ProgressNotificationParam::new(token, done).with_total(total);
             let _ = self.ctx.peer.notify_progress(param).await;
         }
+    }
+
+    /// Waits for `question` (the person's answer), telling a client that
+    /// follows progress every few seconds that the call still waits, so
+    /// that it does not give up on it.
+    async fn while_waiting<T>(&self, question: impl std::future::Future<Output = T>) -> T {
+        let Some(token) = self.progress() else {
+            return question.await;
+        };
+        tokio::pin!(question);
+        let started = Instant::now();
+        loop {
+            tokio::select! {
+                answer = &mut question => return answer,
+                () = tokio::time::sleep(WAITING_PROGRESS_EVERY) => {
+                    let waited = started.elapsed().as_secs_f64().floor();
+                    let param = rmcp::model::ProgressNotificationParam::new(token.clone(), waited)
+                        .with_message("waiting for the person's answer");
+                    let _ = self.ctx.peer.notify_progress(param).await;
+                }
+            }
+        }
+    }
+
+    /// The name the client gave in `initialize`, if it did (stateless
+    /// calls have none).
+    fn client_name(&self) -> Option<String> {
+        self.ctx
+            .peer
+            .peer_info()
+            .map(|i| i.client_info.name.clone())
     }
 
     fn elapsed_ms(&self) -> f64 {

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use deskhand_engine::{EngineError, TakeoverState};
+use deskhand_engine::{AppScope, ConsentWants, EngineError, Grant, TakeoverState};
 use deskhand_protocol::ErrorCode;
 use deskhand_protocol::mcp::{
     InputMode, SessionArgs, SessionEnded, SessionState, StartSessionArgs, TakeoverInfo,
@@ -60,9 +60,15 @@ pub async fn start(
     let mut s = call.session(args.session_id.as_deref()).await?;
     let engine = call.engine();
     let consent = engine.consent();
+    let wants = args.input.unwrap_or(InputMode::Headless);
+    let wants_clipboard = args.clipboard_read.unwrap_or(false);
+    let grant = person_grant(call, &s, &args, wants, wants_clipboard).await;
     let mut refused: Vec<String> = Vec::new();
 
-    s.apps = consent.apps.narrow(args.apps.as_deref());
+    s.apps = match &grant {
+        Some(g) => g.apps.narrow(args.apps.as_deref()),
+        None => consent.apps.narrow(args.apps.as_deref()),
+    };
     if let Some(asked) = &args.apps {
         let granted = s.apps.names();
         refused.extend(
@@ -72,8 +78,9 @@ pub async fn start(
                 .map(|a| format!("app {}", deskhand_protocol::mcp::app_text(a, 64))),
         );
     }
-    let wants_clipboard = args.clipboard_read.unwrap_or(false);
-    s.clipboard_read = wants_clipboard && consent.clipboard_read;
+    let clipboard_granted =
+        consent.clipboard_read || grant.as_ref().is_some_and(|g| g.clipboard_read);
+    s.clipboard_read = wants_clipboard && clipboard_granted;
     if wants_clipboard && !s.clipboard_read {
         refused.push("clipboard_read".into());
     }
@@ -81,12 +88,16 @@ pub async fn start(
         (Some(asked), Some(max)) => Some(asked.min(max)),
         (asked, max) => asked.or(max),
     };
-    s.expires = lease.map(|l| Instant::now() + l);
+    let until = grant.as_ref().and_then(|g| g.until);
+    s.expires = match (lease.map(|l| Instant::now() + l), until) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
 
-    let wants = args.input.unwrap_or(InputMode::Headless);
+    let input_granted = consent.input || grant.as_ref().is_some_and(|g| g.takeover);
     s.takeover_refused = None;
     s.input = InputMode::Headless;
-    if wants == InputMode::Takeover && !consent.input {
+    if wants == InputMode::Takeover && !input_granted {
         refused.push("takeover".into());
         s.takeover_refused = Some("not_consented".into());
         let _ = engine.takeover(&s.engine, false).await;
@@ -117,6 +128,51 @@ pub async fn start(
         return Err(fail);
     }
     Ok(structured(&state))
+}
+
+/// What the person granted this session in the consent dialog: asked now
+/// when the session wants more than the consent in force gives (and may
+/// still ask), else an earlier answer.
+async fn person_grant(
+    call: &Call<'_>,
+    s: &DriverSession,
+    args: &StartSessionArgs,
+    wants: InputMode,
+    wants_clipboard: bool,
+) -> Option<Grant> {
+    let engine = call.engine();
+    let consent = engine.consent();
+    let apps_beyond = args.apps.as_ref().is_some_and(|asked| {
+        let granted = consent.apps.narrow(Some(asked));
+        asked.iter().any(|a| {
+            if a == "*" {
+                consent.apps != AppScope::All
+            } else {
+                !granted.allows(a)
+            }
+        })
+    });
+    let beyond = apps_beyond
+        || (wants_clipboard && !consent.clipboard_read)
+        || (wants == InputMode::Takeover && !consent.input);
+    if !beyond || !engine.may_ask_consent(&s.engine) {
+        return engine.grant(&s.engine);
+    }
+    if let Some(name) = call.client_name() {
+        engine.set_client_name(&s.engine, &name);
+    }
+    let ask = ConsentWants {
+        apps: args
+            .apps
+            .clone()
+            .filter(|apps| !apps.iter().any(|a| a == "*")),
+        takeover: wants == InputMode::Takeover,
+        clipboard_read: wants_clipboard,
+        lease_s: args.lease_s,
+    };
+    call.while_waiting(engine.ask_consent(&s.engine, ask))
+        .await
+        .ok()
 }
 
 /// `get_session_state`.

@@ -390,6 +390,9 @@ impl Handler {
             if let Some(max) = ack.max_file_size_bytes {
                 self.max_file_bytes = max;
             }
+            if let Some(client) = &ack.client {
+                self.state.engine.set_client_name(&self.session, client);
+            }
             self.acked = true;
             self.state
                 .engine

@@ -190,7 +190,9 @@ async fn an_idle_takeover_ends() {
     let desktop = MockDesktop::new();
     let backend = desktop.backend();
     let s = Server::start_tuned(desktop, backend, Consent::sandbox(), |c| {
-        c.takeover_idle = Duration::from_millis(200);
+        // Long enough that a loaded machine still sees the indicator
+        // right after the batch; `eventually` waits up to 2 s.
+        c.takeover_idle = Duration::from_millis(800);
     })
     .await;
     let (_, session) = batch(&s, None, json!([{"action_type": "screenshot"}])).await;

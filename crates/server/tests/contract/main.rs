@@ -6,6 +6,7 @@ mod actions;
 mod approvals;
 mod clipboard;
 mod common;
+mod consent_ask;
 mod http;
 mod mcp;
 mod mcp_client;
