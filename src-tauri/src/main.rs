@@ -1,10 +1,11 @@
 //! `deskhand-app`: the tray app people install. One process: the same
 //! [`Daemon`] as `deskhand serve` on the person's own display (it takes
 //! the same flags), a tray icon per state, a single instance, start at
-//! login, and a rolling log file. It only wires; the rules are the
-//! engine's.
+//! login, the person's consent and approval dialogs, and a rolling log
+//! file. It only wires; the rules are the engine's.
 
 mod logs;
+mod questions;
 mod status;
 mod tray;
 
@@ -44,6 +45,13 @@ fn main() -> anyhow::Result<()> {
             MacosLauncher::LaunchAgent,
             None,
         ))
+        .invoke_handler(tauri::generate_handler![
+            questions::question,
+            questions::tick,
+            questions::lease,
+            questions::allow,
+            questions::deny
+        ])
         .setup(move |app| {
             setup(app.handle(), args).map_err(|e| -> Box<dyn std::error::Error> { e.into() })
         })
@@ -90,6 +98,11 @@ fn setup(app: &AppHandle, args: AppArgs) -> anyhow::Result<()> {
     }
     println!("{ready}");
     app.manage(Running(Mutex::new(Some(daemon))));
+    // The person is asked in the app's own dialogs from now on.
+    let questions = questions::Questions::new(engine.clone());
+    app.manage(questions.clone());
+    tauri::async_runtime::spawn(questions::follow(app.clone(), questions));
+    engine.set_person_present(true);
     match tauri::async_runtime::block_on(tray_host(&display)) {
         Ok(()) => {
             let tray = tray::build(app, engine.clone())?;

@@ -1,6 +1,9 @@
 //! The tray icon: one icon per state, and a menu with the status line,
-//! "Stop all agents" (the kill switch) and Quit. Where no tray host runs,
-//! the main window opens instead and says why.
+//! "Pause agents" (the person holds the desktop until Continue), "Stop
+//! all agents" (the kill switch) and Quit. Nothing in the menu resumes an
+//! agent: an agent could click it; only Continue, which takes a real
+//! mouse click, does. Where no tray host runs, the main window opens
+//! instead and says why.
 
 use std::sync::Arc;
 
@@ -35,10 +38,11 @@ fn icon_of(status: Status) -> &'static [u8] {
 /// Builds the tray icon and its menu; menu clicks act on `engine`.
 pub fn build<R: Runtime>(app: &AppHandle<R>, engine: Arc<Engine>) -> tauri::Result<Tray<R>> {
     let status = MenuItem::with_id(app, "status", Status::Idle.line(0), false, None::<&str>)?;
+    let pause = MenuItem::with_id(app, "pause", "Pause agents", true, None::<&str>)?;
     let stop = MenuItem::with_id(app, "stop", "Stop all agents", true, None::<&str>)?;
     let quit = MenuItem::with_id(app, "quit", "Quit deskhand", true, None::<&str>)?;
     let separator = PredefinedMenuItem::separator(app)?;
-    let menu = Menu::with_items(app, &[&status, &separator, &stop, &quit])?;
+    let menu = Menu::with_items(app, &[&status, &separator, &pause, &stop, &quit])?;
     let icon = TrayIconBuilder::with_id("deskhand")
         .icon(Image::from_bytes(IDLE)?)
         .tooltip("deskhand")
@@ -51,6 +55,11 @@ pub fn build<R: Runtime>(app: &AppHandle<R>, engine: Arc<Engine>) -> tauri::Resu
 
 fn on_menu<R: Runtime>(app: &AppHandle<R>, event: &MenuEvent, engine: &Arc<Engine>) {
     match event.id().as_ref() {
+        "pause" => {
+            tracing::warn!("the person chose Pause agents in the tray menu");
+            let engine = engine.clone();
+            tauri::async_runtime::spawn(async move { engine.pause_agents().await });
+        }
         "stop" => {
             tracing::warn!("the person chose Stop all agents in the tray menu");
             let engine = engine.clone();

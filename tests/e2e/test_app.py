@@ -1,7 +1,8 @@
 """The tray app (`deskhand-app`) on a real X server with a session bus
 (`dbus-run-session`): one process serving the same port as `deskhand
-serve`; with `trayer` as the tray host its icon shows and its menu's "Stop
-all agents" ends a takeover and Quit ends the app cleanly; without a tray
+serve`; with `trayer` as the tray host its icon shows and its menu's "Pause
+agents" holds the desktop until Continue, "Stop all agents" ends a takeover
+and Quit ends the app cleanly; without a tray
 host it opens its main window and says why; a second start leaves the
 first running; `--start-at-login` writes and removes the autostart entry."""
 
@@ -14,6 +15,7 @@ import time
 import pytest
 
 from daemon import Daemon, kill_tree
+from person import click_continue
 from xhelpers import REPO, poll, require, run, start_xvfb, window_rect
 
 APP = os.environ.get("DESKHAND_APP_BIN", str(REPO / "target" / "debug" / "deskhand-app"))
@@ -77,14 +79,24 @@ def test_the_app_serves_the_port_and_its_tray_menu_stops_agents_and_quits(xvfb, 
     app = start_app(xvfb.display, bus, tmp_path)
     try:
         assert "token" not in app.ready, "the token stays out of the app's stdout"
-        c = app.client()
+        c = app.client(takeover=False)
         shot = c.screenshot()
         assert (shot["width"], shot["height"]) == (1024, 768), "the same port as serve"
         poll(lambda: icon_window(xvfb.display, trayer), timeout=15,
              what="the tray icon embedded in trayer")
         assert find(xvfb.display, "--name", "^deskhand$") is None, "no main window with a tray"
-        state = c.take_over(True)
-        assert state["payload"]["on"] is True, state
+        # The tray click opening the menu is the person's own input (a
+        # takeover on would pause at it), so Pause is chosen before one.
+        menu_item(xvfb.display, trayer, "pause")
+        state = c.take_over(True)["payload"]
+        assert state["on"] is True and state["paused"] is True, state
+        assert state["paused_reason"] == "paused_by_person", state
+        assert c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [5, 5]})[
+            "payload"]["code"] == "USER_TOOK_OVER", "no input while paused"
+        click_continue(xvfb.display, 1024)
+        deadline = time.monotonic() + 10
+        while c.pushed_state(timeout=max(0.1, deadline - time.monotonic()))["paused"]:
+            pass  # Continue resumes (pushes of the paused start come first)
         menu_item(xvfb.display, trayer, "stop")
         deadline = time.monotonic() + 10
         while c.pushed_state(timeout=max(0.1, deadline - time.monotonic()))["on"]:
@@ -120,13 +132,14 @@ def menu_window(display: str):
 
 def menu_item(display: str, panel: str, which: str) -> None:
     """Opens the icon's menu with a click on the icon and clicks an item:
-    the status line, a separator, "Stop all agents", "Quit deskhand"."""
+    the status line, a separator, "Pause agents", "Stop all agents", "Quit
+    deskhand"."""
     icon = icon_window(display, panel)
     assert icon, "the tray icon is in trayer's panel"
     x, y = window_rect(display, icon).center()
     run(display, "xdotool", "mousemove", str(x), str(y), "click", "1")
     menu = poll(lambda: menu_window(display), timeout=5, what="the tray menu")
-    share = {"stop": 0.5, "quit": 0.8}[which]
+    share = {"pause": 0.42, "stop": 0.65, "quit": 0.88}[which]
     run(display, "xdotool", "mousemove", str(menu.x + menu.w // 2),
         str(menu.y + round(menu.h * share)))
     time.sleep(0.2)

@@ -75,3 +75,45 @@ def test_consent_file_denying_input_refuses_it(xvfb, tmp_path):
         c.close()
     finally:
         stop(d)
+
+
+def test_the_host_asks_the_person_and_their_answer_is_the_sessions_grant(xvfb):
+    """No consent file, a host on the control pipe: a takeover request
+    waits for the person's answer there; allowed with the takeover ticked,
+    the session drives; a second session is asked anew and denied."""
+    run(xvfb.display, "xdotool", "mousemove", "10", "10")
+    d = Daemon("--display", xvfb.display, control=True)
+    try:
+        c = d.client(takeover=False, hello_ack={"client": "consent test agent"})
+        mid = c.send("TAKEOVER_REQUEST", {"on": True})
+        ask = d.next_event()
+        assert ask["event"] == "consent.request", ask
+        assert ask["client"] == "consent test agent" and ask["takeover"] is True, ask
+        assert ask["apps"] is None and ask["timeout_s"] == 60, ask
+        d.control({"method": "consent.answer",
+                   "params": {"id": ask["id"], "allow": True, "takeover": True}})
+        # The ack and the end of the question, in either order.
+        events = [d.next_event(), d.next_event()]
+        assert {"event": "ack", "method": "consent.answer", "id": ask["id"],
+                "waiting": True} in events, events
+        assert {"event": "consent.ended", "id": ask["id"], "outcome": "allowed"} in events, events
+        reply = c.reply_to(mid)
+        assert reply["type"] == "TAKEOVER_STATE" and reply["payload"]["on"] is True, reply
+        c.act("mouse_move", coordinate=[200, 150])
+        assert pointer(xvfb.display) == (200, 150)
+        c.close()
+
+        other = d.client(takeover=False)
+        mid = other.send("TAKEOVER_REQUEST", {"on": True})
+        ask = d.next_event()
+        assert ask["event"] == "consent.request" and ask["client"] == "an unnamed client", ask
+        d.control({"method": "consent.answer", "params": {"id": ask["id"], "allow": False}})
+        reply = other.reply_to(mid)
+        assert reply["payload"]["code"] == "CAPABILITY_NOT_GRANTED", reply
+        assert reply["payload"]["details"]["needed"] == "consent", reply
+        msg = other.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [300, 300]})
+        assert msg["type"] == "ERROR", msg
+        assert pointer(xvfb.display) == (200, 150), "the denied session sent nothing"
+        other.close()
+    finally:
+        stop(d)

@@ -36,6 +36,8 @@ pub enum PausedReason {
     ButtonPressed,
     /// The person pressed the kill switch.
     KillSwitch,
+    /// The person chose "Pause agents" in the host's own UI.
+    PausedByPerson,
 }
 
 impl PausedReason {
@@ -46,6 +48,7 @@ impl PausedReason {
             Self::KeyPressed => "key_pressed",
             Self::ButtonPressed => "button_pressed",
             Self::KillSwitch => "kill_switch",
+            Self::PausedByPerson => "paused_by_person",
         }
     }
 }

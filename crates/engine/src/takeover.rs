@@ -667,6 +667,24 @@ impl Takeovers {
         let _ = self.exec.run_blocking(|desk| desk.release_all());
     }
 
+    /// "Pause agents": the person holds the desktop as after a hand-back;
+    /// a takeover on pauses (released, Continue shown), and every takeover
+    /// from now on comes up paused, until the person clicks Continue.
+    pub(crate) fn pause(&self) {
+        tracing::warn!("the person paused the agents");
+        let held_without_takeover = match self.inner.lock() {
+            Ok(mut inner) if inner.holder.is_none() => {
+                inner.hold.get_or_insert(PausedReason::PausedByPerson);
+                true
+            }
+            _ => false,
+        };
+        if !held_without_takeover {
+            self.handback.disarm();
+            self.person_took_over(PausedReason::PausedByPerson);
+        }
+    }
+
     /// Shutdown: the takeover ends, everything held is released.
     pub(crate) fn shutdown(&self) {
         self.end_holder("shutdown");
@@ -777,6 +795,13 @@ impl Engine {
         tokio::task::spawn_blocking(move || core.resume(session.as_deref(), ResumedBy::Host))
             .await
             .unwrap_or_default()
+    }
+
+    /// "Pause agents" (the host's UI): holds the desktop for the person
+    /// until they click Continue, as their own input would.
+    pub async fn pause_agents(&self) {
+        let core = self.takeovers.clone();
+        let _ = tokio::task::spawn_blocking(move || core.pause()).await;
     }
 
     /// The kill switch: ends every takeover and releases everything held.

@@ -478,3 +478,30 @@ async fn a_client_gone_mid_hold_stops_the_hold_and_releases() {
         })
         .await;
 }
+
+#[tokio::test]
+async fn pause_agents_holds_the_desktop_until_continue() {
+    let server = Server::sandbox().await;
+    let mut c = server.ready_client().await;
+    server.engine.pause_agents().await;
+    let paused = c.next_push().await;
+    assert_eq!(state(&paused)["paused_reason"], "paused_by_person");
+    assert!(server.desktop.state().indicator.paused, "Continue shows");
+    let r = c
+        .act(json!({"action": "left_click", "coordinate": [5, 5]}))
+        .await;
+    assert_eq!(error_code(&r), "USER_TOOK_OVER", "{r}");
+    server.desktop.click_continue();
+    assert_eq!(state(&c.next_push().await)["paused"], false);
+    let r = c
+        .act(json!({"action": "left_click", "coordinate": [5, 5]}))
+        .await;
+    assert_eq!(r["type"], "ACK", "{r}");
+
+    // With no takeover on, the next one comes up paused.
+    take_over(&mut c, false).await;
+    server.engine.pause_agents().await;
+    let back = take_over(&mut c, true).await;
+    assert_eq!(back["paused"], true, "{back}");
+    assert_eq!(back["paused_reason"], "paused_by_person");
+}

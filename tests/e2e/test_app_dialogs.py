@@ -1,0 +1,131 @@
+"""The tray app's dialogs on a real X server: a wire-ops client's takeover
+request, with no consent file granting it, opens the consent dialog. Only
+the person's mouse (a click from the X server's own pointer device, as the
+Continue tests make it) ticks "ALSO allow VISIBLE TAKEOVER" and Allow; the
+same clicks from `xdotool` (XTEST) and the keyboard change nothing; Deny,
+and no answer before the settings' `consent_timeout_s`, deny."""
+
+from __future__ import annotations
+
+import time
+
+from daemon import Daemon
+from person import device_click
+from test_app import app_binary, bus, find, xvfb  # noqa: F401 (fixtures)
+from xhelpers import poll, run, window_rect
+
+# Places inside the dialog, from its fixed layout (ui/ask.css).
+TAKEOVER_BOX = (220, 176)
+LEASE_15_MINUTES = (84, 274)
+DENY = (115, 382)
+ALLOW = (325, 382)
+
+
+def start_asking_app(display: str, bus: str, tmp_path, timeout_s: int = 60) -> Daemon:
+    """The app on `display` with nothing granted: a takeover is asked."""
+    settings = tmp_path / "settings.toml"
+    settings.write_text(f"consent_timeout_s = {timeout_s}\n")
+    return Daemon("--display", display, "--settings", str(settings),
+                  env={"DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": bus},
+                  command=[app_binary()])
+
+
+def dialog(display: str):
+    """The open dialog's rectangle, once it shows."""
+    wid = poll(lambda: find(display, "--name", "^deskhand: your answer$"), timeout=20,
+               what="the consent dialog")
+    rect = window_rect(display, wid)
+    assert (rect.w, rect.h) == (440, 420), rect
+    return rect
+
+
+def at(rect, place: tuple[int, int]) -> tuple[int, int]:
+    return rect.x + place[0], rect.y + place[1]
+
+
+def xdotool_click(display: str, x: int, y: int) -> None:
+    run(display, "xdotool", "mousemove", str(x), str(y), "click", "1")
+
+
+def person_click(display: str, x: int, y: int) -> None:
+    # Clear of the 1.5 s after any press deskhand made, and of the
+    # previous click's release.
+    time.sleep(0.3)
+    device_click(display, x, y)
+
+
+def not_consented(reply: dict) -> bool:
+    """The wire's refusal for want of the person's consent."""
+    return (reply.get("type") == "ERROR" and reply["payload"]["code"] == "CAPABILITY_NOT_GRANTED"
+            and reply["payload"]["details"]["needed"] == "consent")
+
+
+def ask_takeover(app: Daemon):
+    c = app.client(takeover=False, hello_ack={"client": "dialog test agent"})
+    return c, c.send("TAKEOVER_REQUEST", {"on": True})
+
+
+def test_the_persons_clicks_tick_takeover_and_allow_it(xvfb, bus, tmp_path):  # noqa: F811
+    app = start_asking_app(xvfb.display, bus, tmp_path)
+    try:
+        c, mid = ask_takeover(app)
+        rect = dialog(xvfb.display)
+        person_click(xvfb.display, *at(rect, TAKEOVER_BOX))
+        person_click(xvfb.display, *at(rect, LEASE_15_MINUTES))
+        person_click(xvfb.display, *at(rect, ALLOW))
+        reply = c.reply_to(mid, timeout=20)
+        assert reply["type"] == "TAKEOVER_STATE", reply
+        assert reply["payload"]["on"] is True and reply["payload"]["indicator"] is True, reply
+        poll(lambda: find(xvfb.display, "--name", "^deskhand: your answer$") is None,
+             timeout=10, what="the dialog to close")
+        c.act("mouse_move", coordinate=[40, 40])
+        c.close()
+        audit = app.audit_log.read_text()
+        assert '"op":"consent.ask"' in audit and '"outcome":"allowed"' in audit, audit[-2000:]
+    finally:
+        assert app.terminate() == 0, app.stderr_tail()
+
+
+def test_xdotool_and_the_keyboard_tick_nothing(xvfb, bus, tmp_path):  # noqa: F811
+    app = start_asking_app(xvfb.display, bus, tmp_path)
+    try:
+        c, mid = ask_takeover(app)
+        rect = dialog(xvfb.display)
+        xdotool_click(xvfb.display, *at(rect, TAKEOVER_BOX))
+        run(xvfb.display, "xdotool", "key", "Tab", "space", "Tab", "Return")
+        xdotool_click(xvfb.display, *at(rect, ALLOW))
+        time.sleep(1)
+        assert find(xvfb.display, "--name", "^deskhand: your answer$"), \
+            "xdotool's click on Allow did not answer"
+        # The person allows now: the box was never ticked, so no takeover.
+        person_click(xvfb.display, *at(rect, ALLOW))
+        reply = c.reply_to(mid, timeout=20)
+        assert not_consented(reply), reply
+        c.close()
+    finally:
+        assert app.terminate() == 0, app.stderr_tail()
+
+
+def test_deny_and_no_answer_deny(xvfb, bus, tmp_path):  # noqa: F811
+    app = start_asking_app(xvfb.display, bus, tmp_path, timeout_s=5)
+    try:
+        c, mid = ask_takeover(app)
+        rect = dialog(xvfb.display)
+        xdotool_click(xvfb.display, *at(rect, DENY))
+        reply = c.reply_to(mid, timeout=20)
+        assert not_consented(reply), reply
+        c.close()
+        # A new session asks again; nobody answers.
+        c, mid = ask_takeover(app)
+        dialog(xvfb.display)
+        started = time.monotonic()
+        reply = c.reply_to(mid, timeout=30)
+        assert not_consented(reply), reply
+        assert time.monotonic() - started >= 3, "denied by the timeout, not at once"
+        poll(lambda: find(xvfb.display, "--name", "^deskhand: your answer$") is None,
+             timeout=10, what="the dialog to close after the timeout")
+        c.close()
+        audit = app.audit_log.read_text()
+        assert '"outcome":"denied"' in audit and '"outcome":"timed_out"' in audit, audit[-2000:]
+    finally:
+        assert app.terminate() == 0, app.stderr_tail()
