@@ -328,6 +328,23 @@ pub fn question(id: String, questions: tauri::State<'_, Arc<Questions>>) -> Resu
     questions.view(&id, None)
 }
 
+/// Changes question `id` with `change` when the person's mouse made the
+/// click that asks; else nothing changes and the dialog says why.
+async fn on_real_click(
+    questions: &Questions,
+    id: &str,
+    change: impl FnOnce(&mut Open),
+) -> Result<View, AskError> {
+    let real = questions.engine.person_clicked().await;
+    let mut open = questions.open();
+    let o = open.get_mut(id).ok_or(AskError::Over)?;
+    if !real {
+        return Ok(o.view(Some(NOT_A_MOUSE)));
+    }
+    change(o);
+    Ok(o.view(None))
+}
+
 /// A click on a box: ticks or unticks it, if the person's mouse made it.
 #[tauri::command]
 pub async fn tick(
@@ -335,19 +352,14 @@ pub async fn tick(
     key: String,
     questions: tauri::State<'_, Arc<Questions>>,
 ) -> Result<View, AskError> {
-    let real = questions.engine.person_clicked().await;
-    let mut open = questions.open();
-    let o = open.get_mut(&id).ok_or(AskError::Over)?;
-    let Some(key) = o.boxes().into_iter().find(|k| *k == key) else {
-        return Ok(o.view(None));
-    };
-    if !real {
-        return Ok(o.view(Some(NOT_A_MOUSE)));
-    }
-    if !o.ticked.remove(key) {
-        o.ticked.insert(key);
-    }
-    Ok(o.view(None))
+    on_real_click(&questions, &id, |o| {
+        if let Some(key) = o.boxes().into_iter().find(|k| *k == key)
+            && !o.ticked.remove(key)
+        {
+            o.ticked.insert(key);
+        }
+    })
+    .await
 }
 
 /// A click on a lease, if the person's mouse made it.
@@ -357,16 +369,12 @@ pub async fn lease(
     key: String,
     questions: tauri::State<'_, Arc<Questions>>,
 ) -> Result<View, AskError> {
-    let real = questions.engine.person_clicked().await;
-    let mut open = questions.open();
-    let o = open.get_mut(&id).ok_or(AskError::Over)?;
-    if !real {
-        return Ok(o.view(Some(NOT_A_MOUSE)));
-    }
-    if let Some((k, _, _)) = LEASES.iter().find(|l| l.0 == key) {
-        o.lease = k;
-    }
-    Ok(o.view(None))
+    on_real_click(&questions, &id, |o| {
+        if let Some((k, _, _)) = LEASES.iter().find(|l| l.0 == key) {
+            o.lease = k;
+        }
+    })
+    .await
 }
 
 /// A click on Allow: answers with what is ticked, if the person's mouse
