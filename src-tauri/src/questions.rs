@@ -24,6 +24,8 @@ const LEASES: [(&str, &str, Option<u64>); 3] = [
 ];
 /// The lease chosen until the person picks another.
 const DEFAULT_LEASE: &str = "1h";
+/// How long after its timeout a dialog is taken down by the app itself.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
 /// What the dialog says when a click did not count.
 const NOT_A_MOUSE: &str =
     "Only a click of your own mouse counts here (not the keyboard, not an agent): nothing changed.";
@@ -285,7 +287,9 @@ pub async fn follow<R: Runtime>(app: AppHandle<R>, questions: Arc<Questions>) {
         }
         let (app, questions) = (app.clone(), questions.clone());
         tauri::async_runtime::spawn(async move {
-            tokio::time::sleep_until(until.into()).await;
+            // The engine's own timeout denies first (and says so); this
+            // takes the dialog down should its end not arrive.
+            tokio::time::sleep_until((until + CLOSE_GRACE).into()).await;
             close(&app, &questions, &id);
         });
     }
