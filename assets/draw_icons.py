@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Draws deskhand's icons (no image library needed): a disc in the colour
 of each tray state with a white window outline in it, anti-aliased, as
-RGBA PNGs. Run from the repository root: python3 assets/draw_icons.py"""
+RGBA PNGs. Run from the repository root: python3 assets/draw_icons.py
+(icon.icns and icon.ico, for the macOS and Windows bundles, are made from
+icon.png by `npx tauri icon`)."""
 
 import struct
 import zlib

@@ -4,12 +4,16 @@
 //! login, the person's consent and approval dialogs, and a rolling log
 //! file. It only wires; the rules are the engine's.
 
+mod activity;
+mod doctor_panel;
 mod logs;
+mod panels;
 mod questions;
+mod settings_panel;
 mod status;
 mod tray;
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use clap::Parser;
 use deskhand_host::daemon::{Daemon, DaemonArgs};
@@ -26,6 +30,9 @@ struct AppArgs {
     /// Start (true) or stop (false) starting deskhand at login.
     #[arg(long, value_name = "BOOL")]
     start_at_login: Option<bool>,
+    /// Open this window at start (a second start opens it in the first).
+    #[arg(long, value_enum)]
+    open: Option<panels::Panel>,
 }
 
 /// The daemon while the app runs.
@@ -35,10 +42,14 @@ fn main() -> anyhow::Result<()> {
     let args = AppArgs::parse();
     let _log = logs::init()?;
     let app = tauri::Builder::default()
-        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
+        .plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| {
             tracing::info!("deskhand is already running: showing its window");
-            if let Err(e) = tray::open_main_window(app, "deskhand is already running.") {
-                tracing::warn!(error = %e, "the main window could not open");
+            let opened = match AppArgs::try_parse_from(argv).ok().and_then(|a| a.open) {
+                Some(panel) => panels::open(app, panel),
+                None => panels::open_main_window(app, "deskhand is already running."),
+            };
+            if let Err(e) = opened {
+                tracing::warn!(error = %e, "the window could not open");
             }
         }))
         .plugin(tauri_plugin_autostart::init(
@@ -50,7 +61,13 @@ fn main() -> anyhow::Result<()> {
             questions::tick,
             questions::lease,
             questions::allow,
-            questions::deny
+            questions::deny,
+            settings_panel::settings_read,
+            settings_panel::settings_save,
+            doctor_panel::doctor_run,
+            activity::activity,
+            activity::session_end,
+            panels::open_panel
         ])
         .setup(move |app| {
             setup(app.handle(), args).map_err(|e| -> Box<dyn std::error::Error> { e.into() })
@@ -90,6 +107,8 @@ fn setup(app: &AppHandle, args: AppArgs) -> anyhow::Result<()> {
     tauri::async_runtime::spawn(stop_on_signal(app.clone(), signals));
     let engine = daemon.engine.clone();
     let display = daemon.x_display().to_owned();
+    let tracker = status::Shared::default();
+    manage_panels(app, &daemon, tracker.clone());
     // The ready line without the token: an app's stdout may end up in the
     // session's log; clients read the token from the connection file.
     let mut ready = daemon.ready.clone();
@@ -103,17 +122,42 @@ fn setup(app: &AppHandle, args: AppArgs) -> anyhow::Result<()> {
     app.manage(questions.clone());
     tauri::async_runtime::spawn(questions::follow(app.clone(), questions));
     engine.set_person_present(true);
-    match tauri::async_runtime::block_on(tray_host(&display)) {
-        Ok(()) => {
-            let tray = tray::build(app, engine.clone())?;
-            tauri::async_runtime::spawn(tray::follow(tray, engine));
-        }
+    let tray = match tauri::async_runtime::block_on(tray_host(&display)) {
+        Ok(()) => Some(tray::build(app, engine.clone())?),
         Err(why) => {
             tracing::warn!(%why, "no tray host: opening the main window instead");
-            tray::open_main_window(app, &why)?;
+            panels::open_main_window(app, &why)?;
+            None
         }
+    };
+    tauri::async_runtime::spawn(status::follow(engine, tracker, move |t| {
+        if let Some(tray) = &tray {
+            tray.show(t);
+        }
+    }));
+    if let Some(panel) = args.open {
+        panels::open(app, panel)?;
     }
     Ok(())
+}
+
+/// What the Settings, Doctor and Activity windows read and change.
+fn manage_panels(app: &AppHandle, daemon: &Daemon, tracker: status::Shared) {
+    let desktop = daemon.desktop();
+    app.manage(settings_panel::SettingsPanel {
+        engine: daemon.engine.clone(),
+        file: desktop.settings.clone(),
+        listen: daemon.addr.to_string(),
+        audit_log: desktop.audit_path.display().to_string(),
+    });
+    app.manage(doctor_panel::DoctorPanel {
+        display: daemon.x_display().to_owned(),
+    });
+    app.manage(activity::ActivityPanel {
+        engine: Arc::clone(&daemon.engine),
+        tracker,
+        audit_log: desktop.audit_path.clone(),
+    });
 }
 
 /// Whether a tray host runs: a StatusNotifierItem watcher on the session

@@ -1,9 +1,13 @@
-//! What the tray shows: one of four states, folded from the engine's
-//! session and takeover events.
+//! What the tray and the Activity window show: the open sessions and
+//! one of four states, folded from the engine's session and takeover
+//! events.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use deskhand_engine::TakeoverEvent;
+use deskhand_engine::{Engine, TakeoverEvent};
+use serde::Serialize;
 
 /// The tray's state, most pressing first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,10 +35,19 @@ impl Status {
     }
 }
 
+/// An open session as the Activity window lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Opened {
+    /// Its protocol.
+    pub protocol: &'static str,
+    /// When it opened, in seconds since the Unix epoch.
+    pub since: f64,
+}
+
 /// The sessions open and their takeovers.
 #[derive(Debug, Default)]
 pub struct Tracker {
-    sessions: BTreeSet<String>,
+    sessions: BTreeMap<String, Opened>,
     /// (on, paused) per session that reported a takeover state.
     takeovers: BTreeMap<String, (bool, bool)>,
 }
@@ -43,8 +56,14 @@ impl Tracker {
     /// Takes one event in; says whether what the tray shows may change.
     pub fn take(&mut self, event: &TakeoverEvent) -> bool {
         match event {
-            TakeoverEvent::SessionStarted { session, .. } => {
-                self.sessions.insert(session.clone());
+            TakeoverEvent::SessionStarted {
+                session, protocol, ..
+            } => {
+                let since = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0.0, |d| d.as_secs_f64());
+                self.sessions
+                    .insert(session.clone(), Opened { protocol, since });
             }
             TakeoverEvent::SessionEnded { session, .. } => {
                 self.sessions.remove(session);
@@ -64,9 +83,20 @@ impl Tracker {
         self.sessions.len()
     }
 
+    /// The open sessions, with their takeover's (on, paused).
+    pub fn open(&self) -> Vec<(String, Opened, (bool, bool))> {
+        self.sessions
+            .iter()
+            .map(|(id, opened)| {
+                let takeover = self.takeovers.get(id).copied().unwrap_or_default();
+                (id.clone(), opened.clone(), takeover)
+            })
+            .collect()
+    }
+
     /// What the tray shows now.
     pub fn status(&self) -> Status {
-        let live = |s: &String| self.sessions.contains(s);
+        let live = |s: &String| self.sessions.contains_key(s);
         let mut takeovers = self.takeovers.iter().filter(|(s, _)| live(s));
         if takeovers.clone().any(|(_, (_, paused))| *paused) {
             Status::Paused
@@ -76,6 +106,29 @@ impl Tracker {
             Status::Idle
         } else {
             Status::Connected
+        }
+    }
+}
+
+/// The tracker the tray and the Activity window share.
+pub type Shared = Arc<Mutex<Tracker>>;
+
+/// Follows the engine's events into `tracker`, calling `changed` after
+/// each event that may change what the tray shows.
+pub async fn follow(engine: Arc<Engine>, tracker: Shared, mut changed: impl FnMut(&Tracker)) {
+    let mut events = engine.takeover_events();
+    loop {
+        match events.recv().await {
+            Ok(event) => {
+                let Ok(mut t) = tracker.lock() else { return };
+                if t.take(&event) {
+                    changed(&t);
+                }
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!(missed = n, "the app fell behind on events");
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
         }
     }
 }
@@ -123,5 +176,8 @@ mod tests {
         });
         assert_eq!(t.status(), Status::Connected);
         assert_eq!(t.status().line(t.sessions()), "1 agent connected");
+        let open = t.open();
+        assert_eq!(open.len(), 1);
+        assert_eq!((open[0].0.as_str(), open[0].1.protocol), ("b", "wire"));
     }
 }

@@ -1,6 +1,7 @@
 //! The tray icon: one icon per state, and a menu with the status line,
 //! "Pause agents" (the person holds the desktop until Continue), "Stop
-//! all agents" (the kill switch) and Quit. Nothing in the menu resumes an
+//! all agents" (the kill switch), the Settings, Doctor and Activity
+//! windows, and Quit. Nothing in the menu resumes an
 //! agent: an agent could click it; only Continue, which takes a real
 //! mouse click, does. Where no tray host runs, the main window opens
 //! instead and says why.
@@ -11,8 +12,9 @@ use deskhand_engine::Engine;
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuEvent, MenuItem, PredefinedMenuItem};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
-use tauri::{AppHandle, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
+use tauri::{AppHandle, Runtime};
 
+use crate::panels::{self, Panel};
 use crate::status::{Status, Tracker};
 
 const IDLE: &[u8] = include_bytes!("../../assets/icons/tray-idle.png");
@@ -40,9 +42,17 @@ pub fn build<R: Runtime>(app: &AppHandle<R>, engine: Arc<Engine>) -> tauri::Resu
     let status = MenuItem::with_id(app, "status", Status::Idle.line(0), false, None::<&str>)?;
     let pause = MenuItem::with_id(app, "pause", "Pause agents", true, None::<&str>)?;
     let stop = MenuItem::with_id(app, "stop", "Stop all agents", true, None::<&str>)?;
+    let settings = MenuItem::with_id(app, "settings", "Settings…", true, None::<&str>)?;
+    let doctor = MenuItem::with_id(app, "doctor", "Doctor…", true, None::<&str>)?;
+    let activity = MenuItem::with_id(app, "activity", "Activity…", true, None::<&str>)?;
     let quit = MenuItem::with_id(app, "quit", "Quit deskhand", true, None::<&str>)?;
     let separator = PredefinedMenuItem::separator(app)?;
-    let menu = Menu::with_items(app, &[&status, &separator, &pause, &stop, &quit])?;
+    let menu = Menu::with_items(
+        app,
+        &[
+            &status, &separator, &pause, &stop, &settings, &doctor, &activity, &quit,
+        ],
+    )?;
     let icon = TrayIconBuilder::with_id("deskhand")
         .icon(Image::from_bytes(IDLE)?)
         .tooltip("deskhand")
@@ -69,13 +79,25 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, event: &MenuEvent, engine: &Arc<Engin
             tracing::info!("the person chose Quit in the tray menu");
             app.exit(0);
         }
-        _ => {}
+        other => {
+            if let Some(panel) = Panel::of_menu_item(other)
+                && let Err(e) = panels::open(app, panel)
+            {
+                tracing::warn!(error = %e, ?panel, "the window could not open");
+            }
+        }
     }
 }
 
 impl<R: Runtime> Tray<R> {
     /// Shows what `tracker` says now.
-    pub fn show(&self, tracker: &Tracker) -> tauri::Result<()> {
+    pub fn show(&self, tracker: &Tracker) {
+        if let Err(e) = self.try_show(tracker) {
+            tracing::warn!(error = %e, "the tray icon could not be updated");
+        }
+    }
+
+    fn try_show(&self, tracker: &Tracker) -> tauri::Result<()> {
         let status = tracker.status();
         self.icon
             .set_icon(Some(Image::from_bytes(icon_of(status))?))?;
@@ -84,60 +106,5 @@ impl<R: Runtime> Tray<R> {
             status.line(tracker.sessions())
         )))?;
         self.status.set_text(status.line(tracker.sessions()))
-    }
-}
-
-/// Follows the engine's events and keeps the tray up to date.
-pub async fn follow<R: Runtime>(tray: Tray<R>, engine: Arc<Engine>) {
-    let mut events = engine.takeover_events();
-    let mut tracker = Tracker::default();
-    loop {
-        match events.recv().await {
-            Ok(event) => {
-                if tracker.take(&event)
-                    && let Err(e) = tray.show(&tracker)
-                {
-                    tracing::warn!(error = %e, "the tray icon could not be updated");
-                }
-            }
-            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                tracing::warn!(missed = n, "the tray fell behind on events");
-            }
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-        }
-    }
-}
-
-/// Opens the main window saying `why` (no tray host, or a second start).
-pub fn open_main_window<R: Runtime>(app: &AppHandle<R>, why: &str) -> tauri::Result<()> {
-    if let Some(window) = app.get_webview_window("main") {
-        window.show()?;
-        return window.set_focus();
-    }
-    let page = format!("index.html#{}", encode(why));
-    WebviewWindowBuilder::new(app, "main", WebviewUrl::App(page.into()))
-        .title("deskhand")
-        .inner_size(480.0, 240.0)
-        .build()?;
-    Ok(())
-}
-
-/// `s` as a URL fragment (letters, digits and `-._~` as they are).
-fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                char::from(b).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn reasons_are_escaped_for_the_fragment() {
-        assert_eq!(super::encode("no tray: ok"), "no%20tray%3A%20ok");
     }
 }

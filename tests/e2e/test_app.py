@@ -1,8 +1,9 @@
 """The tray app (`deskhand-app`) on a real X server with a session bus
 (`dbus-run-session`): one process serving the same port as `deskhand
 serve`; with `trayer` as the tray host its icon shows and its menu's "Pause
-agents" holds the desktop until Continue, "Stop all agents" ends a takeover
-and Quit ends the app cleanly; without a tray
+agents" holds the desktop until Continue, "Stop all agents" ends a takeover,
+Settings…, Doctor… and Activity… open their windows and Quit ends the app
+cleanly; without a tray
 host it opens its main window and says why; a second start leaves the
 first running; `--start-at-login` writes and removes the autostart entry."""
 
@@ -104,6 +105,11 @@ def test_the_app_serves_the_port_and_its_tray_menu_stops_agents_and_quits(xvfb, 
         assert c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [5, 5]})[
             "type"] == "ERROR", "no input after Stop all agents"
         c.close()
+        for item, title in (("settings", "deskhand settings"), ("doctor", "deskhand doctor"),
+                            ("activity", "deskhand activity")):
+            menu_item(xvfb.display, trayer, item)
+            poll(lambda: find(xvfb.display, "--name", f"^{title}$"), timeout=15,
+                 what=f"the {title} window from the tray menu")
         menu_item(xvfb.display, trayer, "quit")
         assert app.proc.wait(15) == 0, app.stderr_tail()
         assert not app.connection_file.exists(), "Quit removes the connection file"
@@ -121,9 +127,12 @@ def icon_window(display: str, panel: str) -> str | None:
 
 
 def menu_window(display: str):
-    """The open menu: the app's visible window that is not its icon."""
+    """The open menu: the app's visible window that is not its icon nor
+    one of its titled windows."""
     for wid in run(display, "xdotool", "search", "--onlyvisible", "--classname",
                    "^deskhand-app$", check=False).split():
+        if run(display, "xdotool", "getwindowname", wid, check=False).startswith("deskhand "):
+            continue
         r = window_rect(display, wid)
         if r.w > 64 and r.h > 40:
             return r
@@ -132,14 +141,15 @@ def menu_window(display: str):
 
 def menu_item(display: str, panel: str, which: str) -> None:
     """Opens the icon's menu with a click on the icon and clicks an item:
-    the status line, a separator, "Pause agents", "Stop all agents", "Quit
-    deskhand"."""
+    the status line, a separator, "Pause agents", "Stop all agents",
+    "Settings…", "Doctor…", "Activity…", "Quit deskhand"."""
     icon = icon_window(display, panel)
     assert icon, "the tray icon is in trayer's panel"
     x, y = window_rect(display, icon).center()
     run(display, "xdotool", "mousemove", str(x), str(y), "click", "1")
     menu = poll(lambda: menu_window(display), timeout=5, what="the tray menu")
-    share = {"pause": 0.42, "stop": 0.65, "quit": 0.88}[which]
+    share = {"pause": 0.23, "stop": 0.37, "settings": 0.50, "doctor": 0.64, "activity": 0.77,
+             "quit": 0.91}[which]
     run(display, "xdotool", "mousemove", str(menu.x + menu.w // 2),
         str(menu.y + round(menu.h * share)))
     time.sleep(0.2)

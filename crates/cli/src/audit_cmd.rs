@@ -8,10 +8,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use deskhand_engine::audit::rotated_path;
 use serde_json::Value;
 
-use deskhand_host::files;
+use deskhand_host::audit_file;
 
 /// `deskhand audit …`.
 #[derive(Debug, Args)]
@@ -49,14 +48,10 @@ pub fn run(args: AuditArgs) -> anyhow::Result<()> {
 }
 
 fn tail(args: TailArgs) -> anyhow::Result<()> {
-    let path = args
-        .file
-        .unwrap_or_else(|| files::state_dir().join("audit.jsonl"));
-    let mut lines = read_lines(&rotated_path(&path, 1))?;
-    lines.extend(read_lines(&path)?);
-    let start = lines.len().saturating_sub(args.lines);
+    let path = args.file.unwrap_or_else(audit_file::default_path);
+    let lines = audit_file::last_lines(&path, args.lines)?;
     let mut out = std::io::stdout().lock();
-    for line in &lines[start..] {
+    for line in &lines {
         print_record(&mut out, line, args.json)?;
     }
     out.flush()?;
@@ -64,14 +59,6 @@ fn tail(args: TailArgs) -> anyhow::Result<()> {
         follow(&path, args.json)?;
     }
     Ok(())
-}
-
-fn read_lines(path: &Path) -> anyhow::Result<Vec<String>> {
-    match File::open(path) {
-        Ok(f) => Ok(BufReader::new(f).lines().collect::<Result<_, _>>()?),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(anyhow::anyhow!("reading {}: {e}", path.display())),
-    }
 }
 
 /// Prints what is appended to `path`, reopening it after a rotation.

@@ -190,6 +190,11 @@ impl Engine {
         lock(&self.consent_asks.clients).insert(session.id.clone(), client_text(name));
     }
 
+    /// The name `session`'s client gave, as the person is shown it.
+    pub fn client_name(&self, session: &str) -> Option<String> {
+        lock(&self.consent_asks.clients).get(session).cloned()
+    }
+
     /// How long consent questions wait from now on.
     pub fn set_consent_timeout(&self, timeout: Duration) {
         *lock(&self.consent_asks.timeout) = timeout;

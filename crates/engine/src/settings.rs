@@ -56,7 +56,57 @@ impl Default for Settings {
     }
 }
 
+impl Settings {
+    /// What `next` allows that these settings do not, as the settings'
+    /// names: a host lets only the person's own click save such a change
+    /// (an agent may tighten the settings, never loosen them).
+    pub fn loosened_by(&self, next: &Settings) -> Vec<&'static str> {
+        let mut more = Vec::new();
+        let (now, then) = (&self.clipboard, &next.clipboard);
+        if then.enabled && !now.enabled {
+            more.push("clipboard.enabled");
+        }
+        if then.read_foreign && !now.read_foreign {
+            more.push("clipboard.read_foreign");
+        }
+        if then.foreign_reads_approved && !now.foreign_reads_approved {
+            more.push("clipboard.approve_foreign_reads");
+        }
+        if strictness(next.approval) < strictness(self.approval) {
+            more.push("approval");
+        }
+        let shows_more = match (&self.displays, &next.displays) {
+            (_, DisplayChoice::All) => self.displays != DisplayChoice::All,
+            (DisplayChoice::All, DisplayChoice::Only(_)) => false,
+            (DisplayChoice::Only(now), DisplayChoice::Only(then)) => {
+                then.iter().any(|name| !now.contains(name))
+            }
+        };
+        if shows_more {
+            more.push("displays");
+        }
+        more
+    }
+}
+
+/// How much an approval mode asks, least first.
+fn strictness(mode: ApprovalMode) -> u8 {
+    match mode {
+        ApprovalMode::Allow => 0,
+        ApprovalMode::Write => 1,
+        ApprovalMode::Prompt => 2,
+        ApprovalMode::Deny => 3,
+    }
+}
+
 impl crate::Engine {
+    /// Every display the backend reports, those the person keeps private
+    /// included (for the host's settings, never for agents).
+    pub async fn every_display(&self) -> Result<Vec<Monitor>, crate::EngineError> {
+        let layout = self.exec.run(|desk| desk.full_layout()).await??;
+        Ok(layout.monitors)
+    }
+
     /// Applies `settings` from the next request on (a request under way
     /// finishes under the old ones).
     pub async fn apply_settings(&self, settings: Settings) {
@@ -104,5 +154,34 @@ mod tests {
         assert_eq!(only.keep(all.clone()), vec![all[1].clone()]);
         let none = DisplayChoice::Only(vec!["HDMI-1".into()]);
         assert!(none.keep(all).is_empty());
+    }
+
+    #[test]
+    fn only_allowing_more_counts_as_loosening() {
+        let strict = Settings {
+            approval: ApprovalMode::Prompt,
+            displays: DisplayChoice::Only(vec!["DUMMY0".into()]),
+            ..Settings::default()
+        };
+        let tighter = Settings {
+            approval: ApprovalMode::Deny,
+            ..strict.clone()
+        };
+        assert!(strict.loosened_by(&tighter).is_empty());
+        assert!(strict.loosened_by(&strict).is_empty());
+        let mut looser = strict.clone();
+        looser.approval = ApprovalMode::Write;
+        looser.displays = DisplayChoice::All;
+        looser.clipboard.enabled = true;
+        assert_eq!(
+            strict.loosened_by(&looser),
+            ["clipboard.enabled", "approval", "displays"]
+        );
+        let other = Settings {
+            displays: DisplayChoice::Only(vec!["DUMMY1".into()]),
+            ..strict.clone()
+        };
+        assert_eq!(strict.loosened_by(&other), ["displays"]);
+        assert!(looser.loosened_by(&strict).is_empty());
     }
 }

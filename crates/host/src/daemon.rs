@@ -188,6 +188,11 @@ impl Daemon {
         &self.desktop.x_display
     }
 
+    /// The desktop it serves (its settings file and audit log).
+    pub fn desktop(&self) -> &Desktop {
+        &self.desktop
+    }
+
     /// Resolves when the server stopped on its own (it should not).
     pub async fn failed(&mut self) {
         let r = (&mut self.server).await;

@@ -63,6 +63,19 @@ pub struct Desktop {
     pub x_display: String,
     /// The virtual desktop, when deskhand started it.
     pub virtual_desktop: Option<VirtualDesktop>,
+    /// The settings file and what the command line fixed.
+    pub settings: SettingsFile,
+    /// The audit log.
+    pub audit_path: PathBuf,
+}
+
+/// The settings file a host's UI edits.
+#[derive(Debug, Clone)]
+pub struct SettingsFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// What the command line set, which the file may not change.
+    pub fixed: settings::Fixed,
 }
 
 impl Desktop {
@@ -161,7 +174,7 @@ pub async fn open(args: &DesktopArgs) -> Result<Desktop, HostError> {
     let audit_path = args
         .audit_log
         .clone()
-        .unwrap_or_else(|| files::state_dir().join("audit.jsonl"));
+        .unwrap_or_else(crate::audit_file::default_path);
     let audit = AuditLog::open(&audit_path)
         .map_err(io(format!("opening audit log {}", audit_path.display())))?;
 
@@ -181,13 +194,23 @@ pub async fn open(args: &DesktopArgs) -> Result<Desktop, HostError> {
     backend.accessibility = accessibility();
     let engine = Arc::new(Engine::new(backend, consent, audit));
     engine.apply_settings(live.clone()).await;
-    tokio::spawn(settings::watch(settings_path, fixed, engine.clone(), live));
+    tokio::spawn(settings::watch(
+        settings_path.clone(),
+        fixed.clone(),
+        engine.clone(),
+        live,
+    ));
     let ledger = state.join(format!("held-input-{display_tag}.json"));
     engine.keep_held_input_in(ledger).await?;
     Ok(Desktop {
         engine,
         x_display,
         virtual_desktop,
+        settings: SettingsFile {
+            path: settings_path,
+            fixed,
+        },
+        audit_path,
     })
 }
 

@@ -3,6 +3,7 @@
 //! files, the settings file, and the served port with its connection
 //! file. Hosts only add how they are started and stopped, and their UI.
 
+pub mod audit_file;
 pub mod daemon;
 pub mod desktop;
 pub mod doctor;
@@ -11,5 +12,6 @@ mod error;
 pub mod files;
 pub mod secrets;
 pub mod settings;
+pub mod settings_form;
 
 pub use error::HostError;

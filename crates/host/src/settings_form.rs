@@ -1,0 +1,137 @@
+//! The settings file as a form (the tray app's Settings window): read
+//! from the file, checked by the file's own rules and written back whole,
+//! so the watcher applies it as it applies a hand edit.
+
+use std::path::Path;
+
+use deskhand_engine::settings::{DisplayChoice, Settings};
+use serde::{Deserialize, Serialize};
+
+use crate::HostError;
+use crate::settings::{Fixed, Invalid, parse};
+
+/// Every value of the settings file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Form {
+    /// `allow`, `write`, `prompt` or `deny`.
+    pub approval: String,
+    /// The displays agents may see and act on; `None` for every display.
+    pub displays: Option<Vec<String>>,
+    /// How long a consent question waits, in seconds.
+    pub consent_timeout_s: u64,
+    /// Clipboard writes, pastes and writeback reads.
+    pub clipboard_enabled: bool,
+    /// Reads of what others copied.
+    pub clipboard_read_foreign: bool,
+    /// Every foreign read approved in advance.
+    pub clipboard_approve_foreign_reads: bool,
+}
+
+impl Form {
+    /// The form of `s`.
+    pub fn of(s: &Settings) -> Self {
+        Self {
+            approval: s.approval.as_str().to_owned(),
+            displays: match &s.displays {
+                DisplayChoice::All => None,
+                DisplayChoice::Only(names) => Some(names.clone()),
+            },
+            consent_timeout_s: s.consent_timeout.as_secs(),
+            clipboard_enabled: s.clipboard.enabled,
+            clipboard_read_foreign: s.clipboard.read_foreign,
+            clipboard_approve_foreign_reads: s.clipboard.foreign_reads_approved,
+        }
+    }
+
+    /// The file's text for this form.
+    pub fn to_toml(&self) -> String {
+        let mut file = toml::Table::new();
+        file.insert("approval".into(), self.approval.clone().into());
+        let displays = match &self.displays {
+            None => toml::Value::from("all"),
+            Some(names) => toml::Value::Array(names.iter().map(|n| n.as_str().into()).collect()),
+        };
+        file.insert("displays".into(), displays);
+        let secs = i64::try_from(self.consent_timeout_s).unwrap_or(i64::MAX);
+        file.insert("consent_timeout_s".into(), secs.into());
+        let mut clipboard = toml::Table::new();
+        clipboard.insert("enabled".into(), self.clipboard_enabled.into());
+        clipboard.insert("read_foreign".into(), self.clipboard_read_foreign.into());
+        clipboard.insert(
+            "approve_foreign_reads".into(),
+            self.clipboard_approve_foreign_reads.into(),
+        );
+        file.insert("clipboard".into(), clipboard.into());
+        format!("# deskhand's settings (written by its Settings window)\n{file}")
+    }
+
+    /// The settings this form gives over `fixed`, or what is wrong with it.
+    pub fn settings(&self, fixed: &Fixed) -> Result<Settings, Invalid> {
+        parse(&self.to_toml(), fixed)
+    }
+}
+
+/// Writes `form` to the file at `path` when it is valid; an invalid form
+/// changes nothing. Returns the settings it gives.
+pub fn save(path: &Path, fixed: &Fixed, form: &Form) -> Result<Settings, HostError> {
+    let settings = form.settings(fixed).map_err(|why| HostError::Settings {
+        path: path.display().to_string(),
+        reason: why.to_string(),
+    })?;
+    crate::files::write_private_atomic(path, form.to_toml().as_bytes())?;
+    tracing::info!(path = %path.display(), "settings saved");
+    Ok(settings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form() -> Form {
+        Form::of(&Settings::default())
+    }
+
+    #[test]
+    fn a_form_reads_back_as_the_settings_it_was_made_of() {
+        let mut f = form();
+        f.approval = "prompt".into();
+        f.displays = Some(vec!["DUMMY1".into(), "a \"quoted\" name".into()]);
+        f.consent_timeout_s = 30;
+        f.clipboard_enabled = true;
+        let s = f.settings(&Fixed::default()).expect("valid");
+        assert_eq!(Form::of(&s), f);
+    }
+
+    #[test]
+    fn an_invalid_form_is_refused_and_the_file_stays() {
+        let dir = std::env::temp_dir().join(format!("deskhand-form-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a scratch dir");
+        let path = dir.join("settings.toml");
+        save(&path, &Fixed::default(), &form()).expect("defaults are valid");
+        let before = std::fs::read_to_string(&path).expect("the saved file");
+        for bad in [
+            Form {
+                consent_timeout_s: 2,
+                ..form()
+            },
+            Form {
+                approval: "sometimes".into(),
+                ..form()
+            },
+            Form {
+                displays: Some(vec![]),
+                ..form()
+            },
+            Form {
+                clipboard_read_foreign: true,
+                ..form()
+            },
+        ] {
+            let err = save(&path, &Fixed::default(), &bad).expect_err("invalid");
+            assert!(matches!(err, HostError::Settings { .. }), "{err}");
+        }
+        assert_eq!(std::fs::read_to_string(&path).expect("the file"), before);
+        std::fs::remove_dir_all(&dir).expect("the scratch dir goes");
+    }
+}

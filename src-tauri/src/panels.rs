@@ -1,0 +1,153 @@
+//! The app's own windows besides the dialogs: Settings, Doctor, Activity
+//! (opened from the tray menu or with `--open`), and the main window that
+//! stands in for the tray where no tray host runs.
+
+use tauri::{AppHandle, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
+
+/// A window of the app.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Panel {
+    /// The settings file as a form.
+    Settings,
+    /// The doctor's checklist.
+    Doctor,
+    /// Live sessions, their timelines and the latest audit records.
+    Activity,
+}
+
+impl Panel {
+    /// The window's label (the capability file names it).
+    fn label(self) -> &'static str {
+        match self {
+            Self::Settings => "settings",
+            Self::Doctor => "doctor",
+            Self::Activity => "activity",
+        }
+    }
+
+    fn page(self) -> &'static str {
+        match self {
+            Self::Settings => "settings.html",
+            Self::Doctor => "doctor.html",
+            Self::Activity => "activity.html",
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Self::Settings => "deskhand settings",
+            Self::Doctor => "deskhand doctor",
+            Self::Activity => "deskhand activity",
+        }
+    }
+
+    fn size(self) -> (f64, f64) {
+        match self {
+            Self::Settings => (560.0, 720.0),
+            Self::Doctor => (640.0, 640.0),
+            Self::Activity => (760.0, 640.0),
+        }
+    }
+
+    /// The panel a tray menu item opens.
+    pub fn of_menu_item(id: &str) -> Option<Self> {
+        [Self::Settings, Self::Doctor, Self::Activity]
+            .into_iter()
+            .find(|p| p.label() == id)
+    }
+}
+
+/// Why a window's command did nothing (the page shows the message).
+#[derive(Debug, thiserror::Error)]
+pub enum PanelError {
+    /// The form breaks the settings file's rules, or a value cannot be read.
+    #[error("{0}")]
+    Invalid(String),
+    /// The change allows more and no real mouse click made the save.
+    #[error(
+        "This change allows more ({0}): only a click of your own mouse on Save can allow it. Nothing changed."
+    )]
+    NotThePerson(String),
+    /// Start at login could not change.
+    #[error("start at login could not change: {0}")]
+    Autostart(String),
+    /// A background task of the app failed.
+    #[error("the app's background task failed: {0}")]
+    Task(String),
+}
+
+impl serde::Serialize for PanelError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+/// Shows `panel`'s window, opening it if it is not open.
+pub fn open<R: Runtime>(app: &AppHandle<R>, panel: Panel) -> tauri::Result<()> {
+    show_or_build(
+        app,
+        panel.label(),
+        panel.page(),
+        panel.title(),
+        panel.size(),
+    )
+}
+
+/// A page's way to open another window (the Doctor's "Open Settings").
+#[tauri::command]
+pub fn open_panel<R: Runtime>(app: AppHandle<R>, panel: Panel) -> Result<(), PanelError> {
+    open(&app, panel).map_err(|e| PanelError::Task(e.to_string()))
+}
+
+/// Opens the main window saying `why` (no tray host, or a second start).
+pub fn open_main_window<R: Runtime>(app: &AppHandle<R>, why: &str) -> tauri::Result<()> {
+    let page = format!("index.html#{}", encode(why));
+    show_or_build(app, "main", &page, "deskhand", (480.0, 240.0))
+}
+
+fn show_or_build<R: Runtime>(
+    app: &AppHandle<R>,
+    label: &str,
+    page: &str,
+    title: &str,
+    (width, height): (f64, f64),
+) -> tauri::Result<()> {
+    if let Some(window) = app.get_webview_window(label) {
+        window.show()?;
+        return window.set_focus();
+    }
+    WebviewWindowBuilder::new(app, label, WebviewUrl::App(page.into()))
+        .title(title)
+        .inner_size(width, height)
+        .build()?;
+    Ok(())
+}
+
+/// `s` as a URL fragment (letters, digits and `-._~` as they are).
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_are_escaped_for_the_fragment() {
+        assert_eq!(encode("no tray: ok"), "no%20tray%3A%20ok");
+    }
+
+    #[test]
+    fn menu_items_name_their_panels() {
+        assert_eq!(Panel::of_menu_item("doctor"), Some(Panel::Doctor));
+        assert_eq!(Panel::of_menu_item("quit"), None);
+    }
+}

@@ -1,0 +1,153 @@
+//! The Settings window's commands: the settings file as a form, the
+//! displays to choose from, start at login, and what cannot change while
+//! deskhand runs. A save that allows more than before (a display shown
+//! again, the clipboard on, fewer approvals) takes a click of the
+//! person's own mouse, as Continue does: an agent that reaches the window
+//! may tighten the settings, never loosen them.
+
+use std::sync::Arc;
+
+use deskhand_engine::Engine;
+use deskhand_host::desktop::SettingsFile;
+use deskhand_host::settings_form::{self, Form};
+use serde::{Deserialize, Serialize};
+use tauri::{AppHandle, Runtime};
+use tauri_plugin_autostart::ManagerExt as _;
+
+use crate::panels::PanelError;
+
+/// What the Settings window edits and shows.
+pub struct SettingsPanel {
+    /// The engine (its displays, the person's click).
+    pub engine: Arc<Engine>,
+    /// The settings file.
+    pub file: SettingsFile,
+    /// Where the port listens.
+    pub listen: String,
+    /// The audit log.
+    pub audit_log: String,
+}
+
+/// A display to choose.
+#[derive(Debug, Serialize)]
+pub struct DisplayView {
+    name: String,
+    width: u32,
+    height: u32,
+    primary: bool,
+}
+
+/// The window's content.
+#[derive(Debug, Serialize)]
+pub struct SettingsView {
+    form: Form,
+    start_at_login: bool,
+    displays: Vec<DisplayView>,
+    /// Values the command line set, which the form cannot change.
+    fixed: Vec<&'static str>,
+    path: String,
+    listen: String,
+    audit_log: String,
+    /// What the last save did, for the person.
+    note: Option<String>,
+}
+
+/// What the page sends on Save.
+#[derive(Debug, Deserialize)]
+pub struct SettingsSave {
+    form: Form,
+    start_at_login: bool,
+}
+
+impl SettingsPanel {
+    async fn view<R: Runtime>(
+        &self,
+        app: &AppHandle<R>,
+        note: Option<String>,
+    ) -> Result<SettingsView, PanelError> {
+        let current = deskhand_host::settings::initial(&self.file.path, &self.file.fixed)
+            .map_err(|e| PanelError::Invalid(e.to_string()))?;
+        let displays = self
+            .engine
+            .every_display()
+            .await
+            .map_err(|e| PanelError::Invalid(e.to_string()))?
+            .into_iter()
+            .map(|m| DisplayView {
+                name: m.name,
+                width: m.rect.width,
+                height: m.rect.height,
+                primary: m.primary,
+            })
+            .collect();
+        let fixed = &self.file.fixed;
+        Ok(SettingsView {
+            form: Form::of(&current),
+            start_at_login: app.autolaunch().is_enabled().unwrap_or(false),
+            displays,
+            fixed: [("approval", fixed.approval), ("clipboard", fixed.clipboard)]
+                .into_iter()
+                .filter_map(|(name, set)| set.then_some(name))
+                .collect(),
+            path: self.file.path.display().to_string(),
+            listen: self.listen.clone(),
+            audit_log: self.audit_log.clone(),
+            note,
+        })
+    }
+
+    async fn save<R: Runtime>(
+        &self,
+        app: &AppHandle<R>,
+        save: SettingsSave,
+    ) -> Result<SettingsView, PanelError> {
+        let file = &self.file;
+        let current = deskhand_host::settings::initial(&file.path, &file.fixed)
+            .unwrap_or_else(|_| file.fixed.base.clone());
+        let next = save
+            .form
+            .settings(&file.fixed)
+            .map_err(|e| PanelError::Invalid(e.to_string()))?;
+        let more = current.loosened_by(&next);
+        if !more.is_empty() && !self.engine.person_clicked().await {
+            tracing::warn!(?more, "a save that allows more was not the person's click");
+            return Err(PanelError::NotThePerson(more.join(", ")));
+        }
+        settings_form::save(&file.path, &file.fixed, &save.form)
+            .map_err(|e| PanelError::Invalid(e.to_string()))?;
+        let autostart = app.autolaunch();
+        if autostart.is_enabled().unwrap_or(false) != save.start_at_login {
+            if save.start_at_login {
+                autostart.enable()
+            } else {
+                autostart.disable()
+            }
+            .map_err(|e| PanelError::Autostart(e.to_string()))?;
+        }
+        self.view(
+            app,
+            Some("Saved: it applies from the next request on.".into()),
+        )
+        .await
+    }
+}
+
+/// The Settings window's content.
+#[tauri::command]
+pub async fn settings_read<R: Runtime>(
+    app: AppHandle<R>,
+    panel: tauri::State<'_, SettingsPanel>,
+) -> Result<SettingsView, PanelError> {
+    panel.view(&app, None).await
+}
+
+/// Saves the form when it is valid (and, when it allows more, when the
+/// person's mouse clicked Save); else nothing changes.
+#[tauri::command]
+pub async fn settings_save<R: Runtime>(
+    save: SettingsSave,
+    app: AppHandle<R>,
+    panel: tauri::State<'_, SettingsPanel>,
+) -> Result<SettingsView, PanelError> {
+    panel.save(&app, save).await
+}

@@ -1,0 +1,188 @@
+"""The tray app's Settings, Doctor and Activity windows, driven like a
+person's pointer would reach them but through WebDriver (`tauri-driver`
++ WebKitWebDriver starting the real app on a real X server): turning the
+clipboard off in Settings makes the next call answer
+FEATURE_NOT_SUPPORTED, deselecting a display refuses its screenshot and
+input, and a save that would allow more is refused without a click of the
+person's own mouse (WebDriver's clicks are not one); the Doctor shows the
+display's checklist; Activity lists a connected agent, its timeline, and
+End takes its input away."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from daemon import Client
+from test_app import app_binary, bus, xvfb  # noqa: F401 (fixtures)
+from webdriver import Driver
+from xhelpers import pointer, poll, scratch_dir, start_xorg_dummy
+
+
+class DrivenApp:
+    """The app started by WebKitWebDriver with `--open <window>`, its port
+    read from the connection file."""
+
+    def __init__(self, display: str, bus: str, window: str, *extra: str,
+                 settings: str = "", consent: dict | None = None):
+        self.tmp = Path(scratch_dir("app-"))
+        self.connection_file = self.tmp / "endpoint.json"
+        self.audit_log = self.tmp / "audit.jsonl"
+        self.settings = self.tmp / "settings.toml"
+        self.settings.write_text(settings)
+        consent_file = self.tmp / "consent.json"
+        consent_file.write_text(json.dumps(consent if consent is not None else {"input": True}))
+        env = dict(os.environ, DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=bus)
+        for k in ("CONFIG_HOME", "STATE_HOME", "RUNTIME_DIR"):
+            path = self.tmp / k.lower()
+            path.mkdir(mode=0o700)
+            env[f"XDG_{k}"] = str(path)
+        args = ["--display", display, "--listen", "127.0.0.1:0",
+                "--connection-file", str(self.connection_file), "--audit-log", str(self.audit_log),
+                "--settings", str(self.settings), "--consent", str(consent_file), *extra,
+                "--open", window]
+        self.driver = Driver(app_binary(), args, env)
+        ready = poll(self._ready, timeout=30, what="the app's connection file")
+        self.ws_url, self.token, self.pid = ready["ws"], ready["token"], ready["pid"]
+
+    def _ready(self):
+        try:
+            return json.loads(self.connection_file.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def client(self, **kw) -> Client:
+        return Client(self.ws_url, self.token, **kw)
+
+    def stop(self) -> None:
+        self.driver.quit()
+        try:
+            os.kill(self.pid, 9)
+        except ProcessLookupError:
+            pass
+
+
+def code_of(c: Client, mtype: str, payload: dict) -> str | None:
+    msg = c.request(mtype, payload)
+    return msg["payload"]["code"] if msg["type"] == "ERROR" else None
+
+
+def clipboard_write(c: Client) -> str | None:
+    return code_of(c, "CLIPBOARD_WRITE", {"format": "text", "content": "from the panels test"})
+
+
+def settings_shown(d: Driver) -> None:
+    d.switch_to_title("deskhand settings")
+    d.wait_text("#listen", lambda t: t.startswith("127.0.0.1:"), what="the settings form")
+
+
+def save(d: Driver) -> str:
+    d.run('document.getElementById("message").textContent = ""')
+    d.click("#save")
+    return d.wait_text("#message", lambda t: t and t != "Saving…", what="the save's answer")
+
+
+def test_settings_turn_the_clipboard_off_but_cannot_turn_it_on(xvfb, bus):  # noqa: F811
+    app = DrivenApp(xvfb.display, bus, "settings", settings="[clipboard]\nenabled = true\n")
+    try:
+        c = app.client(takeover=False)
+        assert clipboard_write(c) is None, "the file's clipboard is on"
+        d = app.driver
+        settings_shown(d)
+        assert d.selected("#clipboard_enabled")
+        d.click("#clipboard_enabled")
+        assert save(d).startswith("Saved"), d.text("#message")
+        assert "enabled = false" in app.settings.read_text()
+        poll(lambda: clipboard_write(c) == "FEATURE_NOT_SUPPORTED", timeout=5,
+             what="the next call to find the clipboard off")
+        # The same window cannot loosen it again: WebDriver's click is no
+        # click of the person's mouse.
+        before = app.settings.read_text()
+        d.click("#clipboard_enabled")
+        answer = save(d)
+        assert "only a click of your own mouse" in answer, answer
+        assert app.settings.read_text() == before, "a refused save writes nothing"
+        assert clipboard_write(c) == "FEATURE_NOT_SUPPORTED"
+        c.close()
+    finally:
+        app.stop()
+
+
+@pytest.fixture
+def xorg():
+    server = start_xorg_dummy()
+    yield server
+    server.stop()
+
+
+def test_deselecting_a_display_refuses_its_screenshot_and_input(xorg, bus):  # noqa: F811
+    app = DrivenApp(xorg.display, bus, "settings")
+    try:
+        c = app.client()
+        assert c.screenshot(monitor=0)["width"] == 1280, "every display shows at first"
+        d = app.driver
+        settings_shown(d)
+        assert d.selected("#displays_all")
+        d.click("#display-DUMMY0")
+        assert save(d).startswith("Saved"), d.text("#message")
+        assert 'displays = ["DUMMY1"]' in app.settings.read_text()
+        c.act("mouse_move", coordinate=[1400, 100])
+
+        def refused():
+            shot = c.request("SCREENSHOT_REQUEST", {"monitor": 0})
+            return shot["type"] == "ERROR" and shot["payload"]["code"] == "INVALID_ARGUMENTS"
+        poll(refused, timeout=5, what="DUMMY0's screenshot to be refused")
+        assert code_of(c, "INPUT_ACTION", {"action": "left_click", "coordinate": [100, 100]}) \
+            == "INPUT_OUT_OF_BOUNDS"
+        assert pointer(xorg.display) == (1400, 100), "nothing reached the private display"
+        # Showing it again allows more: refused without the person's mouse.
+        d.click("#displays_all")
+        assert "only a click of your own mouse" in save(d)
+        assert code_of(c, "SCREENSHOT_REQUEST", {"monitor": 0}) == "INVALID_ARGUMENTS"
+        c.close()
+    finally:
+        app.stop()
+
+
+def test_the_doctor_shows_the_displays_checklist_and_runs_again(xvfb, bus):  # noqa: F811
+    app = DrivenApp(xvfb.display, bus, "doctor")
+    try:
+        d = app.driver
+        d.switch_to_title("deskhand doctor")
+        summary = d.wait_text("#summary", bool, what="the doctor's report")
+        assert summary.startswith("Ready"), summary
+        x11 = d.run('return [...document.querySelectorAll("tr.check")]'
+                    '.find((r) => r.textContent.includes("Backend x11")).className')
+        assert x11 == "check ok", x11
+        d.click("#run")
+        d.wait_text("#message", lambda t: t.startswith("Checked at"), what="a second report")
+        d.click("#settings")
+        settings_shown(d)
+    finally:
+        app.stop()
+
+
+def test_activity_lists_an_agent_and_end_takes_its_input_away(xvfb, bus):  # noqa: F811
+    app = DrivenApp(xvfb.display, bus, "activity")
+    try:
+        c = app.client(hello_ack={"client": "activity test agent"})
+        assert c.takeover_state and c.takeover_state["on"], c.takeover_state
+        c.act("mouse_move", coordinate=[50, 60])
+        d = app.driver
+        d.switch_to_title("deskhand activity")
+        row = 'tr.session td:first-child'
+        d.wait_text(row, lambda t: "activity test agent" in t, what="the agent in the list")
+        assert "driving" in d.text("tr.session")
+        d.wait_text("section.timeline", lambda t: "input.mouse_move" in t,
+                    what="the agent's move in its timeline")
+        d.click("tr.session button.end")
+        d.wait_text("#message", lambda t: t.startswith("Ended"), what="End's answer")
+        msg = c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [5, 5]})
+        assert msg["type"] == "ERROR", msg
+        assert pointer(xvfb.display) == (50, 60), "no input after End"
+        c.close()
+    finally:
+        app.stop()

@@ -1,0 +1,63 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+
+import { calls, launch, open } from "./harness.mjs";
+
+const NOW = 1_795_000_000;
+const VIEW = {
+  sessions: [
+    { id: "wire-1", client: "“claude-code”", protocol: "wire", since: NOW, takeover: true, paused: false },
+    { id: "http-2", client: null, protocol: "http", since: NOW + 5, takeover: false, paused: true },
+  ],
+  records: [
+    { ts: NOW, session: "wire-1", protocol: "wire", op: "session.open", outcome: "ok", duration_ms: 0 },
+    { ts: NOW + 1, session: "wire-1", protocol: "wire", op: "input.left_click", outcome: "ok", duration_ms: 3.2 },
+    { ts: NOW + 2, session: "http-2", protocol: "http", op: "screenshot", outcome: "ok", duration_ms: 12 },
+    { ts: NOW + 3, session: "wire-1", protocol: "wire", op: "input.type_text", outcome: "USER_TOOK_OVER", duration_ms: 1 },
+  ],
+  audit_note: null,
+};
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser.close(); });
+
+test("live sessions show their client, protocol and state", async () => {
+  const tab = await open(browser, "activity.html", { activity: VIEW });
+  await tab.waitForSelector("tr.session");
+  const rows = await tab.locator("tr.session").allTextContents();
+  assert.equal(rows.length, 2);
+  assert.match(rows[0], /“claude-code”wiredriving/);
+  assert.match(rows[1], /an unnamed clienthttppaused/);
+  assert.deepEqual(tab.errors, []);
+});
+
+test("each session's timeline lists its acts in order, newest session first", async () => {
+  const tab = await open(browser, "activity.html", { activity: VIEW });
+  await tab.waitForSelector("section.timeline");
+  const sections = await tab.locator("section.timeline").evaluateAll((s) => s.map((e) => e.dataset.session));
+  assert.deepEqual(sections, ["http-2", "wire-1"], "the session seen last comes first");
+  const acts = await tab.locator('section[data-session="wire-1"] tr.act').allTextContents();
+  assert.equal(acts.length, 3);
+  assert.match(acts[1], /input\.left_clickok3\.2 ms/);
+  const refused = tab.locator('section[data-session="wire-1"] tr.act td.bad');
+  assert.equal(await refused.textContent(), "USER_TOOK_OVER");
+});
+
+test("End ends that session and the list is read again", async () => {
+  const ended = { ...VIEW, sessions: VIEW.sessions.slice(1) };
+  const tab = await open(browser, "activity.html", { activity: [VIEW, ended], session_end: null });
+  await tab.waitForSelector("tr.session");
+  await tab.click('tr.session[data-session="wire-1"] button.end');
+  await tab.waitForFunction(() => document.querySelectorAll("tr.session").length === 1);
+  assert.deepEqual(await calls(tab, "session_end"), [["session_end", { session: "wire-1" }]]);
+  assert.match(await tab.textContent("#message"), /Ended wire-1/);
+});
+
+test("with nothing recorded the window says why", async () => {
+  const tab = await open(browser, "activity.html", {
+    activity: { sessions: [], records: [], audit_note: "reading /x/audit.jsonl: permission denied" },
+  });
+  await tab.waitForFunction(() => document.getElementById("timelines").textContent.includes("permission denied"));
+  assert.equal(await tab.textContent("#sessions"), "No agent is connected.");
+});

@@ -1,0 +1,61 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { after, before, test } from "node:test";
+
+import { calls, launch, open } from "./harness.mjs";
+
+// A real `deskhand doctor --json` of a machine with no display.
+const NO_DISPLAY = JSON.parse(readFileSync(new URL("./fixtures/doctor-no-display.json", import.meta.url)));
+const READY = {
+  ...NO_DISPLAY,
+  ready: true,
+  ok: true,
+  session_type: "x11",
+  backends: NO_DISPLAY.backends.map((b) => ({ ...b, status: "available", reason_code: null, action: null })),
+  capabilities: [],
+  permissions: [],
+  next_steps: [],
+  probes: [{ label: "display server", status: "ok", message: "X11 :0" }],
+};
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser.close(); });
+
+test("a failing report lists what to do, with the command to copy", async () => {
+  const tab = await open(browser, "doctor.html", { doctor_run: NO_DISPLAY });
+  await tab.waitForSelector("tr.check");
+  assert.match(await tab.textContent("#summary"), /^Not ready/);
+  const x11 = tab.locator("tr.check", { hasText: "Backend x11" });
+  assert.equal(await x11.getAttribute("class"), "check fail", "a required backend that is missing fails");
+  const atspi = tab.locator("tr.check", { hasText: "Backend atspi" });
+  assert.equal(await atspi.getAttribute("class"), "check warn", "an optional one only warns");
+  assert.equal(await x11.locator("button.copy").count(), 1, "the action's command can be copied");
+  const steps = await tab.locator("#steps li").allTextContents();
+  assert.equal(steps.length, NO_DISPLAY.next_steps.length);
+  assert.match(steps[0], /deskhand serve --virtual/);
+  assert.deepEqual(tab.errors, []);
+});
+
+test("Run again asks the app for a new report and shows it", async () => {
+  const tab = await open(browser, "doctor.html", { doctor_run: [NO_DISPLAY, READY] });
+  await tab.waitForSelector("tr.check.fail");
+  await tab.click("#run");
+  await tab.waitForFunction(() => document.getElementById("summary").textContent.startsWith("Ready"));
+  assert.equal((await calls(tab, "doctor_run")).length, 2);
+  assert.equal(await tab.locator("tr.check.fail").count(), 0);
+  assert.equal(await tab.textContent("#steps"), "Nothing to do.");
+});
+
+test("Open Settings asks the app to open the Settings window", async () => {
+  const tab = await open(browser, "doctor.html", { doctor_run: NO_DISPLAY, open_panel: null });
+  await tab.waitForSelector("tr.check");
+  await tab.click("#settings");
+  assert.deepEqual(await calls(tab, "open_panel"), [["open_panel", { panel: "settings" }]]);
+});
+
+test("a doctor that cannot run says so", async () => {
+  const tab = await open(browser, "doctor.html", { doctor_run: { reject: "the app's background task failed: boom" } });
+  await tab.waitForFunction(() => document.getElementById("message").className === "error");
+  assert.match(await tab.textContent("#message"), /boom/);
+});

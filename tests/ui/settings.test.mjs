@@ -1,0 +1,105 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+
+import { calls, launch, open } from "./harness.mjs";
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser.close(); });
+
+const VIEW = {
+  form: {
+    approval: "write",
+    displays: ["DUMMY0"],
+    consent_timeout_s: 60,
+    clipboard_enabled: true,
+    clipboard_read_foreign: false,
+    clipboard_approve_foreign_reads: false,
+  },
+  start_at_login: false,
+  displays: [
+    { name: "DUMMY0", width: 1920, height: 1080, primary: true },
+    { name: "DUMMY1", width: 1280, height: 1024, primary: false },
+  ],
+  fixed: [],
+  path: "/home/p/.config/deskhand/settings.toml",
+  listen: "127.0.0.1:4312",
+  audit_log: "/home/p/.local/state/deskhand/audit.jsonl",
+  note: null,
+};
+
+test("the form shows the settings the app read", async () => {
+  const tab = await open(browser, "settings.html", { settings_read: VIEW });
+  await tab.waitForFunction(() => document.getElementById("listen").textContent !== "");
+  assert.equal(await tab.isChecked("#clipboard_enabled"), true);
+  assert.equal(await tab.isChecked("#clipboard_read_foreign"), false);
+  assert.equal(await tab.inputValue("#approval"), "write");
+  assert.equal(await tab.inputValue("#consent_timeout_s"), "60");
+  assert.equal(await tab.isChecked("#displays_some"), true);
+  assert.equal(await tab.isChecked("#display-DUMMY0"), true);
+  assert.equal(await tab.isChecked("#display-DUMMY1"), false);
+  assert.match(await tab.textContent("#display_list"), /DUMMY1: 1280×1024/);
+  assert.equal(await tab.textContent("#listen"), "127.0.0.1:4312");
+  assert.deepEqual(tab.errors, []);
+});
+
+test("Save sends the whole form and shows the app's answer", async () => {
+  const saved = { ...VIEW, form: { ...VIEW.form, clipboard_enabled: false, displays: null }, note: "Saved: it applies from the next request on." };
+  const tab = await open(browser, "settings.html", { settings_read: VIEW, settings_save: saved });
+  await tab.waitForFunction(() => document.getElementById("listen").textContent !== "");
+  await tab.uncheck("#clipboard_enabled");
+  await tab.check("#displays_all");
+  await tab.selectOption("#approval", "prompt");
+  await tab.fill("#consent_timeout_s", "30");
+  await tab.check("#start_at_login");
+  await tab.click("#save");
+  await tab.waitForFunction(() => document.getElementById("message").textContent.startsWith("Saved"));
+  const [[, args]] = await calls(tab, "settings_save");
+  assert.deepEqual(args, {
+    save: {
+      form: {
+        approval: "prompt",
+        displays: null,
+        consent_timeout_s: 30,
+        clipboard_enabled: false,
+        clipboard_read_foreign: false,
+        clipboard_approve_foreign_reads: false,
+      },
+      start_at_login: true,
+    },
+  });
+  assert.equal(await tab.getAttribute("#message", "class"), "note");
+});
+
+test("a refused save shows why, and the form keeps what was typed", async () => {
+  const why = "This change allows more (displays): only a click of your own mouse on Save can allow it. Nothing changed.";
+  const tab = await open(browser, "settings.html", { settings_read: VIEW, settings_save: { reject: why } });
+  await tab.waitForFunction(() => document.getElementById("listen").textContent !== "");
+  await tab.check("#display-DUMMY1");
+  await tab.click("#save");
+  await tab.waitForFunction(() => document.getElementById("message").className === "error");
+  assert.equal(await tab.textContent("#message"), why);
+  assert.equal(await tab.isChecked("#display-DUMMY1"), true);
+  const [[, args]] = await calls(tab, "settings_save");
+  assert.deepEqual(args.save.form.displays, ["DUMMY0", "DUMMY1"]);
+  await tab.click("#revert");
+  assert.equal(await tab.isChecked("#display-DUMMY1"), false, "Revert shows the saved settings again");
+});
+
+test("a wait that is not a whole number is refused before it reaches the app", async () => {
+  const tab = await open(browser, "settings.html", { settings_read: VIEW, settings_save: VIEW });
+  await tab.waitForFunction(() => document.getElementById("listen").textContent !== "");
+  await tab.fill("#consent_timeout_s", "");
+  await tab.click("#save");
+  assert.equal(await tab.getAttribute("#message", "class"), "error");
+  assert.deepEqual(await calls(tab, "settings_save"), []);
+});
+
+test("values the command line set cannot be changed in the form", async () => {
+  const tab = await open(browser, "settings.html", { settings_read: { ...VIEW, fixed: ["approval", "clipboard"] } });
+  await tab.waitForFunction(() => document.getElementById("listen").textContent !== "");
+  assert.equal(await tab.isDisabled("#approval"), true);
+  assert.equal(await tab.isDisabled("#clipboard_enabled"), true);
+  assert.equal(await tab.isDisabled("#display-DUMMY0"), false);
+  assert.match(await tab.textContent("#fixed"), /approval, clipboard/);
+});

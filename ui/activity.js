@@ -1,0 +1,61 @@
+// The Activity window: the live sessions with End, and each session's
+// timeline from the audit log (time, what, outcome, how long), newest
+// session first. It refreshes every 2 s while open.
+"use strict";
+
+const REFRESH_MS = 2000;
+
+function mode(s) {
+  return s.paused ? "paused (waits for Continue)" : s.takeover ? "driving (red frame)" : "connected";
+}
+
+function end(id) {
+  panel.invoke("session_end", { session: id }).then(
+    () => { panel.say(`Ended ${id}: it gets no input again.`); refresh(); },
+    (why) => panel.say(String(why), true));
+}
+
+function sessionRows(sessions) {
+  if (!sessions.length) {
+    return [panel.el("tr", {}, panel.el("td", { colspan: "5" }, "No agent is connected."))];
+  }
+  return sessions.map((s) => panel.el("tr", { class: "session", "data-session": s.id },
+    panel.el("td", {}, s.client || "an unnamed client"),
+    panel.el("td", {}, s.protocol),
+    panel.el("td", {}, mode(s)),
+    panel.el("td", {}, panel.time(s.since)),
+    panel.el("td", {}, panel.el("button", { type: "button", class: "end", onclick: () => end(s.id) }, "End"))));
+}
+
+// The records grouped by session, newest session first, each oldest act
+// first.
+function timelines(records) {
+  const by = new Map();
+  for (const r of records) {
+    if (!by.has(r.session)) {
+      by.set(r.session, []);
+    }
+    by.get(r.session).push(r);
+  }
+  return [...by.entries()].reverse().map(([session, acts]) => panel.el("section", { class: "timeline", "data-session": session },
+    panel.el("h2", {}, `${session} (${acts[0].protocol})`),
+    panel.el("table", {}, panel.el("tbody", {}, ...acts.map((r) => panel.el("tr", { class: "act" },
+      panel.el("td", {}, panel.time(r.ts)),
+      panel.el("td", {}, r.op),
+      panel.el("td", { class: r.outcome === "ok" ? "ok" : "bad" }, r.outcome),
+      panel.el("td", {}, `${Number(r.duration_ms || 0).toFixed(1)} ms`)))))));
+}
+
+function render(view) {
+  document.getElementById("sessions").replaceChildren(...sessionRows(view.sessions));
+  const shown = timelines(view.records);
+  document.getElementById("timelines").replaceChildren(...(shown.length ? shown
+    : [panel.el("p", {}, view.audit_note || "Nothing recorded yet.")]));
+}
+
+function refresh() {
+  panel.invoke("activity").then(render, (why) => panel.say(String(why), true));
+}
+
+refresh();
+setInterval(refresh, REFRESH_MS);

@@ -1,0 +1,75 @@
+// The Settings window: the settings file as a form. The app checks every
+// value with the file's own rules and keeps the last good settings when
+// one is wrong; this page only shows the form and what the app answered.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+let shown = null;
+
+function render(view) {
+  shown = view;
+  const f = view.form;
+  $("clipboard_enabled").checked = f.clipboard_enabled;
+  $("clipboard_read_foreign").checked = f.clipboard_read_foreign;
+  $("clipboard_approve_foreign_reads").checked = f.clipboard_approve_foreign_reads;
+  $("approval").value = f.approval;
+  $("consent_timeout_s").value = String(f.consent_timeout_s);
+  $("start_at_login").checked = view.start_at_login;
+  $("displays_all").checked = f.displays === null;
+  $("displays_some").checked = f.displays !== null;
+  $("display_list").replaceChildren(...view.displays.map((d) => panel.el("label", {},
+    panel.el("input", {
+      type: "checkbox",
+      id: `display-${d.name}`,
+      "data-name": d.name,
+      checked: f.displays === null || f.displays.includes(d.name),
+      onchange: () => { $("displays_some").checked = true; },
+    }),
+    ` ${d.name}: ${d.width}×${d.height}${d.primary ? " (primary)" : ""}`)));
+  const fixed = view.fixed;
+  for (const id of ["clipboard_enabled", "clipboard_read_foreign", "clipboard_approve_foreign_reads"]) {
+    $(id).disabled = fixed.includes("clipboard");
+  }
+  $("approval").disabled = fixed.includes("approval");
+  $("fixed").textContent = fixed.length
+    ? `Set on the command line, so not changed here: ${fixed.join(", ")}.`
+    : "";
+  $("listen").textContent = view.listen;
+  $("audit_log").textContent = view.audit_log;
+  $("path").textContent = view.path;
+  panel.say(view.note);
+}
+
+// The form as the app takes it.
+function form() {
+  const chosen = [...document.querySelectorAll("#display_list input:checked")]
+    .map((box) => box.dataset.name);
+  return {
+    approval: $("approval").value,
+    displays: $("displays_all").checked ? null : chosen,
+    consent_timeout_s: Number($("consent_timeout_s").value),
+    clipboard_enabled: $("clipboard_enabled").checked,
+    clipboard_read_foreign: $("clipboard_read_foreign").checked,
+    clipboard_approve_foreign_reads: $("clipboard_approve_foreign_reads").checked,
+  };
+}
+
+function save() {
+  const values = form();
+  if (!/^\d+$/.test($("consent_timeout_s").value.trim())) {
+    panel.say("The consent wait must be a whole number of seconds. Nothing changed.", true);
+    return;
+  }
+  panel.say("Saving…");
+  panel.invoke("settings_save", { save: { form: values, start_at_login: $("start_at_login").checked } })
+    .then(render, (why) => panel.say(String(why), true));
+}
+
+function load() {
+  panel.invoke("settings_read").then(render, (why) => panel.say(String(why), true));
+}
+
+$("save").addEventListener("click", save);
+$("revert").addEventListener("click", () => (shown ? render(shown) : load()));
+$("form").addEventListener("submit", (e) => e.preventDefault());
+load();
