@@ -43,10 +43,11 @@ def dpkg(*args: str) -> subprocess.CompletedProcess:
 def test_the_deb_installs_runs_and_removes_cleanly(packages, tmp_path):
     deb, _ = packages
     assert dpkg("-s", "deskhand").returncode != 0, "deskhand was already installed"
-    contents = subprocess.run(["dpkg-deb", "-c", str(deb)], capture_output=True, text=True,
-                              check=True).stdout
+    listing = subprocess.run(["dpkg-deb", "-c", str(deb)], capture_output=True, text=True,
+                             check=True).stdout
+    contents = {"/" + line.split()[-1].removeprefix("./") for line in listing.splitlines()}
     for path in INSTALLED:
-        assert f".{path}" in contents, f"{path} not in the .deb"
+        assert path in contents, f"{path} not in the .deb"
     installed = dpkg("-i", str(deb))
     try:
         assert installed.returncode == 0, installed.stderr
@@ -76,5 +77,6 @@ def test_the_rpm_holds_the_same_files(packages):
             missing(f"{tool} (apt install rpm2cpio cpio) to read the .rpm")
     listing = subprocess.run(f"rpm2cpio '{rpm}' | cpio -t --quiet", shell=True,
                              capture_output=True, text=True, check=True).stdout
+    contents = {"/" + line.removeprefix("./").lstrip("/") for line in listing.splitlines()}
     for path in INSTALLED:
-        assert path.lstrip("/") in listing, f"{path} not in the .rpm"
+        assert path in contents, f"{path} not in the .rpm"
