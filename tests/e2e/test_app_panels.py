@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from daemon import Client
-from test_app import app_binary, bus, xvfb  # noqa: F401 (fixtures)
+from person import device_click
+from test_app import app_binary, bus, find, xvfb  # noqa: F401 (fixtures)
 from webdriver import Driver
-from xhelpers import pointer, poll, scratch_dir, start_xorg_dummy
+from xhelpers import pointer, poll, scratch_dir, start_xorg_dummy, window_rect
 
 
 class DrivenApp:
@@ -106,6 +107,29 @@ def test_settings_turn_the_clipboard_off_but_cannot_turn_it_on(xvfb, bus):  # no
         assert "only a click of your own mouse" in answer, answer
         assert app.settings.read_text() == before, "a refused save writes nothing"
         assert clipboard_write(c) == "FEATURE_NOT_SUPPORTED"
+        c.close()
+    finally:
+        app.stop()
+
+
+def test_the_persons_own_click_on_save_turns_the_clipboard_on(xvfb, bus):  # noqa: F811
+    app = DrivenApp(xvfb.display, bus, "settings")
+    try:
+        c = app.client(takeover=False)
+        assert clipboard_write(c) == "FEATURE_NOT_SUPPORTED", "off by default"
+        d = app.driver
+        settings_shown(d)
+        d.click("#clipboard_enabled")
+        d.run('document.getElementById("message").textContent = ""')
+        # Save, clicked by the mouse device where the page laid it out.
+        window = window_rect(xvfb.display, find(xvfb.display, "--name", "^deskhand settings$"))
+        box = d.rect("#save")
+        device_click(xvfb.display, window.x + round(box["x"] + box["width"] / 2),
+                     window.y + round(box["y"] + box["height"] / 2))
+        answer = d.wait_text("#message", lambda t: t and t != "Saving…", what="the save's answer")
+        assert answer.startswith("Saved"), answer
+        assert "enabled = true" in app.settings.read_text()
+        poll(lambda: clipboard_write(c) is None, timeout=5, what="the clipboard to be on")
         c.close()
     finally:
         app.stop()

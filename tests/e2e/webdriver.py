@@ -5,6 +5,7 @@ session, window switching, finding, clicking and reading elements."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import shutil
@@ -52,7 +53,17 @@ class Driver:
         poll(self._up, timeout=20, what="tauri-driver to listen")
         caps = {"capabilities": {"alwaysMatch": {
             "browserName": "wry", "tauri:options": {"application": app, "args": args}}}}
-        self.session = self._call("POST", "/session", caps, timeout=60)["sessionId"]
+        self.session = poll(lambda: self._new_session(caps), timeout=60,
+                            what="a WebDriver session of the app")
+
+    def _new_session(self, caps: dict) -> str | None:
+        # tauri-driver listens before WebKitWebDriver behind it does: a
+        # dropped connection means "not yet".
+        try:
+            return self._call("POST", "/session", caps, timeout=60)["sessionId"]
+        except (ConnectionError, urllib.error.URLError):
+            time.sleep(0.2)
+            return None
 
     def _up(self) -> bool:
         try:
@@ -65,11 +76,19 @@ class Driver:
         data = json.dumps(body if body is not None else {}).encode() if method == "POST" else None
         req = urllib.request.Request(self.base + path, data=data, method=method,
                                      headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
-                return json.loads(r.read() or b"{}").get("value")
-        except urllib.error.HTTPError as e:
-            raise WebDriverError(f"{method} {path}: {e.code} {e.read()[:500]!r}") from None
+        # tauri-driver's proxy now and then drops a request on a stale
+        # connection to WebKitWebDriver before forwarding it: sent again.
+        for attempt in range(3):
+            try:
+                with urllib.request.urlopen(req, timeout=timeout) as r:
+                    return json.loads(r.read() or b"{}").get("value")
+            except urllib.error.HTTPError as e:
+                raise WebDriverError(f"{method} {path}: {e.code} {e.read()[:500]!r}") from None
+            except http.client.RemoteDisconnected:
+                if attempt == 2:
+                    raise
+                time.sleep(0.2)
+        return None
 
     def _s(self, method: str, path: str, body: dict | None = None):
         return self._call(method, f"/session/{self.session}{path}", body)
@@ -107,6 +126,10 @@ class Driver:
 
     def text(self, css: str) -> str:
         return self._s("GET", f"/element/{self.find(css)}/text")
+
+    def rect(self, css: str) -> dict:
+        """The element's box in the page's CSS pixels (x, y, width, height)."""
+        return self._s("GET", f"/element/{self.find(css)}/rect")
 
     def selected(self, css: str) -> bool:
         return self._s("GET", f"/element/{self.find(css)}/selected")
