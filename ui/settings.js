@@ -37,6 +37,7 @@ function render(view) {
   $("listen").textContent = view.listen;
   $("audit_log").textContent = view.audit_log;
   $("path").textContent = view.path;
+  $("token_kept_in").textContent = view.token_kept_in;
   panel.say(view.note);
 }
 
@@ -69,7 +70,25 @@ function load() {
   panel.invoke("settings_read").then(render, (why) => panel.say(String(why), true));
 }
 
+// The token goes to the clipboard, never onto the page.
+function copyToken() {
+  panel.invoke("token_copy")
+    .then((token) => navigator.clipboard.writeText(token))
+    .then(() => panel.say("The token is on the clipboard."),
+      (why) => panel.say(`The token could not be copied: ${why}`, true));
+}
+
+function rotateToken() {
+  $("rotate_confirm").hidden = true;
+  panel.say("Replacing the token…");
+  panel.invoke("token_rotate").then(render, (why) => panel.say(String(why), true));
+}
+
 $("save").addEventListener("click", save);
+$("token_copy").addEventListener("click", copyToken);
+$("token_rotate").addEventListener("click", () => { $("rotate_confirm").hidden = false; });
+$("rotate_yes").addEventListener("click", rotateToken);
+$("rotate_no").addEventListener("click", () => { $("rotate_confirm").hidden = true; });
 $("revert").addEventListener("click", () => (shown ? render(shown) : load()));
 $("form").addEventListener("submit", (e) => e.preventDefault());
 load();

@@ -33,6 +33,10 @@ struct AppArgs {
     /// Open this window at start (a second start opens it in the first).
     #[arg(long, value_enum)]
     open: Option<panels::Panel>,
+    /// "Stop all agents" in the running app, then exit (for a desktop
+    /// shortcut); nothing starts when no app runs.
+    #[arg(long, conflicts_with = "open")]
+    stop_agents: bool,
 }
 
 /// The daemon while the app runs.
@@ -43,8 +47,13 @@ fn main() -> anyhow::Result<()> {
     let _log = logs::init()?;
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| {
+            let asked = AppArgs::try_parse_from(argv).ok();
+            if asked.as_ref().is_some_and(|a| a.stop_agents) {
+                stop_agents(app);
+                return;
+            }
             tracing::info!("deskhand is already running: showing its window");
-            let opened = match AppArgs::try_parse_from(argv).ok().and_then(|a| a.open) {
+            let opened = match asked.and_then(|a| a.open) {
                 Some(panel) => panels::open(app, panel),
                 None => panels::open_main_window(app, "deskhand is already running."),
             };
@@ -64,6 +73,8 @@ fn main() -> anyhow::Result<()> {
             questions::deny,
             settings_panel::settings_read,
             settings_panel::settings_save,
+            settings_panel::token_copy,
+            settings_panel::token_rotate,
             doctor_panel::doctor_run,
             activity::activity,
             activity::session_end,
@@ -82,6 +93,10 @@ fn main() -> anyhow::Result<()> {
 }
 
 fn setup(app: &AppHandle, args: AppArgs) -> anyhow::Result<()> {
+    if args.stop_agents {
+        eprintln!("deskhand is not running: there is no agent to stop");
+        std::process::exit(0);
+    }
     if let Some(on) = args.start_at_login {
         let autostart = app.autolaunch();
         if on {
@@ -149,6 +164,7 @@ fn manage_panels(app: &AppHandle, daemon: &Daemon, tracker: status::Shared) {
         file: desktop.settings.clone(),
         listen: daemon.addr.to_string(),
         audit_log: desktop.audit_path.display().to_string(),
+        token: daemon.token().clone(),
     });
     app.manage(doctor_panel::DoctorPanel {
         display: daemon.x_display().to_owned(),
@@ -198,6 +214,21 @@ async fn stop_on_signal(
         _ = int.recv() => tracing::info!("SIGINT: shutting down"),
     }
     app.exit(0);
+}
+
+/// "Stop all agents" asked by a second start: every takeover ends and
+/// everything held is released, as the tray menu's item does.
+fn stop_agents(app: &AppHandle) {
+    let engine = app
+        .try_state::<Running>()
+        .and_then(|r| r.0.lock().ok()?.as_ref().map(|d| d.engine.clone()));
+    match engine {
+        Some(engine) => {
+            tracing::warn!("Stop all agents, asked by a second start");
+            tauri::async_runtime::spawn(async move { engine.kill_switch().await });
+        }
+        None => tracing::warn!("Stop all agents asked before deskhand serves: nothing to stop"),
+    }
 }
 
 /// Stops the daemon once: held input released, connection file removed.

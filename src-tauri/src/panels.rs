@@ -72,6 +72,9 @@ pub enum PanelError {
     /// Start at login could not change.
     #[error("start at login could not change: {0}")]
     Autostart(String),
+    /// The token could not be replaced.
+    #[error("the token was not replaced: {0}")]
+    Token(String),
     /// A background task of the app failed.
     #[error("the app's background task failed: {0}")]
     Task(String),

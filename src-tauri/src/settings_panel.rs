@@ -1,6 +1,6 @@
 //! The Settings window's commands: the settings file as a form, the
-//! displays to choose from, start at login, and what cannot change while
-//! deskhand runs. A save that allows more than before (a display shown
+//! displays to choose from, start at login, the token (copied or
+//! replaced), and what cannot change while deskhand runs. A save that allows more than before (a display shown
 //! again, the clipboard on, fewer approvals) takes a click of the
 //! person's own mouse, as Continue does: an agent that reaches the window
 //! may tighten the settings, never loosen them.
@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use deskhand_engine::Engine;
 use deskhand_host::desktop::SettingsFile;
+use deskhand_host::port_token::PortToken;
 use deskhand_host::settings_form::{self, Form};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Runtime};
@@ -26,6 +27,8 @@ pub struct SettingsPanel {
     pub listen: String,
     /// The audit log.
     pub audit_log: String,
+    /// The person's token.
+    pub token: PortToken,
 }
 
 /// A display to choose.
@@ -48,6 +51,8 @@ pub struct SettingsView {
     path: String,
     listen: String,
     audit_log: String,
+    /// Where the token is kept.
+    token_kept_in: String,
     /// What the last save did, for the person.
     note: Option<String>,
 }
@@ -92,6 +97,7 @@ impl SettingsPanel {
             path: self.file.path.display().to_string(),
             listen: self.listen.clone(),
             audit_log: self.audit_log.clone(),
+            token_kept_in: self.token.kept_in().to_string(),
             note,
         })
     }
@@ -150,4 +156,31 @@ pub async fn settings_save<R: Runtime>(
     panel: tauri::State<'_, SettingsPanel>,
 ) -> Result<SettingsView, PanelError> {
     panel.save(&app, save).await
+}
+
+/// The token, for the page to put on the clipboard.
+#[tauri::command]
+pub fn token_copy(panel: tauri::State<'_, SettingsPanel>) -> String {
+    tracing::info!("the token was copied from the Settings window");
+    panel.token.current()
+}
+
+/// Replaces the token: agents using the old one are cut off. It only
+/// takes agents away, so it needs no click of the person's own mouse.
+#[tauri::command]
+pub async fn token_rotate<R: Runtime>(
+    app: AppHandle<R>,
+    panel: tauri::State<'_, SettingsPanel>,
+) -> Result<SettingsView, PanelError> {
+    panel
+        .token
+        .rotate()
+        .await
+        .map_err(|e| PanelError::Token(e.to_string()))?;
+    panel
+        .view(
+            &app,
+            Some("The token was replaced: agents using the old one are cut off, and clients read the new one from the connection file.".into()),
+        )
+        .await
 }

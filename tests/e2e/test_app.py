@@ -1,7 +1,8 @@
 """The tray app (`deskhand-app`) on a real X server with a session bus
 (`dbus-run-session`): one process serving the same port as `deskhand
 serve`; with `trayer` as the tray host its icon shows and its menu's "Pause
-agents" holds the desktop until Continue, "Stop all agents" ends a takeover,
+agents" holds the desktop until Continue, "Stop all agents" ends a takeover
+and lets go of what an agent holds,
 Settings…, Doctor… and Activity… open their windows and Quit ends the app
 cleanly; without a tray
 host it opens its main window and says why; a second start leaves the
@@ -17,7 +18,8 @@ import pytest
 
 from daemon import Daemon, kill_tree
 from person import click_continue
-from xhelpers import REPO, poll, require, run, start_xvfb, window_rect
+from xhelpers import (REPO, any_button_down, pointer_buttons_down, poll, require, run, start_xvfb,
+                      window_rect)
 
 APP = os.environ.get("DESKHAND_APP_BIN", str(REPO / "target" / "debug" / "deskhand-app"))
 
@@ -117,6 +119,47 @@ def test_the_app_serves_the_port_and_its_tray_menu_stops_agents_and_quits(xvfb, 
         app.kill()
 
 
+def test_stop_all_agents_ends_a_takeover_and_releases_what_it_holds(xvfb, bus, tmp_path):
+    """An agent holds a button in its takeover; "Stop all agents", asked
+    of the running app by a second start with `--stop-agents` (a desktop
+    shortcut's way; a click of the person's would pause and release
+    first), ends the takeover and lets the button go."""
+    require("xinput")
+    app = start_app(xvfb.display, bus, tmp_path)
+    try:
+        c = app.client()
+        assert c.takeover_state and c.takeover_state["on"], c.takeover_state
+        c.act("mouse_down", coordinate=[500, 500], button="left")
+        held = pointer_buttons_down(xvfb.display)
+        assert any(1 in b for b in held.values()), f"the agent holds button 1: {held}"
+        second = subprocess.run([app_binary(), "--stop-agents"],
+                                env=second_start_env(app, bus), capture_output=True, timeout=30)
+        assert second.returncode == 0, second.stderr.decode()[-2000:]
+        deadline = time.monotonic() + 10
+        while (state := c.pushed_state(timeout=max(0.1, deadline - time.monotonic())))["on"]:
+            pass  # the takeover's own pushes come first
+        assert state["reason"] == "kill_switch", state
+        poll(lambda: not any_button_down(xvfb.display), timeout=5,
+             what="button 1 released by Stop all agents")
+        assert code_of_move(c) is not None, "no input after Stop all agents"
+        c.close()
+    finally:
+        app.kill()
+
+
+def second_start_env(app: Daemon, bus: str) -> dict:
+    """The environment of a second start in `app`'s session on `bus`."""
+    return dict(os.environ, DISPLAY=app.display, DBUS_SESSION_BUS_ADDRESS=bus,
+                XDG_CONFIG_HOME=str(app.tmp / "config_home"),
+                XDG_STATE_HOME=str(app.tmp / "state_home"),
+                XDG_RUNTIME_DIR=str(app.tmp / "runtime_dir"))
+
+
+def code_of_move(c) -> str | None:
+    msg = c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [5, 5]})
+    return msg["payload"]["code"] if msg["type"] == "ERROR" else None
+
+
 def icon_window(display: str, panel: str) -> str | None:
     """The tray icon's window inside trayer's panel, once embedded."""
     tree = run(display, "xwininfo", "-tree", "-id", panel)
@@ -147,7 +190,7 @@ def menu_item(display: str, panel: str, which: str) -> None:
     assert icon, "the tray icon is in trayer's panel"
     x, y = window_rect(display, icon).center()
     run(display, "xdotool", "mousemove", str(x), str(y), "click", "1")
-    menu = poll(lambda: menu_window(display), timeout=5, what="the tray menu")
+    menu = poll(lambda: menu_window(display), timeout=15, what="the tray menu")
     share = {"pause": 0.23, "stop": 0.37, "settings": 0.50, "doctor": 0.64, "activity": 0.77,
              "quit": 0.91}[which]
     run(display, "xdotool", "mousemove", str(menu.x + menu.w // 2),
@@ -163,12 +206,8 @@ def test_without_a_tray_host_the_main_window_says_why(xvfb, bus, tmp_path):
         poll(lambda: find(xvfb.display, "--name", "^deskhand$"), timeout=20,
              what="the main window")
         assert "no XEmbed tray" in app.stderr_tail(), app.stderr_tail()
-        env = dict(os.environ, DISPLAY=xvfb.display, DBUS_SESSION_BUS_ADDRESS=bus,
-                   XDG_CONFIG_HOME=str(app.tmp / "config_home"),
-                   XDG_STATE_HOME=str(app.tmp / "state_home"),
-                   XDG_RUNTIME_DIR=str(app.tmp / "runtime_dir"))
         second = subprocess.run([app_binary(), "--display", xvfb.display, "--listen", "127.0.0.1:0"],
-                                env=env, capture_output=True, timeout=30)
+                                env=second_start_env(app, bus), capture_output=True, timeout=30)
         assert second.returncode == 0, second.stderr.decode()[-2000:]
         assert second.stdout == b"", "the second start served nothing"
         assert "already running" in app.stderr_tail(), app.stderr_tail()

@@ -4,23 +4,27 @@ person's pointer would reach them but through WebDriver (`tauri-driver`
 clipboard off in Settings makes the next call answer
 FEATURE_NOT_SUPPORTED, deselecting a display refuses its screenshot and
 input, and a save that would allow more is refused without a click of the
-person's own mouse (WebDriver's clicks are not one); the Doctor shows the
-display's checklist; Activity lists a connected agent, its timeline, and
-End takes its input away."""
+person's own mouse (WebDriver's clicks are not one); the token is copied
+and replaced; the Doctor shows the display's checklist; Activity lists a
+connected agent, its timeline, and End takes its input away."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
 
 import pytest
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from daemon import Client
+from mcp_client import Stdio, run
 from person import device_click
 from test_app import app_binary, bus, find, xvfb  # noqa: F401 (fixtures)
 from webdriver import Driver
-from xhelpers import pointer, poll, scratch_dir, start_xorg_dummy, window_rect
+from xhelpers import (clipboard_text, pointer, poll, scratch_dir, start_xorg_dummy,
+                      window_rect)
 
 
 class DrivenApp:
@@ -210,3 +214,53 @@ def test_activity_lists_an_agent_and_end_takes_its_input_away(xvfb, bus):  # noq
         c.close()
     finally:
         app.stop()
+
+
+def test_copy_and_replace_the_token(xvfb, bus):  # noqa: F811
+    """Replace serves a new token, writes it to the connection file,
+    closes the connections opened with the old one and refuses it from
+    then on; a `deskhand mcp` relay goes on with the new one; Copy puts
+    it on the clipboard."""
+    app = DrivenApp(xvfb.display, bus, "settings")
+    try:
+        old = app.client(takeover=False)
+        relay = Stdio("--display", xvfb.display, "--connection-file", str(app.connection_file))
+        d = app.driver
+        settings_shown(d)
+        run(relayed_before_and_after(relay, lambda: replace_token(d)))
+        assert "relaying with the new one" in relay.stderr(), relay.stderr()
+        new = json.loads(app.connection_file.read_text())["token"]
+        assert new != app.token and len(new) == 64, "a new token in the connection file"
+        with pytest.raises(ConnectionClosed) as closed:
+            while True:
+                old.recv(timeout=5)
+        assert closed.value.rcvd.code == 1008, closed.value
+        with pytest.raises(InvalidStatus) as refused:
+            Client(app.ws_url, app.token)
+        assert refused.value.response.status_code == 401
+        fresh = Client(app.ws_url, new, takeover=False)
+        assert fresh.screenshot()["width"] == 1024
+        fresh.close()
+        d.click("#token_copy")
+        d.wait_text("#message", lambda t: t.startswith("The token is"), what="Copy's answer")
+        assert clipboard_text(xvfb.display) == new, "Copy puts the token on the clipboard"
+    finally:
+        app.stop()
+
+
+def replace_token(d: Driver) -> None:
+    d.click("#token_rotate")
+    d.click("#rotate_yes")
+    d.wait_text("#message", lambda t: t.startswith("The token was replaced"),
+                what="Replace's answer")
+
+
+async def relayed_before_and_after(relay, between) -> None:
+    """A `deskhand mcp` relay lists windows, `between()` runs, and the
+    same relay lists them again (with the new token it reads)."""
+    async with relay.connect("auto") as s:
+        await s.start()
+        await s.call("list_windows")
+        await asyncio.to_thread(between)
+        await s.call("list_windows")
+        await s.end()

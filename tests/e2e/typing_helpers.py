@@ -64,9 +64,13 @@ class TkEntry(App):
                          title, env=UTF8)
 
     def type_into(self, client, text: str) -> str:
-        if self.out.exists():
-            self.out.unlink()
+        clicked = self.out.with_name(self.out.name + ".click")
+        for f in (self.out, clicked):
+            f.unlink(missing_ok=True)
         client.act("left_click", coordinate=list(self.rect().center()))
+        # The entry handles the click before any key: a click it read late
+        # would move its cursor into the text being typed.
+        poll(clicked.exists, timeout=30, what="the entry to see the click")
         client.act("type", text=text, timeout=TYPE_TIMEOUT)
         client.act("key", key="Return")
         poll(self.out.exists, timeout=30, what=f"{self.out} to be written")

@@ -25,6 +25,7 @@ const VIEW = {
   path: "/home/p/.config/deskhand/settings.toml",
   listen: "127.0.0.1:4312",
   audit_log: "/home/p/.local/state/deskhand/audit.jsonl",
+  token_kept_in: "the OS keychain",
   note: null,
 };
 
@@ -102,4 +103,38 @@ test("values the command line set cannot be changed in the form", async () => {
   assert.equal(await tab.isDisabled("#clipboard_enabled"), true);
   assert.equal(await tab.isDisabled("#display-DUMMY0"), false);
   assert.match(await tab.textContent("#fixed"), /approval, clipboard/);
+});
+
+test("Copy puts the token on the clipboard and never on the page", async () => {
+  const token = "ab".repeat(32);
+  const tab = await open(browser, "settings.html", { settings_read: VIEW, token_copy: token });
+  await tab.waitForFunction(() => document.getElementById("listen").textContent !== "");
+  assert.equal(await tab.textContent("#token_kept_in"), "the OS keychain");
+  await tab.evaluate(() => {
+    Object.defineProperty(navigator, "clipboard", {
+      value: { writeText: async (text) => { window.__copied = text; } },
+    });
+  });
+  await tab.click("#token_copy");
+  await tab.waitForFunction(() => document.getElementById("message").textContent !== "");
+  assert.equal(await tab.evaluate(() => window.__copied), token);
+  assert.equal(await tab.textContent("#message"), "The token is on the clipboard.");
+  assert.equal((await tab.content()).includes(token), false, "the token is not shown");
+});
+
+test("Replace asks first, and only the second button replaces the token", async () => {
+  const note = "The token was replaced: agents using the old one are cut off.";
+  const tab = await open(browser, "settings.html", { settings_read: VIEW, token_rotate: { ...VIEW, note } });
+  await tab.waitForFunction(() => document.getElementById("listen").textContent !== "");
+  assert.equal(await tab.isVisible("#rotate_confirm"), false);
+  await tab.click("#token_rotate");
+  assert.equal(await tab.isVisible("#rotate_confirm"), true);
+  await tab.click("#rotate_no");
+  assert.equal(await tab.isVisible("#rotate_confirm"), false);
+  assert.deepEqual(await calls(tab, "token_rotate"), [], "Keep it replaces nothing");
+  await tab.click("#token_rotate");
+  await tab.click("#rotate_yes");
+  await tab.waitForFunction((n) => document.getElementById("message").textContent === n, note);
+  assert.equal((await calls(tab, "token_rotate")).length, 1);
+  assert.equal(await tab.isVisible("#rotate_confirm"), false);
 });

@@ -43,8 +43,9 @@ fn daemon_for(path: &std::path::Path, display: &str) -> Option<Daemon> {
     let token = v["token"].as_str()?.to_owned();
     Some(Daemon {
         authority,
-        token,
+        token: std::sync::Arc::new(std::sync::Mutex::new(token)),
         pid,
+        connection_file: path.to_owned(),
     })
 }
 

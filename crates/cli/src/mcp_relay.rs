@@ -3,8 +3,11 @@
 //! one indicator. Each JSON-RPC line is POSTed with the daemon's token;
 //! the answer (JSON, or an SSE stream carrying progress notifications
 //! before the result) goes back as lines. `Mcp-Session-Id` and the
-//! negotiated `MCP-Protocol-Version` are kept between requests.
+//! negotiated `MCP-Protocol-Version` are kept between requests. When the
+//! person replaces the token (the tray app's Settings), a 401 makes the
+//! relay read the new one from the connection file and send again.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
@@ -20,10 +23,38 @@ use tokio::sync::mpsc;
 pub struct Daemon {
     /// `host:port`.
     pub authority: String,
-    /// The bearer token.
-    pub token: String,
+    /// The bearer token, renewed from the connection file.
+    pub token: Arc<Mutex<String>>,
     /// Its pid, for the log.
     pub pid: u32,
+    /// The connection file it was found in.
+    pub connection_file: PathBuf,
+}
+
+impl Daemon {
+    fn token(&self) -> String {
+        self.token.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Takes the connection file's token when it is another one for the
+    /// same port (the person replaced it); whether it did.
+    fn renew_token(&self) -> bool {
+        let Some(fresh) = std::fs::read_to_string(&self.connection_file)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .filter(|v| v["http"].as_str() == Some(&format!("http://{}", self.authority)))
+            .and_then(|v| v["token"].as_str().map(str::to_owned))
+        else {
+            return false;
+        };
+        let mut token = self.token.lock().unwrap_or_else(|e| e.into_inner());
+        if *token == fresh {
+            return false;
+        }
+        tracing::info!("the daemon's token was replaced: relaying with the new one");
+        *token = fresh;
+        true
+    }
 }
 
 /// The protocol state a relay keeps between requests.
@@ -139,15 +170,24 @@ async fn forward(
         version = Some(v.to_owned());
     }
     let routing = message.as_ref().map(routing_headers).unwrap_or_default();
-    let response = request(
-        daemon,
-        hyper::Method::POST,
-        session.as_deref(),
-        version.as_deref(),
-        &routing,
-        Some(line),
-    )
-    .await;
+    let post = |line| {
+        request(
+            daemon,
+            hyper::Method::POST,
+            session.as_deref(),
+            version.as_deref(),
+            &routing,
+            Some(line),
+        )
+    };
+    let mut response = post(line.clone()).await;
+    if response
+        .as_ref()
+        .is_ok_and(|r| r.status() == hyper::StatusCode::UNAUTHORIZED)
+        && daemon.renew_token()
+    {
+        response = post(line).await;
+    }
     let response = match response {
         Ok(r) => r,
         Err(e) => {
@@ -278,7 +318,7 @@ async fn request(
         .header(hyper::header::HOST, &daemon.authority)
         .header(
             hyper::header::AUTHORIZATION,
-            format!("Bearer {}", daemon.token),
+            format!("Bearer {}", daemon.token()),
         )
         .header(hyper::header::CONTENT_TYPE, "application/json")
         .header(hyper::header::ACCEPT, "application/json, text/event-stream");

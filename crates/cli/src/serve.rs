@@ -23,6 +23,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
     let mut daemon = Daemon::start(args.daemon, doctor::health_source).await?;
+    // `serve` never replaces its token: the keychain's connection goes.
+    deskhand_host::secrets::release_keychain();
     control::emit(&daemon.ready);
     tokio::spawn(control::forward_events(daemon.engine.clone()));
     tokio::spawn(control::read_commands(daemon.engine.clone()));

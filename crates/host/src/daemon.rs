@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 
 use crate::desktop::{self, Desktop, DesktopArgs};
 use crate::error::{io, refuse};
+use crate::port_token::PortToken;
 use crate::secrets::{self, Secret};
 use crate::{HostError, endpoint, files};
 
@@ -73,6 +74,7 @@ pub struct Daemon {
     /// Where it listens.
     pub addr: SocketAddr,
     connection_file: PathBuf,
+    token: PortToken,
     desktop: Desktop,
     stop: Option<oneshot::Sender<()>>,
     server: JoinHandle<Result<(), deskhand_server::ServerError>>,
@@ -104,7 +106,7 @@ fn client_tokens(paths: &[PathBuf]) -> Result<Vec<Token>, HostError> {
         .collect()
 }
 
-fn ready_line(addr: SocketAddr, token: &Token, x_display: &str) -> Value {
+pub(crate) fn ready_line(addr: SocketAddr, token: &Token, x_display: &str) -> Value {
     let host = match addr {
         SocketAddr::V6(_) => format!("[{}]:{}", addr.ip(), addr.port()),
         SocketAddr::V4(_) => addr.to_string(),
@@ -122,7 +124,9 @@ fn ready_line(addr: SocketAddr, token: &Token, x_display: &str) -> Value {
 
 impl Daemon {
     /// Opens the desktop, loads the token, binds the port, writes the
-    /// connection file and starts serving. `health` gives the doctor's
+    /// connection file and starts serving. The keychain stays open for a
+    /// rotation; a host that never rotates lets it go
+    /// ([`secrets::release_keychain`]). `health` gives the doctor's
     /// report of a display.
     pub async fn start(
         args: DaemonArgs,
@@ -139,7 +143,6 @@ impl Daemon {
         }
         let desktop = desktop::open(&args.desktop).await?;
         let (token, kept_in) = secrets::load_or_create(Secret::Token, args.token_file.as_deref())?;
-        secrets::release_keychain();
         tracing::info!(kept_in = %kept_in, "token loaded");
         let token = Token::new(token);
         let client_tokens = client_tokens(&args.client_token_files)?;
@@ -152,6 +155,14 @@ impl Daemon {
         let ready = ready_line(addr, &token, &desktop.x_display);
         files::write_private_atomic(&connection_file, format!("{ready}\n").as_bytes())?;
         let mut config = ServerConfig::new(token);
+        let token = PortToken {
+            token: config.token.clone(),
+            kept_in,
+            connection_file: connection_file.clone(),
+            addr,
+            x_display: desktop.x_display.clone(),
+            engine: desktop.engine.clone(),
+        };
         config.client_tokens = client_tokens;
         config.allowed_origins = args.allow_origins;
         if let Some(idle) = args.idle_timeout {
@@ -177,6 +188,7 @@ impl Daemon {
             ready,
             addr,
             connection_file,
+            token,
             desktop,
             stop: Some(stop),
             server,
@@ -191,6 +203,11 @@ impl Daemon {
     /// The desktop it serves (its settings file and audit log).
     pub fn desktop(&self) -> &Desktop {
         &self.desktop
+    }
+
+    /// The person's token, to show and replace.
+    pub fn token(&self) -> &PortToken {
+        &self.token
     }
 
     /// Resolves when the server stopped on its own (it should not).

@@ -10,6 +10,7 @@ pub mod doctor;
 pub mod endpoint;
 mod error;
 pub mod files;
+pub mod port_token;
 pub mod secrets;
 pub mod settings;
 pub mod settings_form;

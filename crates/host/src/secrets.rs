@@ -100,6 +100,35 @@ pub fn load_or_create(secret: Secret, file: Option<&Path>) -> Result<(String, Ke
     }
 }
 
+/// Puts a new random `secret` where the old one is kept and returns it;
+/// the old one is gone. When it cannot be stored nothing changes.
+pub fn replace(secret: Secret, kept_in: &KeptIn) -> Result<String, HostError> {
+    let value = random_secret()?;
+    match kept_in {
+        KeptIn::File(path) => files::write_private_atomic(path, format!("{value}\n").as_bytes())?,
+        KeptIn::Keychain => {
+            let (account, stored) = (secret.account(), value.clone());
+            with_timeout(move || {
+                let entry = keyring::Entry::new(SERVICE, &account).map_err(|e| e.to_string())?;
+                entry.set_password(&stored).map_err(|e| e.to_string())?;
+                match entry.get_password() {
+                    Ok(back) if back == stored => Ok(()),
+                    Ok(_) => Err("the keychain did not keep what was stored".into()),
+                    Err(e) => Err(format!("the keychain lost what was stored: {e}")),
+                }
+            })
+            .map_err(|why| {
+                HostError::Refused(format!(
+                    "the new {} could not be stored: {why}",
+                    secret.what()
+                ))
+            })?;
+        }
+    }
+    tracing::info!(kept_in = %kept_in, "a new {} replaced the old one", secret.what());
+    Ok(value)
+}
+
 /// Lets go of the keychain once the secrets are loaded: its connection (on
 /// Linux a D-Bus connection with a thread of its own) is not kept for the
 /// daemon's lifetime. Closed on a thread of its own, so that a slow bus
@@ -241,6 +270,10 @@ mod tests {
         assert_eq!(kept, KeptIn::File(path.clone()));
         let (again, _) = load_or_create(Secret::Token, Some(&path)).expect("reload");
         assert_eq!(first, again);
+        let new = replace(Secret::Token, &kept).expect("replaced");
+        assert_ne!(new, first);
+        let (after, _) = load_or_create(Secret::Token, Some(&path)).expect("reload");
+        assert_eq!(after, new, "the file holds the new secret");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -23,7 +23,7 @@ use thiserror::Error;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-pub use security::Token;
+pub use security::{PersonToken, Token};
 
 /// Default largest incoming message: 16 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -39,8 +39,8 @@ pub enum ServerError {
 /// How the port is guarded and limited.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
-    /// The bearer token every request must carry.
-    pub token: Token,
+    /// The person's bearer token, which the host may replace.
+    pub token: PersonToken,
     /// More tokens, one per client the person set up: same rights, but
     /// each client's MCP sessions are its own.
     pub client_tokens: Vec<Token>,
@@ -70,7 +70,7 @@ impl ServerConfig {
     /// connections without the token, 60 s idle takeover over HTTP.
     pub fn new(token: Token) -> Self {
         Self {
-            token,
+            token: PersonToken::new(token),
             client_tokens: Vec::new(),
             allowed_origins: Vec::new(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,

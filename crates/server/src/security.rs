@@ -40,6 +40,45 @@ impl std::fmt::Debug for Token {
     }
 }
 
+/// The person's token as it is now. The host can replace it while serving
+/// (the Settings window's Rotate); requests with the old one are refused
+/// from then on and WebSocket connections opened with it are closed.
+#[derive(Clone)]
+pub struct PersonToken(Arc<tokio::sync::watch::Sender<Token>>);
+
+impl PersonToken {
+    /// Starts with `token`.
+    pub fn new(token: Token) -> Self {
+        Self(Arc::new(tokio::sync::watch::Sender::new(token)))
+    }
+
+    /// The token now.
+    pub fn current(&self) -> Token {
+        self.0.borrow().clone()
+    }
+
+    /// Puts `token` in the old one's place.
+    pub fn replace(&self, token: Token) {
+        self.0.send_replace(token);
+        tracing::warn!("the token was replaced: the old one is refused from now on");
+    }
+
+    /// Tells of the next replacement.
+    pub(crate) fn replaced(&self) -> tokio::sync::watch::Receiver<Token> {
+        self.0.subscribe()
+    }
+
+    fn matches(&self, presented: &str) -> bool {
+        self.0.borrow().matches(presented)
+    }
+}
+
+impl std::fmt::Debug for PersonToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PersonToken(<redacted>)")
+    }
+}
+
 /// A refusal, said in the status and a one-line body. The connection is
 /// closed after it: a client that was refused does not keep its slot.
 fn deny(status: StatusCode, why: &'static str) -> Response {
@@ -127,9 +166,11 @@ pub(crate) async fn guard(
         }
     }
     let index = bearer(headers).and_then(|t| {
-        std::iter::once(&state.config.token)
-            .chain(&state.config.client_tokens)
-            .position(|known| known.matches(t))
+        if state.config.token.matches(t) {
+            return Some(0);
+        }
+        let mut client = state.config.client_tokens.iter();
+        client.position(|known| known.matches(t)).map(|i| i + 1)
     });
     match index {
         Some(index) => {
@@ -247,5 +288,17 @@ mod tests {
         assert!(!format!("{t:?}").contains("s3cret"));
         assert!(t.matches("s3cret"));
         assert!(!t.matches("s3cre"));
+    }
+
+    #[test]
+    fn a_replaced_person_token_matches_only_the_new_secret() {
+        let token = PersonToken::new(Token::new("old".into()));
+        let replaced = token.replaced();
+        token.replace(Token::new("new".into()));
+        assert!(replaced.has_changed().expect("the sender lives"));
+        assert!(!token.matches("old"));
+        assert!(token.matches("new"));
+        assert_eq!(token.current().expose(), "new");
+        assert!(!format!("{token:?}").contains("new"));
     }
 }

@@ -14,6 +14,7 @@ mod windows_apps;
 
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -35,9 +36,15 @@ use tokio_tungstenite::tungstenite::{self, Message, protocol::WebSocketConfig};
 use self::socket::{UpgradeRequest, WireSocket};
 
 use crate::AppState;
+use crate::mcp::TokenIndex;
 
-/// Upgrades an authenticated request to a wire-ops connection.
-pub(crate) async fn upgrade(State(state): State<Arc<AppState>>, ws: UpgradeRequest) -> Response {
+/// Upgrades an authenticated request to a wire-ops connection. One opened
+/// with the person's token closes when that token is replaced.
+pub(crate) async fn upgrade(
+    State(state): State<Arc<AppState>>,
+    Extension(token): Extension<TokenIndex>,
+    ws: UpgradeRequest,
+) -> Response {
     let Ok(permit) = state.connections.clone().try_acquire_owned() else {
         return (StatusCode::SERVICE_UNAVAILABLE, "too many connections\n").into_response();
     };
@@ -45,8 +52,9 @@ pub(crate) async fn upgrade(State(state): State<Arc<AppState>>, ws: UpgradeReque
     let config = WebSocketConfig::default()
         .max_message_size(Some(max))
         .max_frame_size(Some(max));
+    let replaced = (token.0 == 0).then(|| state.config.token.replaced());
     ws.on_upgrade(config, move |socket| async move {
-        Connection::new(state, socket).run().await;
+        Connection::new(state, socket, replaced).run().await;
         drop(permit);
     })
 }
@@ -68,6 +76,8 @@ struct Connection {
     last_takeover: Option<Value>,
     /// Messages that arrived while a request was answered.
     read_ahead: watch::ReadAhead,
+    /// Tells when the token this connection showed is replaced.
+    token_replaced: Option<TokenWatch>,
 }
 
 /// Per-session state of the wire adapter (kept apart from the socket so
@@ -93,13 +103,14 @@ fn to_value<T: Serialize>(v: &T) -> Value {
 }
 
 impl Connection {
-    fn new(state: Arc<AppState>, socket: WireSocket) -> Self {
+    fn new(state: Arc<AppState>, socket: WireSocket, token_replaced: Option<TokenWatch>) -> Self {
         let session = state.engine.open_session("wire");
         let offered = state.engine.offered_features();
         Self {
             socket,
             last_takeover: None,
             read_ahead: watch::ReadAhead::default(),
+            token_replaced,
             handler: Handler {
                 state,
                 session,
@@ -220,6 +231,22 @@ enum Ending {
     Idle,
     /// A message or frame over the size limit.
     TooBig,
+    /// The person's token, which this connection showed, was replaced.
+    TokenReplaced,
+}
+
+/// Follows the person's token.
+type TokenWatch = tokio::sync::watch::Receiver<crate::Token>;
+
+/// Resolves when the token `replaced` follows changes; never without one
+/// (a client's own token is not replaced) or once its sender is gone.
+async fn token_replaced(replaced: &mut Option<TokenWatch>) {
+    if let Some(r) = replaced
+        && r.changed().await.is_ok()
+    {
+        return;
+    }
+    std::future::pending().await
 }
 
 impl Ending {
@@ -229,6 +256,7 @@ impl Ending {
             Self::Gone => None,
             Self::Idle => Some((CloseCode::Away, "idle")),
             Self::TooBig => Some((CloseCode::Size, "message too big")),
+            Self::TokenReplaced => Some((CloseCode::Policy, "the token was replaced")),
         }
     }
 }
@@ -242,12 +270,17 @@ impl Connection {
         let mut idle_at = tokio::time::Instant::now() + idle;
         let mut takeover = self.handler.state.engine.takeover_events();
         let mut takeover_open = true;
+        let mut replaced = self.token_replaced.take();
         loop {
             let next = if let Some(message) = self.read_ahead.pop() {
                 Ok(Some(Ok(message)))
             } else {
                 tokio::select! {
                 next = tokio::time::timeout_at(idle_at, self.socket.recv()) => next,
+                _ = token_replaced(&mut replaced) => {
+                    tracing::warn!(session = %self.handler.session.id, "closing a connection whose token was replaced");
+                    return Ending::TokenReplaced;
+                }
                 event = takeover.recv(), if takeover_open => {
                     if matches!(event, Err(tokio::sync::broadcast::error::RecvError::Closed)) {
                         takeover_open = false;

@@ -1,6 +1,6 @@
 //! The port's own limits through real sockets: connections without the
 //! token are bounded in number and time, and the server says why it
-//! closes a WebSocket (1009 too big, 1001 idle).
+//! closes a WebSocket (1009 too big, 1001 idle, 1008 its token replaced).
 
 #![allow(missing_docs)]
 
@@ -14,9 +14,9 @@ use deskhand_server::{ServerConfig, Token};
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::{self, Message};
 
 /// A sandbox server over the mock with `config` changed by `tune`; its
 /// port. It stops when the test's runtime ends.
@@ -46,25 +46,29 @@ async fn start(tune: impl FnOnce(&mut ServerConfig)) -> u16 {
 type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>;
 
 async fn connect(port: u16) -> Ws {
+    connect_with(port, TOKEN).await.expect("the token is taken")
+}
+
+/// Connects with `token` and reads the HELLO; the refusal otherwise.
+async fn connect_with(port: u16, token: &str) -> Result<Ws, tungstenite::Error> {
     let mut req = format!("ws://127.0.0.1:{port}/v1/ws")
         .into_client_request()
         .expect("request");
     req.headers_mut().insert(
         "Authorization",
-        format!("Bearer {TOKEN}").parse().expect("header"),
+        format!("Bearer {token}").parse().expect("header"),
     );
     let (mut ws, _) = tokio::time::timeout(
         Duration::from_secs(5),
         tokio_tungstenite::connect_async(req),
     )
     .await
-    .expect("connected within 5 s")
-    .expect("connect");
+    .expect("answered within 5 s")?;
     match ws.next().await {
         Some(Ok(Message::Text(t))) => assert!(t.contains("\"HELLO\""), "{t}"),
         other => panic!("expected HELLO, got {other:?}"),
     }
-    ws
+    Ok(ws)
 }
 
 /// The close code the server sent, reading until it closes.
@@ -96,6 +100,44 @@ async fn closed_within(tcp: &mut TcpStream, within: Duration) -> bool {
         }
     };
     tokio::time::timeout(within, drain).await.is_ok()
+}
+
+#[tokio::test]
+async fn a_replaced_token_closes_its_connections_and_is_refused_from_then_on() {
+    const CLIENT: &str = "c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1";
+    const NEW: &str = "4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e";
+    let mut person = None;
+    let port = start(|c| {
+        c.client_tokens = vec![Token::new(CLIENT.into())];
+        person = Some(c.token.clone());
+    })
+    .await;
+    let person = person.expect("the served token");
+    let mut old = connect(port).await;
+    let mut client = connect_with(port, CLIENT).await.expect("a client token");
+    person.replace(Token::new(NEW.into()));
+    assert_eq!(
+        close_code(&mut old, Duration::from_secs(5)).await,
+        Some(CloseCode::Policy)
+    );
+    match connect_with(port, TOKEN).await {
+        Err(tungstenite::Error::Http(r)) => assert_eq!(r.status(), 401),
+        other => panic!("the old token was not refused: {:?}", other.map(|_| ())),
+    }
+    connect_with(port, NEW)
+        .await
+        .expect("the new token is taken");
+    // A client's own token is not the person's: its connection stays.
+    client
+        .send(Message::Text(
+            r#"{"type":"CURSOR_POSITION_REQUEST","id":"still","ts":0,"payload":{}}"#.into(),
+        ))
+        .await
+        .expect("send");
+    match tokio::time::timeout(Duration::from_secs(5), client.next()).await {
+        Ok(Some(Ok(Message::Text(t)))) => assert!(t.contains("\"still\""), "{t}"),
+        other => panic!("the client's connection did not answer: {other:?}"),
+    }
 }
 
 #[tokio::test]
