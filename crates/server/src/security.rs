@@ -41,7 +41,7 @@ impl std::fmt::Debug for Token {
 }
 
 /// The person's token as it is now. The host can replace it while serving
-/// (the Settings window's Rotate); requests with the old one are refused
+/// (the Settings window's Replace); requests with the old one are refused
 /// from then on and WebSocket connections opened with it are closed.
 #[derive(Clone)]
 pub struct PersonToken(Arc<tokio::sync::watch::Sender<Token>>);
