@@ -1,9 +1,10 @@
 //! The Settings window's commands: the settings file as a form, the
 //! displays to choose from, start at login, the token (copied or
-//! replaced), and what cannot change while deskhand runs. A save that allows more than before (a display shown
-//! again, the clipboard on, fewer approvals) takes a click of the
-//! person's own mouse, as Continue does: an agent that reaches the window
-//! may tighten the settings, never loosen them.
+//! replaced), and what cannot change while deskhand runs. A save that
+//! allows more than before (a display shown again, the clipboard on,
+//! fewer approvals) takes a click of the person's own mouse, as Continue
+//! does: an agent that reaches the window may tighten the settings, never
+//! loosen them.
 
 use std::sync::Arc;
 
