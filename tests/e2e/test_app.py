@@ -141,7 +141,8 @@ def test_stop_all_agents_ends_a_takeover_and_releases_what_it_holds(xvfb, bus, t
         assert state["reason"] == "kill_switch", state
         poll(lambda: not any_button_down(xvfb.display), timeout=5,
              what="button 1 released by Stop all agents")
-        assert code_of_move(c) is not None, "no input after Stop all agents"
+        assert code_of(c, "INPUT_ACTION", {"action": "mouse_move", "coordinate": [5, 5]}) \
+            is not None, "no input after Stop all agents"
         c.close()
     finally:
         app.kill()
@@ -155,8 +156,9 @@ def second_start_env(app: Daemon, bus: str) -> dict:
                 XDG_RUNTIME_DIR=str(app.tmp / "runtime_dir"))
 
 
-def code_of_move(c) -> str | None:
-    msg = c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [5, 5]})
+def code_of(c, mtype: str, payload: dict) -> str | None:
+    """The error code `c`'s request is answered with, None if it succeeds."""
+    msg = c.request(mtype, payload)
     return msg["payload"]["code"] if msg["type"] == "ERROR" else None
 
 

@@ -21,10 +21,10 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from daemon import Client
 from mcp_client import Stdio, run
 from person import device_click
-from test_app import app_binary, bus, find, xvfb  # noqa: F401 (fixtures)
+from test_app import app_binary, bus, code_of, find, xvfb  # noqa: F401 (fixtures)
+from test_clipboard import paste_with_xclip
 from webdriver import Driver
-from xhelpers import (clipboard_text, pointer, poll, scratch_dir, start_xorg_dummy,
-                      window_rect)
+from xhelpers import pointer, poll, scratch_dir, start_xorg_dummy, window_rect
 
 
 class DrivenApp:
@@ -68,11 +68,6 @@ class DrivenApp:
             os.kill(self.pid, 9)
         except ProcessLookupError:
             pass
-
-
-def code_of(c: Client, mtype: str, payload: dict) -> str | None:
-    msg = c.request(mtype, payload)
-    return msg["payload"]["code"] if msg["type"] == "ERROR" else None
 
 
 def clipboard_write(c: Client) -> str | None:
@@ -243,7 +238,7 @@ def test_copy_and_replace_the_token(xvfb, bus):  # noqa: F811
         fresh.close()
         d.click("#token_copy")
         d.wait_text("#message", lambda t: t.startswith("The token is"), what="Copy's answer")
-        assert clipboard_text(xvfb.display) == new, "Copy puts the token on the clipboard"
+        assert paste_with_xclip(xvfb.display) == new, "Copy puts the token on the clipboard"
     finally:
         app.stop()
 

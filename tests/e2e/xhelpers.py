@@ -92,19 +92,9 @@ def pointer(display: str) -> tuple[int, int]:
 
 
 def primary_selection(display: str) -> str:
-    return _selection(display, "primary")
-
-
-def clipboard_text(display: str) -> str:
-    """The CLIPBOARD selection's text, as xclip reads it ("" if none)."""
-    return _selection(display, "clipboard")
-
-
-def _selection(display: str, which: str) -> str:
-    require("xclip")
     env = dict(os.environ, DISPLAY=display)
     res = subprocess.run(
-        ["xclip", "-o", "-selection", which], env=env, capture_output=True, timeout=10
+        ["xclip", "-o", "-selection", "primary"], env=env, capture_output=True, timeout=10
     )
     return res.stdout.decode("utf-8", "replace") if res.returncode == 0 else ""
 

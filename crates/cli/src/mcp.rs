@@ -33,17 +33,14 @@ fn daemon_for(path: &std::path::Path, display: &str) -> Option<Daemon> {
     let Found::Live(pid) = endpoint::inspect(path) else {
         return None;
     };
-    let text = std::fs::read_to_string(path).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    if v["display"].as_str() != Some(display) {
+    let found = endpoint::read(path)?;
+    if found.display != display {
         tracing::info!(pid, "the running daemon serves another display");
         return None;
     }
-    let authority = v["http"].as_str()?.strip_prefix("http://")?.to_owned();
-    let token = v["token"].as_str()?.to_owned();
     Some(Daemon {
-        authority,
-        token: std::sync::Arc::new(std::sync::Mutex::new(token)),
+        authority: found.authority,
+        token: std::sync::Arc::new(std::sync::Mutex::new(found.token)),
         pid,
         connection_file: path.to_owned(),
     })

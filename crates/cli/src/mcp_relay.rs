@@ -39,11 +39,9 @@ impl Daemon {
     /// Takes the connection file's token when it is another one for the
     /// same port (the person replaced it); whether it did.
     fn renew_token(&self) -> bool {
-        let Some(fresh) = std::fs::read_to_string(&self.connection_file)
-            .ok()
-            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-            .filter(|v| v["http"].as_str() == Some(&format!("http://{}", self.authority)))
-            .and_then(|v| v["token"].as_str().map(str::to_owned))
+        let Some(fresh) = deskhand_host::endpoint::read(&self.connection_file)
+            .filter(|e| e.authority == self.authority)
+            .map(|e| e.token)
         else {
             return false;
         };

@@ -18,6 +18,29 @@ pub enum Found {
     Live(u32),
 }
 
+/// What a connection file says, for a client of the daemon.
+#[derive(Debug)]
+pub struct Endpoint {
+    /// `host:port` of its HTTP address.
+    pub authority: String,
+    /// The bearer token.
+    pub token: String,
+    /// The X display it serves.
+    pub display: String,
+}
+
+/// Reads the connection file at `path`; `None` when it is missing or
+/// malformed.
+pub fn read(path: &Path) -> Option<Endpoint> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    Some(Endpoint {
+        authority: v["http"].as_str()?.strip_prefix("http://")?.to_owned(),
+        token: v["token"].as_str()?.to_owned(),
+        display: v["display"].as_str()?.to_owned(),
+    })
+}
+
 /// Looks at the connection file at `path` before this daemon writes its
 /// own.
 pub fn inspect(path: &Path) -> Found {
