@@ -2,7 +2,6 @@
 //! takeover, since) with End, and the latest audit records, which the page
 //! groups into each session's timeline.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use deskhand_engine::Engine;
@@ -21,8 +20,6 @@ pub struct ActivityPanel {
     pub engine: Arc<Engine>,
     /// The open sessions.
     pub tracker: Shared,
-    /// The audit log.
-    pub audit_log: PathBuf,
 }
 
 /// A live session.
@@ -60,9 +57,10 @@ pub async fn activity(panel: tauri::State<'_, ActivityPanel>) -> Result<Activity
             paused,
         })
         .collect();
-    let path = panel.audit_log.clone();
-    let read = tauri::async_runtime::spawn_blocking(move || {
-        deskhand_host::audit_file::last_lines(&path, RECORDS)
+    let path = panel.engine.audit_path();
+    let read = tauri::async_runtime::spawn_blocking(move || match path {
+        Some(path) => deskhand_host::audit_file::last_lines(&path, RECORDS),
+        None => Ok(Vec::new()),
     })
     .await
     .map_err(|e| PanelError::Task(e.to_string()))?;

@@ -61,6 +61,7 @@ fn main() -> anyhow::Result<()> {
                 tracing::warn!(error = %e, "the window could not open");
             }
         }))
+        .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_autostart::init(
             MacosLauncher::LaunchAgent,
             None,
@@ -75,6 +76,7 @@ fn main() -> anyhow::Result<()> {
             settings_panel::settings_save,
             settings_panel::token_copy,
             settings_panel::token_rotate,
+            settings_panel::audit_folder_pick,
             doctor_panel::doctor_run,
             activity::activity,
             activity::session_end,
@@ -163,7 +165,6 @@ fn manage_panels(app: &AppHandle, daemon: &Daemon, tracker: status::Shared) {
         engine: daemon.engine.clone(),
         file: desktop.settings.clone(),
         listen: daemon.addr.to_string(),
-        audit_log: desktop.audit_path.display().to_string(),
         token: daemon.token().clone(),
     });
     app.manage(doctor_panel::DoctorPanel {
@@ -172,7 +173,6 @@ fn manage_panels(app: &AppHandle, daemon: &Daemon, tracker: status::Shared) {
     app.manage(activity::ActivityPanel {
         engine: Arc::clone(&daemon.engine),
         tracker,
-        audit_log: desktop.audit_path.clone(),
     });
 }
 

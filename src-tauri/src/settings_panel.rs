@@ -1,11 +1,13 @@
 //! The Settings window's commands: the settings file as a form, the
 //! displays to choose from, start at login, the token (copied or
-//! replaced), and what cannot change while deskhand runs. A save that
-//! allows more than before (a display shown again, the clipboard on,
-//! fewer approvals) takes a click of the person's own mouse, as Continue
-//! does: an agent that reaches the window may tighten the settings, never
+//! replaced), a folder for the audit log, and what cannot change while
+//! deskhand runs. A save that allows more than before (a display shown
+//! again, the clipboard on, fewer approvals, another kill switch or audit
+//! log place) takes a click of the person's own mouse, as Continue does:
+//! an agent that reaches the window may tighten the settings, never
 //! loosen them.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use deskhand_engine::Engine;
@@ -15,6 +17,7 @@ use deskhand_host::settings_form::{self, Form};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Runtime};
 use tauri_plugin_autostart::ManagerExt as _;
+use tauri_plugin_dialog::DialogExt as _;
 
 use crate::panels::PanelError;
 
@@ -26,8 +29,6 @@ pub struct SettingsPanel {
     pub file: SettingsFile,
     /// Where the port listens.
     pub listen: String,
-    /// The audit log.
-    pub audit_log: String,
     /// The person's token.
     pub token: PortToken,
 }
@@ -50,8 +51,10 @@ pub struct SettingsView {
     /// Values the command line set, which the form cannot change.
     fixed: Vec<&'static str>,
     path: String,
+    /// Where the port listens now (a new port applies at the next start).
     listen: String,
-    audit_log: String,
+    /// Where the audit log is written now.
+    audit_log: Option<String>,
     /// Where the token is kept.
     token_kept_in: String,
     /// What the last save did, for the person.
@@ -91,13 +94,10 @@ impl SettingsPanel {
             form: Form::of(&current),
             start_at_login: app.autolaunch().is_enabled().unwrap_or(false),
             displays,
-            fixed: [("approval", fixed.approval), ("clipboard", fixed.clipboard)]
-                .into_iter()
-                .filter_map(|(name, set)| set.then_some(name))
-                .collect(),
+            fixed: fixed.names(),
             path: self.file.path.display().to_string(),
             listen: self.listen.clone(),
-            audit_log: self.audit_log.clone(),
+            audit_log: self.engine.audit_path().map(|p| p.display().to_string()),
             token_kept_in: self.token.kept_in().to_string(),
             note,
         })
@@ -120,6 +120,13 @@ impl SettingsPanel {
             tracing::warn!(?more, "a save that allows more was not the person's click");
             return Err(PanelError::NotThePerson(more.join(", ")));
         }
+        // Applied before it is written: a kill switch that cannot be
+        // grabbed or an audit log place that cannot be opened is refused
+        // with nothing changed.
+        file.live
+            .apply(&next)
+            .await
+            .map_err(|e| PanelError::Invalid(e.to_string()))?;
         settings_form::save(&file.path, &file.fixed, &save.form)
             .map_err(|e| PanelError::Invalid(e.to_string()))?;
         let autostart = app.autolaunch();
@@ -131,12 +138,18 @@ impl SettingsPanel {
             }
             .map_err(|e| PanelError::Autostart(e.to_string()))?;
         }
-        self.view(
-            app,
-            Some("Saved: it applies from the next request on.".into()),
-        )
-        .await
+        let note = if next.listen_port.to_string() == port_of(&self.listen) {
+            "Saved: it applies from the next request on."
+        } else {
+            "Saved: it applies from the next request on; the new port from the next start."
+        };
+        self.view(app, Some(note.into())).await
     }
+}
+
+/// The port of a `host:port` address.
+fn port_of(addr: &str) -> &str {
+    addr.rsplit(':').next().unwrap_or(addr)
 }
 
 /// The Settings window's content.
@@ -157,6 +170,35 @@ pub async fn settings_save<R: Runtime>(
     panel: tauri::State<'_, SettingsPanel>,
 ) -> Result<SettingsView, PanelError> {
     panel.save(&app, save).await
+}
+
+/// The native folder picker (rfd, through Tauri's dialog plugin) for the
+/// audit log: the file of the same name in the chosen folder, or `None`
+/// when the person cancelled. Nothing changes until Save.
+#[tauri::command]
+pub async fn audit_folder_pick<R: Runtime>(
+    window: tauri::WebviewWindow<R>,
+    panel: tauri::State<'_, SettingsPanel>,
+) -> Result<Option<String>, PanelError> {
+    let now = panel.engine.audit_path();
+    let name = now
+        .as_deref()
+        .and_then(Path::file_name)
+        .map_or_else(|| "audit.jsonl".into(), ToOwned::to_owned);
+    let mut picker = window
+        .dialog()
+        .file()
+        .set_title("The audit log's folder")
+        .set_parent(&window);
+    if let Some(dir) = now.as_deref().and_then(Path::parent) {
+        picker = picker.set_directory(dir);
+    }
+    let (chosen, picked) = tokio::sync::oneshot::channel();
+    picker.pick_folder(move |folder| {
+        let _ = chosen.send(folder.and_then(|f| f.into_path().ok()));
+    });
+    let folder = picked.await.map_err(|e| PanelError::Task(e.to_string()))?;
+    Ok(folder.map(|dir| dir.join(name).display().to_string()))
 }
 
 /// The token, for the page to put on the clipboard.

@@ -1,20 +1,23 @@
 """The settings file (`--settings`, by default settings.toml in the XDG
 config dir), re-read while deskhand runs: turning the clipboard off makes
 the next call answer FEATURE_NOT_SUPPORTED; a file that does not parse
-keeps the last good settings; on two real monitors (Xorg + dummy driver),
-keeping DUMMY0 private limits screenshots, frames, windows and input of
-every protocol to DUMMY1."""
+keeps the last good settings; the kill switch is grabbed anew and the
+audit log moves while running, the port applies at start; on two real
+monitors (Xorg + dummy driver), keeping DUMMY0 private limits
+screenshots, frames, windows and input of every protocol to DUMMY1."""
 
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
 from computer_http import Computer, png_size, tool_result_image, tool_result_text
 from daemon import Daemon
 from imaging import decode_png
-from xhelpers import XTerm, poll, pointer, start_xorg_dummy
+from webdriver import free_port
+from xhelpers import XTerm, pointer_buttons_down, poll, pointer, run, start_xorg_dummy
 
 
 def code_of(c, mtype: str, payload: dict) -> str | None:
@@ -51,6 +54,106 @@ def test_a_bad_file_at_start_is_refused_with_the_reason(tmp_path):
     settings.write_text('displays = []\n')
     with pytest.raises(AssertionError, match="empty list"):
         Daemon("--virtual=640x480", "--settings", str(settings), env={"RUST_BACKTRACE": "0"})
+
+
+def takeover_survives(c, seconds: float = 1.0) -> bool:
+    """Whether no pushed state ends `c`'s takeover within `seconds` (a
+    paused state may come: the person's keys pause it)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            state = c.pushed_state(timeout=max(0.05, deadline - time.monotonic()))
+        except TimeoutError:
+            return True
+        if not state.get("on"):
+            return False
+    return True
+
+
+def ended_by_kill_switch(c) -> str:
+    state = c.pushed_state()
+    while state.get("on"):
+        state = c.pushed_state()
+    return state["reason"]
+
+
+def test_the_kill_switch_follows_the_file(tmp_path):
+    settings = tmp_path / "settings.toml"
+    settings.write_text('kill_switch = "ctrl+alt+k"\n')
+    d = Daemon("--virtual=800x600", "--settings", str(settings))
+    try:
+        c = d.client()
+        c.act("mouse_down", coordinate=[400, 300], button="left")
+        run(d.display, "xdotool", "key", "ctrl+alt+Escape")
+        assert takeover_survives(c), "the default chord is not the kill switch any more"
+        run(d.display, "xdotool", "key", "ctrl+alt+k")
+        assert ended_by_kill_switch(c) == "kill_switch"
+        poll(lambda: not any(pointer_buttons_down(d.display).values()), timeout=5,
+             what="the held button to be released")
+        c.close()
+        settings.write_text('kill_switch = "ctrl+shift+F9"\n')
+        poll(lambda: "the kill-switch hotkey changed" in d.stderr_tail(200), timeout=5,
+             what="the new chord to be grabbed")
+        c = d.client()
+        run(d.display, "xdotool", "key", "ctrl+alt+k")
+        assert takeover_survives(c), "the old chord was let go"
+        run(d.display, "xdotool", "key", "ctrl+shift+F9")
+        assert ended_by_kill_switch(c) == "kill_switch"
+        c.close()
+        settings.write_text('kill_switch = "ctrl+alt+nope"\n')
+        poll(lambda: "is not valid" in d.stderr_tail(), timeout=5, what="the bad chord reported")
+        c = d.client()
+        run(d.display, "xdotool", "key", "ctrl+shift+F9")
+        assert ended_by_kill_switch(c) == "kill_switch", "the last good chord stays"
+        c.close()
+    finally:
+        assert d.terminate() == 0, d.stderr_tail()
+
+
+def audit_ops(path) -> list[str]:
+    if not path.exists():
+        return []
+    return [json.loads(line)["op"] for line in path.read_text().splitlines()]
+
+
+def test_the_audit_log_moves_with_the_file_and_an_unusable_place_changes_nothing(tmp_path):
+    first, second = tmp_path / "a" / "audit.jsonl", tmp_path / "b" / "audit.jsonl"
+    settings = tmp_path / "settings.toml"
+    settings.write_text(f'audit_log = "{first}"\n')
+    d = Daemon("--virtual=640x480", "--settings", str(settings), port_and_audit_from_settings=True)
+    try:
+        c = d.client(takeover=False)
+        c.call("CURSOR_POSITION_REQUEST")
+        assert "cursor_position" in audit_ops(first)
+        settings.write_text(f'audit_log = "{second}"\n')
+        poll(lambda: "audit.moved" in audit_ops(second), timeout=5, what="the log to move")
+        c.call("CURSOR_POSITION_REQUEST")
+        assert audit_ops(second)[-1] == "cursor_position", audit_ops(second)
+        assert audit_ops(first)[-1] == "audit.moved", "the old file says where the log went"
+        moved = json.loads(first.read_text().splitlines()[-1])["target"]
+        assert moved == {"from": str(first), "to": str(second)}
+        # A place that cannot be opened (under a file) changes nothing.
+        not_a_dir = tmp_path / "file"
+        not_a_dir.write_text("in the way")
+        settings.write_text(f'audit_log = "{not_a_dir / "audit.jsonl"}"\n')
+        poll(lambda: "could not be applied" in d.stderr_tail(), timeout=5, what="the refusal")
+        c.call("CURSOR_POSITION_REQUEST")
+        assert audit_ops(second)[-1] == "cursor_position"
+        c.close()
+    finally:
+        assert d.terminate() == 0, d.stderr_tail()
+
+
+def test_the_port_comes_from_the_file_at_start(tmp_path):
+    port = free_port()
+    settings = tmp_path / "settings.toml"
+    settings.write_text(f"listen_port = {port}\n")
+    d = Daemon("--virtual=640x480", "--settings", str(settings), port_and_audit_from_settings=True)
+    try:
+        assert d.port == port, d.ready
+        d.client(takeover=False).close()
+    finally:
+        assert d.terminate() == 0, d.stderr_tail()
 
 
 @pytest.fixture(scope="module")

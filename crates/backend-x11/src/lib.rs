@@ -3,8 +3,11 @@
 //! follows the keymap as it is now, and the virtual desktop (Xvfb + a window manager) that
 //! `deskhand serve --virtual` runs.
 
+mod hotkey;
 #[cfg(target_os = "linux")]
 mod x11;
+
+pub use hotkey::{Chord, DEFAULT_KILL_SWITCH, KillSwitchHotkey};
 
 use deskhand_engine::Backend;
 use thiserror::Error;
@@ -40,8 +43,9 @@ pub enum X11Error {
 /// Options of the X11 backend.
 #[derive(Debug, Clone, Default)]
 pub struct X11Options {
-    /// The kill-switch chord, e.g. `ctrl+alt+Escape` (the default).
-    pub kill_switch: Option<String>,
+    /// The kill-switch hotkey (default: `ctrl+alt+Escape`); the host
+    /// keeps a clone to change it while the backend runs.
+    pub kill_switch: Option<KillSwitchHotkey>,
     /// Where to list the keycodes deskhand has remapped while it has them,
     /// so that the next start restores them after a crash.
     pub remap_file: Option<std::path::PathBuf>,

@@ -66,7 +66,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     }
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
-    let desktop = desktop::open(&args.desktop).await?;
+    let desktop = desktop::open(&args.desktop, None).await?;
     tracing::info!(x_display = %desktop.x_display, "serving MCP on stdio with an engine of its own");
     let shared = deskhand_server::mcp::McpShared::new(
         desktop.engine.clone(),

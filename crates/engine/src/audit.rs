@@ -51,17 +51,39 @@ pub const DEFAULT_KEEP: u32 = 3;
 /// An append-only JSON-lines audit file (or nowhere).
 #[derive(Debug)]
 pub struct AuditLog {
-    path: Option<PathBuf>,
     file: Mutex<Option<Current>>,
     rotate_bytes: u64,
     keep: u32,
 }
 
-/// The file being written and its size.
+/// The file being written, where it is, and its size.
 #[derive(Debug)]
 struct Current {
+    path: PathBuf,
     file: File,
     size: u64,
+}
+
+impl Current {
+    fn open(path: &Path) -> io::Result<Self> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = open_append(path)?;
+        let size = file.metadata()?.len();
+        Ok(Self {
+            path: path.to_owned(),
+            file,
+            size,
+        })
+    }
+
+    fn append(&mut self, line: &[u8]) -> io::Result<()> {
+        self.file.write_all(line)?;
+        self.file.flush()?;
+        self.size += line.len() as u64;
+        Ok(())
+    }
 }
 
 fn open_append(path: &Path) -> io::Result<File> {
@@ -94,7 +116,6 @@ impl AuditLog {
     /// An audit log that records nothing (tests, benchmarks).
     pub fn disabled() -> Self {
         Self {
-            path: None,
             file: Mutex::new(None),
             rotate_bytes: DEFAULT_ROTATE_BYTES,
             keep: DEFAULT_KEEP,
@@ -110,14 +131,8 @@ impl AuditLog {
     /// Opens the audit file, rotating it once it would pass `rotate_bytes`
     /// and keeping `keep` rotated files.
     pub fn open_rotating(path: &Path, rotate_bytes: u64, keep: u32) -> io::Result<Self> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let file = open_append(path)?;
-        let size = file.metadata()?.len();
         Ok(Self {
-            path: Some(path.to_owned()),
-            file: Mutex::new(Some(Current { file, size })),
+            file: Mutex::new(Some(Current::open(path)?)),
             rotate_bytes: rotate_bytes.max(1),
             keep: keep.max(1),
         })
@@ -133,15 +148,49 @@ impl AuditLog {
             }
         }
         std::fs::rename(path, rotated_path(path, 1))?;
-        Ok(Current {
-            file: open_append(path)?,
-            size: 0,
-        })
+        Current::open(path)
     }
 
     /// Where the log is written, if anywhere.
-    pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
+    pub fn path(&self) -> Option<PathBuf> {
+        let guard = self.file.lock().ok()?;
+        guard.as_ref().map(|c| c.path.clone())
+    }
+
+    /// Writes the log at `path` from now on (created 0600 if missing,
+    /// appended to if not). The old file keeps its records and ends with
+    /// one saying where the log went; the new one says where it came
+    /// from. When `path` cannot be opened nothing changes.
+    pub fn move_to(&self, path: &Path) -> io::Result<()> {
+        let mut guard = self
+            .file
+            .lock()
+            .map_err(|_| io::Error::other("the audit log's lock is poisoned"))?;
+        let Some(old) = guard.as_mut() else {
+            return Err(io::Error::other("this audit log records nothing"));
+        };
+        if old.path == path {
+            return Ok(());
+        }
+        let mut new = Current::open(path)?;
+        let record = AuditRecord {
+            ts: now_ts(),
+            session: "",
+            protocol: "host",
+            op: "audit.moved",
+            target: json!({"from": old.path.display().to_string(), "to": path.display().to_string()}),
+            outcome: "ok",
+            duration_ms: 0.0,
+        };
+        let mut line = bounded_line(&record).unwrap_or_default();
+        line.push(b'\n');
+        if let Err(e) = old.append(&line) {
+            tracing::error!(error = %e, "the old audit log could not say where the log went");
+        }
+        new.append(&line)?;
+        tracing::info!(from = %old.path.display(), to = %path.display(), "the audit log moved");
+        *old = new;
+        Ok(())
     }
 
     /// Appends one record and flushes it. A failure to write is logged,
@@ -157,22 +206,15 @@ impl AuditLog {
             return;
         };
         line.push(b'\n');
-        if current.size > 0
-            && current.size + line.len() as u64 > self.rotate_bytes
-            && let Some(path) = &self.path
-        {
-            match self.rotate(path) {
+        if current.size > 0 && current.size + line.len() as u64 > self.rotate_bytes {
+            let path = current.path.clone();
+            match self.rotate(&path) {
                 Ok(fresh) => *current = fresh,
                 Err(e) => tracing::error!(error = %e, "audit log rotation failed"),
             }
         }
-        match current
-            .file
-            .write_all(&line)
-            .and_then(|()| current.file.flush())
-        {
-            Ok(()) => current.size += line.len() as u64,
-            Err(e) => tracing::error!(error = %e, "audit log write failed"),
+        if let Err(e) = current.append(&line) {
+            tracing::error!(error = %e, "audit log write failed");
         }
     }
 }
@@ -382,6 +424,44 @@ mod tests {
                 .map(str::len),
             Some(12)
         );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_moved_log_writes_on_in_the_new_place_and_both_files_say_so() {
+        let dir = std::env::temp_dir().join(format!("dh-audit-move-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (first, second) = (dir.join("a/audit.jsonl"), dir.join("b/audit.jsonl"));
+        let log = AuditLog::open(&first).expect("open");
+        let op = |name: &'static str| AuditRecord {
+            ts: 0.0,
+            session: "s",
+            protocol: "wire",
+            op: name,
+            target: Value::Null,
+            outcome: "ok",
+            duration_ms: 0.0,
+        };
+        log.record(&op("before"));
+        std::fs::create_dir_all(dir.join("c/audit.jsonl")).expect("a directory in the way");
+        assert!(log.move_to(&dir.join("c/audit.jsonl")).is_err());
+        assert_eq!(
+            log.path(),
+            Some(first.clone()),
+            "a failed move changes nothing"
+        );
+        log.move_to(&second).expect("moves");
+        log.record(&op("after"));
+        let ops = |p: &Path| -> Vec<String> {
+            std::fs::read_to_string(p)
+                .expect("the file")
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).expect("JSON")["op"].to_string())
+                .collect()
+        };
+        assert_eq!(ops(&first), ["\"before\"", "\"audit.moved\""]);
+        assert_eq!(ops(&second), ["\"audit.moved\"", "\"after\""]);
+        assert_eq!(log.path(), Some(second));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -107,6 +107,17 @@ impl crate::Engine {
         Ok(layout.monitors)
     }
 
+    /// Where the audit log is written now, if anywhere.
+    pub fn audit_path(&self) -> Option<std::path::PathBuf> {
+        self.audit.path()
+    }
+
+    /// Writes the audit log at `path` from the next record on; when
+    /// `path` cannot be opened the log stays where it is.
+    pub fn move_audit_log(&self, path: &std::path::Path) -> std::io::Result<()> {
+        self.audit.move_to(path)
+    }
+
     /// Applies `settings` from the next request on (a request under way
     /// finishes under the old ones).
     pub async fn apply_settings(&self, settings: Settings) {

@@ -22,15 +22,20 @@ use crate::port_token::PortToken;
 use crate::secrets::{self, Secret};
 use crate::{HostError, endpoint, files};
 
+/// The loopback port unless the command line or the settings file names
+/// another.
+pub const DEFAULT_PORT: u16 = 48100;
+
 /// How the port is served (the flags of `deskhand serve`).
 #[derive(Debug, Clone, Args)]
 pub struct DaemonArgs {
     /// The desktop to drive.
     #[command(flatten)]
     pub desktop: DesktopArgs,
-    /// Address to listen on; port 0 picks a free port.
-    #[arg(long, default_value = "127.0.0.1:48100")]
-    pub listen: SocketAddr,
+    /// Address to listen on; port 0 picks a free port (default:
+    /// 127.0.0.1 and the settings file's `listen_port`, else 48100).
+    #[arg(long)]
+    pub listen: Option<SocketAddr>,
     /// Allow a non-loopback --listen address (exposes the desktop).
     #[arg(long)]
     pub allow_non_loopback: bool,
@@ -81,14 +86,16 @@ pub struct Daemon {
 }
 
 fn checked_listen(args: &DaemonArgs) -> Result<(), HostError> {
-    if !args.listen.ip().is_loopback() {
+    let Some(listen) = args.listen else {
+        return Ok(());
+    };
+    if !listen.ip().is_loopback() {
         if !args.allow_non_loopback {
             refuse!(
-                "refusing to listen on {}: only loopback is allowed without --allow-non-loopback",
-                args.listen
+                "refusing to listen on {listen}: only loopback is allowed without --allow-non-loopback"
             );
         }
-        tracing::warn!(addr = %args.listen, "LISTENING BEYOND LOOPBACK: anyone who can reach this address and has the token can drive this desktop");
+        tracing::warn!(addr = %listen, "LISTENING BEYOND LOOPBACK: anyone who can reach this address and has the token can drive this desktop");
     }
     Ok(())
 }
@@ -141,14 +148,18 @@ impl Daemon {
         if let Some(dir) = connection_file.parent() {
             files::private_dir(dir)?;
         }
-        let desktop = desktop::open(&args.desktop).await?;
+        let desktop = desktop::open(&args.desktop, args.listen).await?;
+        let listen = args.listen.unwrap_or(SocketAddr::from((
+            std::net::Ipv4Addr::LOCALHOST,
+            desktop.started_with.listen_port,
+        )));
         let (token, kept_in) = secrets::load_or_create(Secret::Token, args.token_file.as_deref())?;
         tracing::info!(kept_in = %kept_in, "token loaded");
         let token = Token::new(token);
         let client_tokens = client_tokens(&args.client_token_files)?;
-        let listener = TcpListener::bind(args.listen)
+        let listener = TcpListener::bind(listen)
             .await
-            .map_err(io(format!("binding {}", args.listen)))?;
+            .map_err(io(format!("binding {listen}")))?;
         let addr = listener
             .local_addr()
             .map_err(io("reading the bound address"))?;

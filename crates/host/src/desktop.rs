@@ -26,7 +26,8 @@ pub struct DesktopArgs {
     /// Consent policy file, e.g. `{"takeover": true, "apps": ["XTerm"]}`.
     #[arg(long)]
     pub consent: Option<PathBuf>,
-    /// Audit log (JSON lines).
+    /// Audit log (JSON lines; default: the settings file's, else
+    /// `$XDG_STATE_HOME/deskhand/audit.jsonl`).
     #[arg(long)]
     pub audit_log: Option<PathBuf>,
     /// Let agents write the clipboard, paste, and read back what deskhand
@@ -46,9 +47,10 @@ pub struct DesktopArgs {
     /// asks) or `deny` (default: the consent file's `approval`, else allow).
     #[arg(long, value_parser = str::parse::<ApprovalMode>)]
     pub approval: Option<ApprovalMode>,
-    /// The hotkey that ends every takeover and releases everything.
-    #[arg(long, default_value = "ctrl+alt+Escape")]
-    pub kill_switch: String,
+    /// The hotkey that ends every takeover and releases everything
+    /// (default: the settings file's, else ctrl+alt+Escape).
+    #[arg(long)]
+    pub kill_switch: Option<String>,
     /// The settings file, re-read whenever it changes (default:
     /// `$XDG_CONFIG_HOME/deskhand/settings.toml`).
     #[arg(long)]
@@ -65,17 +67,19 @@ pub struct Desktop {
     pub virtual_desktop: Option<VirtualDesktop>,
     /// The settings file and what the command line fixed.
     pub settings: SettingsFile,
-    /// The audit log.
-    pub audit_path: PathBuf,
+    /// The settings it started with.
+    pub started_with: settings::FileSettings,
 }
 
-/// The settings file a host's UI edits.
-#[derive(Debug, Clone)]
+/// The settings file a host's UI edits, and what its changes apply to.
+#[derive(Clone)]
 pub struct SettingsFile {
     /// Where it is.
     pub path: PathBuf,
     /// What the command line set, which the file may not change.
     pub fixed: settings::Fixed,
+    /// What a change applies to while running.
+    pub live: settings::Live,
 }
 
 impl Desktop {
@@ -132,6 +136,7 @@ pub fn open_display(
 /// to.
 fn consent_and_fixed(
     args: &DesktopArgs,
+    listen: Option<std::net::SocketAddr>,
     is_virtual: bool,
 ) -> Result<(Consent, settings::Fixed), HostError> {
     let mut consent = match (&args.consent, is_virtual) {
@@ -142,40 +147,50 @@ fn consent_and_fixed(
     if let Some(mode) = args.approval {
         consent.approval = mode;
     }
+    let defaults = settings::FileSettings::default();
     let fixed = settings::Fixed {
-        base: Settings {
-            clipboard: ClipboardPolicy {
-                enabled: args.enable_clipboard,
-                read_foreign: args.enable_clipboard_read_foreign,
-                foreign_reads_approved: args.approve_clipboard_reads,
+        base: settings::FileSettings {
+            live: Settings {
+                clipboard: ClipboardPolicy {
+                    enabled: args.enable_clipboard,
+                    read_foreign: args.enable_clipboard_read_foreign,
+                    foreign_reads_approved: args.approve_clipboard_reads,
+                },
+                approval: consent.approval,
+                displays: DisplayChoice::All,
+                ..Settings::default()
             },
-            approval: consent.approval,
-            displays: DisplayChoice::All,
-            ..Settings::default()
+            kill_switch: args.kill_switch.clone().unwrap_or(defaults.kill_switch),
+            listen_port: listen.map_or(defaults.listen_port, |a| a.port()),
+            audit_log: args.audit_log.clone().unwrap_or(defaults.audit_log),
         },
         approval: args.approval.is_some(),
         clipboard: args.enable_clipboard,
+        kill_switch: args.kill_switch.is_some(),
+        listen: listen.is_some(),
+        audit_log: args.audit_log.is_some(),
     };
     Ok((consent, fixed))
 }
 
 /// Opens the display, the consent, the settings, the audit log and the
-/// engine, and adopts the held-input ledger of this display.
-pub async fn open(args: &DesktopArgs) -> Result<Desktop, HostError> {
+/// engine, and adopts the held-input ledger of this display. `listen` is
+/// the port's address when the command line gave one.
+pub async fn open(
+    args: &DesktopArgs,
+    listen: Option<std::net::SocketAddr>,
+) -> Result<Desktop, HostError> {
     let (x_display, virtual_desktop) =
         open_display(args.display.clone(), args.virtual_size.as_deref())?;
-    let (mut consent, fixed) = consent_and_fixed(args, virtual_desktop.is_some())?;
+    let (mut consent, fixed) = consent_and_fixed(args, listen, virtual_desktop.is_some())?;
     let settings_path = args.settings.clone().unwrap_or_else(settings::default_path);
-    let live = settings::initial(&settings_path, &fixed)?;
-    consent.approval = live.approval;
-    let consent = consent.with_clipboard(live.clipboard);
+    let started_with = settings::initial(&settings_path, &fixed)?;
+    consent.approval = started_with.live.approval;
+    let consent = consent.with_clipboard(started_with.live.clipboard);
     let (audit_key, _) = secrets::load_or_create(Secret::AuditKey, None)?;
     deskhand_engine::audit::set_text_key(secrets::secret_bytes(&audit_key)?);
-    let audit_path = args
-        .audit_log
-        .clone()
-        .unwrap_or_else(crate::audit_file::default_path);
-    let audit = AuditLog::open(&audit_path)
+    let audit_path = &started_with.audit_log;
+    let audit = AuditLog::open(audit_path)
         .map_err(io(format!("opening audit log {}", audit_path.display())))?;
 
     // Held input and remapped keycodes survive a crash: a copy of each
@@ -186,19 +201,24 @@ pub async fn open(args: &DesktopArgs) -> Result<Desktop, HostError> {
         .collect();
     let state = files::state_dir();
     files::private_dir(&state)?;
+    let hotkey = deskhand_backend_x11::KillSwitchHotkey::new(&started_with.kill_switch)?;
     let options = deskhand_backend_x11::X11Options {
-        kill_switch: Some(args.kill_switch.clone()),
+        kill_switch: Some(hotkey.clone()),
         remap_file: Some(state.join(format!("remapped-keys-{display_tag}.json"))),
     };
     let mut backend = deskhand_backend_x11::open_with(Some(&x_display), &options)?;
     backend.accessibility = accessibility();
     let engine = Arc::new(Engine::new(backend, consent, audit));
-    engine.apply_settings(live.clone()).await;
+    engine.apply_settings(started_with.live.clone()).await;
+    let live = settings::Live {
+        engine: engine.clone(),
+        hotkey,
+    };
     tokio::spawn(settings::watch(
         settings_path.clone(),
         fixed.clone(),
-        engine.clone(),
-        live,
+        live.clone(),
+        started_with.clone(),
     ));
     let ledger = state.join(format!("held-input-{display_tag}.json"));
     engine.keep_held_input_in(ledger).await?;
@@ -209,8 +229,9 @@ pub async fn open(args: &DesktopArgs) -> Result<Desktop, HostError> {
         settings: SettingsFile {
             path: settings_path,
             fixed,
+            live,
         },
-        audit_path,
+        started_with,
     })
 }
 

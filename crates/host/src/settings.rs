@@ -8,6 +8,9 @@
 //! approval = "write"            # allow | write | prompt | deny
 //! displays = ["DUMMY0"]         # or "all"
 //! consent_timeout_s = 60        # a consent question's wait, 5 to 600
+//! kill_switch = "ctrl+alt+Escape"
+//! listen_port = 48100           # from the next start on
+//! audit_log = "/home/me/.local/state/deskhand/audit.jsonl"
 //!
 //! [clipboard]
 //! enabled = true
@@ -19,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use deskhand_backend_x11::{Chord, KillSwitchHotkey};
 use deskhand_engine::approval::ApprovalMode;
 use deskhand_engine::settings::{DisplayChoice, Settings};
 use deskhand_engine::{ClipboardPolicy, Engine};
@@ -40,6 +44,9 @@ struct File {
     approval: Option<String>,
     displays: Option<Displays>,
     consent_timeout_s: Option<u64>,
+    kill_switch: Option<String>,
+    listen_port: Option<u16>,
+    audit_log: Option<PathBuf>,
     #[serde(default)]
     clipboard: ClipboardFile,
 }
@@ -59,16 +66,82 @@ enum Displays {
     Names(Vec<String>),
 }
 
+/// Everything the settings file sets: the engine's live settings and the
+/// host's own values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileSettings {
+    /// What the engine applies from the next request on.
+    pub live: Settings,
+    /// The kill-switch hotkey (grabbed anew while running).
+    pub kill_switch: String,
+    /// The loopback port of the next start.
+    pub listen_port: u16,
+    /// Where the audit log is written (it moves there while running).
+    pub audit_log: PathBuf,
+}
+
+impl Default for FileSettings {
+    fn default() -> Self {
+        Self {
+            live: Settings::default(),
+            kill_switch: deskhand_backend_x11::DEFAULT_KILL_SWITCH.to_owned(),
+            listen_port: crate::daemon::DEFAULT_PORT,
+            audit_log: crate::audit_file::default_path(),
+        }
+    }
+}
+
+impl FileSettings {
+    /// What `next` allows that these settings do not (see
+    /// [`Settings::loosened_by`]); another kill switch or audit log place
+    /// counts too, since either could keep the person from seeing or
+    /// stopping an agent.
+    pub fn loosened_by(&self, next: &FileSettings) -> Vec<&'static str> {
+        let mut more = self.live.loosened_by(&next.live);
+        let same_chord =
+            Chord::parse(&self.kill_switch).ok() == Chord::parse(&next.kill_switch).ok();
+        if !same_chord {
+            more.push("kill_switch");
+        }
+        if self.audit_log != next.audit_log {
+            more.push("audit_log");
+        }
+        more
+    }
+}
+
 /// What the command line (and the consent file) set: the start-up values,
 /// and which of them the file may not change.
 #[derive(Debug, Clone, Default)]
 pub struct Fixed {
     /// The values without a file.
-    pub base: Settings,
+    pub base: FileSettings,
     /// `--approval` was given.
     pub approval: bool,
     /// `--enable-clipboard` (and its read flags) were given.
     pub clipboard: bool,
+    /// `--kill-switch` was given.
+    pub kill_switch: bool,
+    /// `--listen` was given.
+    pub listen: bool,
+    /// `--audit-log` was given.
+    pub audit_log: bool,
+}
+
+impl Fixed {
+    /// The names of the values the command line set.
+    pub fn names(&self) -> Vec<&'static str> {
+        [
+            ("approval", self.approval),
+            ("clipboard", self.clipboard),
+            ("kill_switch", self.kill_switch),
+            ("listen_port", self.listen),
+            ("audit_log", self.audit_log),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect()
+    }
 }
 
 /// What is wrong with a settings file.
@@ -88,17 +161,55 @@ macro_rules! invalid {
 }
 
 /// The settings `text` gives on top of `fixed`.
-pub fn parse(text: &str, fixed: &Fixed) -> Result<Settings, Invalid> {
+pub fn parse(text: &str, fixed: &Fixed) -> Result<FileSettings, Invalid> {
     let file: File = toml::from_str(text).map_err(|e| Invalid(e.message().to_owned()))?;
     let mut s = fixed.base.clone();
-    if let Some(mode) = file.approval
+    s.live = live(&file, fixed)?;
+    if let Some(chord) = file.kill_switch
+        && !fixed.kill_switch
+    {
+        Chord::parse(&chord).map_err(|e| Invalid(format!("kill_switch: {e}")))?;
+        s.kill_switch = chord;
+    }
+    if let Some(port) = file.listen_port
+        && !fixed.listen
+    {
+        if port == 0 {
+            invalid!("listen_port: 0 would pick another port at every start; give 1 to 65535");
+        }
+        s.listen_port = port;
+    }
+    if let Some(path) = file.audit_log
+        && !fixed.audit_log
+    {
+        if !path.is_absolute() || path.file_name().is_none() {
+            invalid!(
+                "audit_log: {} is not the absolute path of a file",
+                path.display()
+            );
+        }
+        if path.is_dir() {
+            invalid!(
+                "audit_log: {} is a directory; name a file in it",
+                path.display()
+            );
+        }
+        s.audit_log = path;
+    }
+    Ok(s)
+}
+
+/// The engine's settings the file gives.
+fn live(file: &File, fixed: &Fixed) -> Result<Settings, Invalid> {
+    let mut s = fixed.base.live.clone();
+    if let Some(mode) = &file.approval
         && !fixed.approval
     {
         s.approval = mode
             .parse::<ApprovalMode>()
             .map_err(|e| Invalid(format!("approval: {e}")))?;
     }
-    s.displays = match file.displays {
+    s.displays = match &file.displays {
         None => s.displays,
         Some(Displays::Word(w)) if w == "all" => DisplayChoice::All,
         Some(Displays::Word(w)) => {
@@ -107,7 +218,7 @@ pub fn parse(text: &str, fixed: &Fixed) -> Result<Settings, Invalid> {
         Some(Displays::Names(names)) if names.is_empty() => {
             invalid!("displays: an empty list would hide every display; say \"all\" or name some")
         }
-        Some(Displays::Names(names)) => DisplayChoice::Only(names),
+        Some(Displays::Names(names)) => DisplayChoice::Only(names.clone()),
     };
     if let Some(secs) = file.consent_timeout_s {
         if !CONSENT_TIMEOUT_S.contains(&secs) {
@@ -143,7 +254,7 @@ pub fn default_path() -> PathBuf {
 }
 
 /// What the file says now: `None` when it does not exist.
-fn read(path: &Path, fixed: &Fixed) -> Result<Option<Settings>, HostError> {
+fn read(path: &Path, fixed: &Fixed) -> Result<Option<FileSettings>, HostError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -159,7 +270,7 @@ fn read(path: &Path, fixed: &Fixed) -> Result<Option<Settings>, HostError> {
 
 /// The start-up settings: the file's over `fixed`; a bad file fails the
 /// start (the person sees why at once).
-pub fn initial(path: &Path, fixed: &Fixed) -> Result<Settings, HostError> {
+pub fn initial(path: &Path, fixed: &Fixed) -> Result<FileSettings, HostError> {
     Ok(read(path, fixed)?.unwrap_or_else(|| fixed.base.clone()))
 }
 
@@ -168,8 +279,43 @@ fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
     Some((meta.modified().ok()?, meta.len()))
 }
 
-/// Applies every change of the file to `engine` until the runtime stops.
-pub async fn watch(path: PathBuf, fixed: Fixed, engine: Arc<Engine>, mut current: Settings) {
+/// What a change of the file is applied to while deskhand runs.
+#[derive(Clone)]
+pub struct Live {
+    /// The engine (its settings, its audit log).
+    pub engine: Arc<Engine>,
+    /// The backend's kill-switch hotkey.
+    pub hotkey: KillSwitchHotkey,
+}
+
+impl Live {
+    /// Applies `next`: the kill switch and the audit log's place first
+    /// (either may be refused, and then nothing changes), then the
+    /// engine's settings, from the next request on.
+    pub async fn apply(&self, next: &FileSettings) -> Result<(), HostError> {
+        let (hotkey, engine) = (self.hotkey.clone(), self.engine.clone());
+        let (chord, audit_log) = (next.kill_switch.clone(), next.audit_log.clone());
+        tokio::task::spawn_blocking(move || {
+            let before = hotkey.current();
+            hotkey.change(&chord)?;
+            if let Err(e) = engine.move_audit_log(&audit_log) {
+                let _ = hotkey.change(&before);
+                return Err(io(format!(
+                    "moving the audit log to {}",
+                    audit_log.display()
+                ))(e));
+            }
+            Ok(())
+        })
+        .await
+        .map_err(|e| HostError::Refused(format!("the settings could not be applied: {e}")))??;
+        self.engine.apply_settings(next.live.clone()).await;
+        Ok(())
+    }
+}
+
+/// Applies every change of the file until the runtime stops.
+pub async fn watch(path: PathBuf, fixed: Fixed, live: Live, mut current: FileSettings) {
     let mut seen = stamp(&path);
     loop {
         tokio::time::sleep(POLL).await;
@@ -188,9 +334,15 @@ pub async fn watch(path: PathBuf, fixed: Fixed, engine: Arc<Engine>, mut current
                 continue;
             }
         };
-        if next != current {
-            engine.apply_settings(next.clone()).await;
-            current = next;
+        if next == current {
+            continue;
+        }
+        match live.apply(&next).await {
+            Ok(()) => current = next,
+            Err(e) => tracing::warn!(
+                error = %e,
+                "the settings file changed but could not be applied: the last good settings stay"
+            ),
         }
     }
 }
@@ -205,7 +357,10 @@ mod tests {
 
     #[test]
     fn an_empty_file_keeps_the_start_up_values() {
-        assert_eq!(parse("", &fixed()).expect("parses"), Settings::default());
+        assert_eq!(
+            parse("", &fixed()).expect("parses"),
+            FileSettings::default()
+        );
     }
 
     #[test]
@@ -214,14 +369,37 @@ mod tests {
             "approval = \"write\"\ndisplays = [\"DUMMY1\"]\n[clipboard]\nenabled = true\nread_foreign = true\n",
             &fixed(),
         )
-        .expect("parses");
+        .expect("parses")
+        .live;
         assert_eq!(s.approval, ApprovalMode::Write);
         assert_eq!(s.displays, DisplayChoice::Only(vec!["DUMMY1".into()]));
         assert!(s.clipboard.enabled && s.clipboard.read_foreign);
         assert!(!s.clipboard.foreign_reads_approved);
-        let all = parse("displays = \"all\"\nconsent_timeout_s = 5", &fixed()).expect("parses");
+        let all = parse("displays = \"all\"\nconsent_timeout_s = 5", &fixed())
+            .expect("parses")
+            .live;
         assert_eq!(all.displays, DisplayChoice::All);
         assert_eq!(all.consent_timeout, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn the_file_sets_the_kill_switch_the_port_and_the_audit_log() {
+        let s = parse(
+            "kill_switch = \"super+F12\"\nlisten_port = 48123\naudit_log = \"/var/tmp/dh/audit.jsonl\"",
+            &fixed(),
+        )
+        .expect("parses");
+        assert_eq!(s.kill_switch, "super+F12");
+        assert_eq!(s.listen_port, 48123);
+        assert_eq!(s.audit_log, PathBuf::from("/var/tmp/dh/audit.jsonl"));
+        let before = FileSettings::default();
+        assert_eq!(before.loosened_by(&s), ["kill_switch", "audit_log"]);
+        let same = FileSettings {
+            kill_switch: "Ctrl+Alt+escape".into(),
+            listen_port: 1,
+            ..before.clone()
+        };
+        assert!(before.loosened_by(&same).is_empty());
     }
 
     #[test]
@@ -238,6 +416,12 @@ mod tests {
             ("approval = ", ""),
             ("consent_timeout_s = 1", "consent_timeout_s"),
             ("consent_timeout_s = 86400", "consent_timeout_s"),
+            ("kill_switch = \"Escape\"", "kill_switch"),
+            ("kill_switch = \"ctrl+banana\"", "unknown key"),
+            ("listen_port = 0", "listen_port"),
+            ("listen_port = 70000", ""),
+            ("audit_log = \"audit.jsonl\"", "absolute"),
+            ("audit_log = \"/tmp\"", "directory"),
         ] {
             let e = parse(text, &fixed()).expect_err(text).to_string();
             assert!(e.contains(says), "{text}: {e}");
@@ -249,9 +433,21 @@ mod tests {
         let mut f = fixed();
         f.approval = true;
         f.clipboard = true;
-        f.base.approval = ApprovalMode::Deny;
-        let s = parse("approval = \"allow\"\n[clipboard]\nenabled = true", &f).expect("parses");
-        assert_eq!(s.approval, ApprovalMode::Deny);
-        assert!(!s.clipboard.enabled);
+        f.kill_switch = true;
+        f.listen = true;
+        f.audit_log = true;
+        f.base.live.approval = ApprovalMode::Deny;
+        let s = parse(
+            "approval = \"allow\"\nkill_switch = \"super+F1\"\nlisten_port = 1\naudit_log = \"/a/b\"\n[clipboard]\nenabled = true",
+            &f,
+        )
+        .expect("parses");
+        assert_eq!(s.live.approval, ApprovalMode::Deny);
+        assert!(!s.live.clipboard.enabled);
+        assert_eq!(
+            (s.kill_switch, s.listen_port),
+            (f.base.kill_switch, f.base.listen_port)
+        );
+        assert_eq!(s.audit_log, f.base.audit_log);
     }
 }

@@ -4,11 +4,11 @@
 
 use std::path::Path;
 
-use deskhand_engine::settings::{DisplayChoice, Settings};
+use deskhand_engine::settings::DisplayChoice;
 use serde::{Deserialize, Serialize};
 
 use crate::HostError;
-use crate::settings::{Fixed, Invalid, parse};
+use crate::settings::{FileSettings, Fixed, Invalid, parse};
 
 /// Every value of the settings file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,11 +26,18 @@ pub struct Form {
     pub clipboard_read_foreign: bool,
     /// Every foreign read approved in advance.
     pub clipboard_approve_foreign_reads: bool,
+    /// The kill-switch hotkey, e.g. `ctrl+alt+Escape`.
+    pub kill_switch: String,
+    /// The loopback port of the next start.
+    pub listen_port: u16,
+    /// The audit log's file.
+    pub audit_log: String,
 }
 
 impl Form {
-    /// The form of `s`.
-    pub fn of(s: &Settings) -> Self {
+    /// The form of `file`.
+    pub fn of(file: &FileSettings) -> Self {
+        let s = &file.live;
         Self {
             approval: s.approval.as_str().to_owned(),
             displays: match &s.displays {
@@ -41,6 +48,9 @@ impl Form {
             clipboard_enabled: s.clipboard.enabled,
             clipboard_read_foreign: s.clipboard.read_foreign,
             clipboard_approve_foreign_reads: s.clipboard.foreign_reads_approved,
+            kill_switch: file.kill_switch.clone(),
+            listen_port: file.listen_port,
+            audit_log: file.audit_log.display().to_string(),
         }
     }
 
@@ -55,6 +65,9 @@ impl Form {
         file.insert("displays".into(), displays);
         let secs = i64::try_from(self.consent_timeout_s).unwrap_or(i64::MAX);
         file.insert("consent_timeout_s".into(), secs.into());
+        file.insert("kill_switch".into(), self.kill_switch.clone().into());
+        file.insert("listen_port".into(), i64::from(self.listen_port).into());
+        file.insert("audit_log".into(), self.audit_log.clone().into());
         let mut clipboard = toml::Table::new();
         clipboard.insert("enabled".into(), self.clipboard_enabled.into());
         clipboard.insert("read_foreign".into(), self.clipboard_read_foreign.into());
@@ -67,14 +80,14 @@ impl Form {
     }
 
     /// The settings this form gives over `fixed`, or what is wrong with it.
-    pub fn settings(&self, fixed: &Fixed) -> Result<Settings, Invalid> {
+    pub fn settings(&self, fixed: &Fixed) -> Result<FileSettings, Invalid> {
         parse(&self.to_toml(), fixed)
     }
 }
 
 /// Writes `form` to the file at `path` when it is valid; an invalid form
 /// changes nothing. Returns the settings it gives.
-pub fn save(path: &Path, fixed: &Fixed, form: &Form) -> Result<Settings, HostError> {
+pub fn save(path: &Path, fixed: &Fixed, form: &Form) -> Result<FileSettings, HostError> {
     let settings = form.settings(fixed).map_err(|why| HostError::Settings {
         path: path.display().to_string(),
         reason: why.to_string(),
@@ -89,7 +102,7 @@ mod tests {
     use super::*;
 
     fn form() -> Form {
-        Form::of(&Settings::default())
+        Form::of(&FileSettings::default())
     }
 
     #[test]
@@ -99,6 +112,9 @@ mod tests {
         f.displays = Some(vec!["DUMMY1".into(), "a \"quoted\" name".into()]);
         f.consent_timeout_s = 30;
         f.clipboard_enabled = true;
+        f.kill_switch = "super+F12".into();
+        f.listen_port = 48200;
+        f.audit_log = "/var/tmp/a \"quoted\" dir/audit.jsonl".into();
         let s = f.settings(&Fixed::default()).expect("valid");
         assert_eq!(Form::of(&s), f);
     }
@@ -125,6 +141,18 @@ mod tests {
             },
             Form {
                 clipboard_read_foreign: true,
+                ..form()
+            },
+            Form {
+                kill_switch: "shift".into(),
+                ..form()
+            },
+            Form {
+                listen_port: 0,
+                ..form()
+            },
+            Form {
+                audit_log: "relative.jsonl".into(),
                 ..form()
             },
         ] {

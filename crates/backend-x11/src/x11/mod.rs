@@ -175,10 +175,8 @@ pub fn open(display: Option<&str>, options: &crate::X11Options) -> Result<Backen
     };
     let has_input = input.is_some();
     let kill = match &options.kill_switch {
-        Some(chord) => watcher::KillSwitch::parse(chord).ok_or_else(|| {
-            X11Error::Option(format!("kill switch {chord:?}: use e.g. ctrl+alt+Escape"))
-        })?,
-        None => watcher::KillSwitch::default(),
+        Some(hotkey) => hotkey.clone(),
+        None => crate::KillSwitchHotkey::new(crate::DEFAULT_KILL_SWITCH)?,
     };
     let watcher = match watcher::X11Watcher::new(&name, kill) {
         Ok(w) => Some(Box::new(w) as Box<dyn deskhand_engine::InputWatcher>),

@@ -5,6 +5,7 @@
 //! on (warps make no raw event; deskhand's own XTEST moves are checked by
 //! the desktop thread), and the kill-switch hotkey.
 
+use std::cell::RefCell;
 use std::os::fd::{AsFd, AsRawFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,64 +19,35 @@ use x11rb::protocol::xproto::{ConnectionExt as _, GrabMode, ModMask, Window};
 use x11rb::rust_connection::RustConnection;
 
 use super::X11ResultExt;
+use crate::KillSwitchHotkey;
+use crate::hotkey::{Chord, Modifier};
 
 /// Pointer poll while armed (the contract: a check at least every 20 ms).
 const POLL_ARMED_MS: i32 = 20;
 /// How often an idle watcher looks whether it was armed.
 const POLL_IDLE_MS: i32 = 100;
 
-/// The kill-switch chord: modifiers and one key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KillSwitch {
+/// The kill-switch chord as grabbed: its modifiers and the keycodes of
+/// its key.
+#[derive(Debug)]
+struct Grab {
     modifiers: ModMask,
-    keysym: u32,
+    keycodes: Vec<u8>,
 }
 
-impl KillSwitch {
-    /// Parses `ctrl+alt+Escape`-style chords: any of ctrl, alt, shift,
-    /// super, then Escape, Pause, F1–F12, or a letter or digit.
-    pub fn parse(chord: &str) -> Option<Self> {
-        let mut modifiers = ModMask::from(0u16);
-        let mut keysym = None;
-        for part in chord.split('+') {
-            match part.to_ascii_lowercase().as_str() {
-                "ctrl" | "control" => modifiers |= ModMask::CONTROL,
-                "alt" => modifiers |= ModMask::M1,
-                "shift" => modifiers |= ModMask::SHIFT,
-                "super" | "meta" => modifiers |= ModMask::M4,
-                "escape" | "esc" => keysym = Some(0xff1b),
-                "pause" => keysym = Some(0xff13),
-                other => {
-                    let f = other
-                        .strip_prefix('f')
-                        .and_then(|n| n.parse::<u32>().ok())
-                        .filter(|n| (1..=12).contains(n));
-                    let c = (other.len() == 1)
-                        .then(|| other.chars().next())
-                        .flatten()
-                        .filter(char::is_ascii_alphanumeric);
-                    keysym = match (f, c) {
-                        (Some(n), _) => Some(0xffbd + n), // XK_F1 = 0xffbe
-                        (None, Some(c)) => Some(u32::from(c)),
-                        _ => return None,
-                    };
-                }
-            }
-        }
-        Some(Self {
-            modifiers,
-            keysym: keysym?,
-        })
-    }
-}
+/// The lock modifiers a grab is repeated with, so that Caps Lock and Num
+/// Lock do not disable the kill switch.
+const LOCKS: [u16; 4] = [0, 1 << 1, 1 << 4, (1 << 1) | (1 << 4)];
 
-impl Default for KillSwitch {
-    fn default() -> Self {
-        Self {
-            modifiers: ModMask::CONTROL | ModMask::M1,
-            keysym: 0xff1b,
+fn modifiers_of(chord: &Chord) -> ModMask {
+    chord.modifiers.iter().fold(ModMask::from(0u16), |mask, m| {
+        mask | match m {
+            Modifier::Ctrl => ModMask::CONTROL,
+            Modifier::Alt => ModMask::M1,
+            Modifier::Shift => ModMask::SHIFT,
+            Modifier::Super => ModMask::M4,
         }
-    }
+    })
 }
 
 /// The watcher, before it starts.
@@ -83,12 +55,13 @@ pub(crate) struct X11Watcher {
     conn: RustConnection,
     root: Window,
     xtest_devices: Vec<u16>,
-    kill: KillSwitch,
+    hotkey: KillSwitchHotkey,
+    grabbed: RefCell<Option<Grab>>,
 }
 
 impl X11Watcher {
     /// Connects and checks for XInput 2.1 (raw events to every client).
-    pub(crate) fn new(display: &str, kill: KillSwitch) -> Result<Self, BackendError> {
+    pub(crate) fn new(display: &str, hotkey: KillSwitchHotkey) -> Result<Self, BackendError> {
         let (conn, screen) = RustConnection::connect(Some(display))
             .map_err(|e| BackendError::DisplayUnavailable(e.to_string()))?;
         let root = conn.setup().roots[screen].root;
@@ -125,13 +98,13 @@ impl X11Watcher {
             conn,
             root,
             xtest_devices,
-            kill,
+            hotkey,
+            grabbed: RefCell::new(None),
         })
     }
 
-    /// Grabs the kill-switch chord on the root window, with and without
-    /// Caps Lock and Num Lock.
-    fn grab_kill_switch(&self) -> Result<(), BackendError> {
+    /// The keycodes that make `keysym` on this keyboard.
+    fn keycodes_of(&self, keysym: u32) -> Result<Vec<u8>, BackendError> {
         let setup = self.conn.setup();
         let (min, max) = (setup.min_keycode, setup.max_keycode);
         let map = self
@@ -141,49 +114,97 @@ impl X11Watcher {
             .reply()
             .backend()?;
         let per = usize::from(map.keysyms_per_keycode.max(1));
-        let keycodes: Vec<u8> = map
+        Ok(map
             .keysyms
             .chunks(per)
             .enumerate()
-            .filter(|(_, syms)| syms.contains(&self.kill.keysym))
+            .filter(|(_, syms)| syms.contains(&keysym))
             .map(|(i, _)| min + i as u8)
-            .collect();
+            .collect())
+    }
+
+    /// Grabs `chord` on the root window, with and without Caps Lock and
+    /// Num Lock; on failure nothing of it stays grabbed.
+    fn grab(&self, chord: &Chord) -> Result<Grab, BackendError> {
+        let keycodes = self.keycodes_of(chord.keysym)?;
         if keycodes.is_empty() {
             return Err(BackendError::Unsupported(
                 "the kill-switch key is not on this keyboard".into(),
             ));
         }
-        for keycode in keycodes {
-            for extra in [
-                0u16,
-                u16::from(ModMask::LOCK),
-                u16::from(ModMask::M2),
-                u16::from(ModMask::LOCK | ModMask::M2),
-            ] {
+        let grab = Grab {
+            modifiers: modifiers_of(chord),
+            keycodes,
+        };
+        for (i, &keycode) in grab.keycodes.iter().enumerate() {
+            for lock in LOCKS {
                 // Checked: a client already holding the chord answers
                 // BadAccess, and the kill switch would silently be missing.
-                self.conn
+                let held = self
+                    .conn
                     .grab_key(
                         false,
                         self.root,
-                        self.kill.modifiers | ModMask::from(extra),
+                        grab.modifiers | ModMask::from(lock),
                         keycode,
                         GrabMode::ASYNC,
                         GrabMode::ASYNC,
                     )
                     .backend()?
-                    .check()
-                    .map_err(|e| {
-                        BackendError::Failed(format!("another client holds the chord: {e}"))
-                    })?;
+                    .check();
+                if let Err(e) = held {
+                    self.ungrab(&grab.keycodes[..=i], grab.modifiers, None);
+                    return Err(BackendError::Failed(format!(
+                        "another client holds the chord: {e}"
+                    )));
+                }
             }
         }
-        Ok(())
+        Ok(grab)
     }
 
-    fn is_kill_switch(&self, state: u16) -> bool {
+    /// Lets `keycodes` with `modifiers` go, but what `keep` grabs.
+    fn ungrab(&self, keycodes: &[u8], modifiers: ModMask, keep: Option<&Grab>) {
+        for &keycode in keycodes {
+            if keep.is_some_and(|k| k.modifiers == modifiers && k.keycodes.contains(&keycode)) {
+                continue;
+            }
+            for lock in LOCKS {
+                let _ = self
+                    .conn
+                    .ungrab_key(keycode, self.root, modifiers | ModMask::from(lock));
+            }
+        }
+    }
+
+    /// Grabs a chord the host asked for and then lets the old one go; if
+    /// the new one cannot be grabbed the old one stays.
+    fn follow_hotkey(&self) {
+        let Some((n, chord)) = self.hotkey.asked() else {
+            return;
+        };
+        match self.grab(&chord) {
+            Ok(new) => {
+                if let Some(old) = self.grabbed.borrow_mut().take() {
+                    self.ungrab(&old.keycodes, old.modifiers, Some(&new));
+                }
+                *self.grabbed.borrow_mut() = Some(new);
+                let _ = self.conn.flush();
+                tracing::info!(chord = ?chord, "the kill-switch hotkey changed");
+                self.hotkey.answer(n, Ok(()));
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the new kill-switch hotkey could not be grabbed: the old one stays");
+                self.hotkey.answer(n, Err(e.to_string()));
+            }
+        }
+    }
+
+    fn is_kill_switch(&self, keycode: u8, state: u16) -> bool {
         let relevant = u16::from(ModMask::CONTROL | ModMask::M1 | ModMask::SHIFT | ModMask::M4);
-        state & relevant == u16::from(self.kill.modifiers)
+        self.grabbed.borrow().as_ref().is_some_and(|g| {
+            g.keycodes.contains(&keycode) && state & relevant == u16::from(g.modifiers)
+        })
     }
 
     /// Hands every queued event to `sink`; says whether a pointer device
@@ -207,7 +228,7 @@ impl X11Watcher {
                     moved |= !synthetic;
                     sink(WatchedInput::Motion { synthetic });
                 }
-                Event::KeyPress(e) if self.is_kill_switch(u16::from(e.state)) => {
+                Event::KeyPress(e) if self.is_kill_switch(e.detail, u16::from(e.state)) => {
                     sink(WatchedInput::KillSwitch);
                 }
                 _ => {}
@@ -220,6 +241,7 @@ impl X11Watcher {
         if let Err(e) = self.watch(&*sink, &armed) {
             tracing::error!(error = %e, "the hand-back watcher stopped");
         }
+        self.hotkey.unwatch();
         sink(WatchedInput::WatcherLost);
     }
 
@@ -233,6 +255,7 @@ impl X11Watcher {
         // The person's motion seen while the last read was awaited.
         let mut moved_meanwhile = false;
         loop {
+            self.follow_hotkey();
             self.conn.flush().backend()?;
             let moved = self.drain(sink)? | std::mem::take(&mut moved_meanwhile);
             let is_armed = armed.load(Ordering::SeqCst);
@@ -296,8 +319,9 @@ impl InputWatcher for X11Watcher {
                 }],
             )
             .backend()?;
-        if let Err(e) = self.grab_kill_switch() {
-            tracing::warn!(error = %e, "the kill-switch hotkey could not be grabbed");
+        match self.grab(&self.hotkey.watch()) {
+            Ok(grab) => *self.grabbed.borrow_mut() = Some(grab),
+            Err(e) => tracing::warn!(error = %e, "the kill-switch hotkey could not be grabbed"),
         }
         self.conn.flush().backend()?;
         tracing::info!(xtest = ?self.xtest_devices, "hand-back watcher started");
@@ -306,27 +330,5 @@ impl InputWatcher for X11Watcher {
             .spawn(move || self.run(sink, armed))
             .map_err(|e| BackendError::Failed(e.to_string()))?;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn kill_switch_chords() {
-        assert_eq!(
-            KillSwitch::parse("ctrl+alt+Escape"),
-            Some(KillSwitch::default())
-        );
-        let f12 = KillSwitch::parse("super+F12").expect("f12");
-        assert_eq!(f12.keysym, 0xffc9);
-        assert_eq!(f12.modifiers, ModMask::M4);
-        assert_eq!(
-            KillSwitch::parse("ctrl+shift+k").map(|k| k.keysym),
-            Some(u32::from('k'))
-        );
-        assert_eq!(KillSwitch::parse("ctrl+banana"), None);
-        assert_eq!(KillSwitch::parse("ctrl+alt"), None);
     }
 }
