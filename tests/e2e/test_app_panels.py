@@ -25,6 +25,7 @@ from test_app import app_binary, bus, code_of, find, xvfb  # noqa: F401 (fixture
 from test_clipboard import paste_with_xclip
 from webdriver import Driver
 from xhelpers import pointer, poll, scratch_dir, start_xorg_dummy, window_rect
+from xhelpers import run as run_x
 
 
 class DrivenApp:
@@ -32,7 +33,9 @@ class DrivenApp:
     read from the connection file."""
 
     def __init__(self, display: str, bus: str, window: str, *extra: str,
-                 settings: str = "", consent: dict | None = None):
+                 settings: str = "", consent: dict | None = None, audit_log_flag: bool = True):
+        """`audit_log_flag=False` leaves the audit log's place to the
+        settings file."""
         self.tmp = Path(scratch_dir("app-"))
         self.connection_file = self.tmp / "endpoint.json"
         self.audit_log = self.tmp / "audit.jsonl"
@@ -45,8 +48,9 @@ class DrivenApp:
             path = self.tmp / k.lower()
             path.mkdir(mode=0o700)
             env[f"XDG_{k}"] = str(path)
+        audit = ["--audit-log", str(self.audit_log)] if audit_log_flag else []
         args = ["--display", display, "--listen", "127.0.0.1:0",
-                "--connection-file", str(self.connection_file), "--audit-log", str(self.audit_log),
+                "--connection-file", str(self.connection_file), *audit,
                 "--settings", str(self.settings), "--consent", str(consent_file), *extra,
                 "--open", window]
         self.driver = Driver(app_binary(), args, env)
@@ -85,6 +89,18 @@ def save(d: Driver) -> str:
     return d.wait_text("#message", lambda t: t and t != "Saving…", what="the save's answer")
 
 
+def click_as_the_person(display: str, d: Driver, css: str, title: str = "deskhand settings"):
+    """A click of the mouse device on `css`, scrolled into view, where the
+    page laid it out."""
+    window = window_rect(display, find(display, "--name", f"^{title}$"))
+    box = d.run("const e = document.querySelector(arguments[0]);"
+                "e.scrollIntoView({block: 'center'});"
+                "const r = e.getBoundingClientRect();"
+                "return {x: r.x, y: r.y, width: r.width, height: r.height};", css)
+    device_click(display, window.x + round(box["x"] + box["width"] / 2),
+                 window.y + round(box["y"] + box["height"] / 2))
+
+
 def test_settings_turn_the_clipboard_off_but_cannot_turn_it_on(xvfb, bus):  # noqa: F811
     app = DrivenApp(xvfb.display, bus, "settings", settings="[clipboard]\nenabled = true\n")
     try:
@@ -120,15 +136,70 @@ def test_the_persons_own_click_on_save_turns_the_clipboard_on(xvfb, bus):  # noq
         settings_shown(d)
         d.click("#clipboard_enabled")
         d.run('document.getElementById("message").textContent = ""')
-        # Save, clicked by the mouse device where the page laid it out.
-        window = window_rect(xvfb.display, find(xvfb.display, "--name", "^deskhand settings$"))
-        box = d.rect("#save")
-        device_click(xvfb.display, window.x + round(box["x"] + box["width"] / 2),
-                     window.y + round(box["y"] + box["height"] / 2))
+        click_as_the_person(xvfb.display, d, "#save")
         answer = d.wait_text("#message", lambda t: t and t != "Saving…", what="the save's answer")
         assert answer.startswith("Saved"), answer
         assert "enabled = true" in app.settings.read_text()
         poll(lambda: clipboard_write(c) is None, timeout=5, what="the clipboard to be on")
+        c.close()
+    finally:
+        app.stop()
+
+
+def pick_folder(display: str, folder: Path) -> None:
+    """The person types `folder` into the native folder picker and picks
+    it (GTK's location field: ctrl+L, the path, Return)."""
+    dialog = poll(lambda: find(display, "--name", "^The audit log's folder$"), timeout=15,
+                  what="the folder picker")
+    r = window_rect(display, dialog)
+    run_x(display, "xdotool", "mousemove", str(r.x + r.w // 2), str(r.y + r.h // 2))
+    run_x(display, "xdotool", "windowfocus", "--sync", dialog)
+    run_x(display, "xdotool", "key", "--delay", "50", "ctrl+l")
+    run_x(display, "xdotool", "type", "--delay", "20", f"{folder}/")
+    run_x(display, "xdotool", "key", "--delay", "200", "Return")
+    poll(lambda: find(display, "--name", "^The audit log's folder$") is None, timeout=10,
+         what="the folder picker to close")
+
+
+def audit_ops(path: Path) -> list[str]:
+    return [json.loads(line)["op"] for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_the_kill_switch_and_the_audit_folder_change_with_the_persons_click(xvfb, bus):  # noqa: F811
+    app = DrivenApp(xvfb.display, bus, "settings", consent={"takeover": True},
+                    audit_log_flag=False)
+    try:
+        d = app.driver
+        settings_shown(d)
+        old_log = Path(d.text("#audit_log"))
+        assert old_log == app.tmp / "state_home" / "deskhand" / "audit.jsonl", old_log
+        d.run('document.getElementById("kill_switch").value = "ctrl+alt+j"')
+        assert "only a click of your own mouse" in save(d), "WebDriver's click is not the person's"
+        assert "ctrl+alt+j" not in app.settings.read_text()
+        folder = app.tmp / "picked"
+        folder.mkdir()
+        d.click("#audit_log_choose")
+        pick_folder(xvfb.display, folder)
+        new_log = folder / "audit.jsonl"
+        d.wait_text("#message", lambda t: "Save to write the audit log there" in t,
+                    what="the picked folder in the form")
+        assert d.run('return document.getElementById("audit_log_path").value') == str(new_log)
+        d.run('document.getElementById("message").textContent = ""')
+        click_as_the_person(xvfb.display, d, "#save")
+        answer = d.wait_text("#message", lambda t: t and t != "Saving…", what="the save's answer")
+        assert answer.startswith("Saved"), answer
+        written = app.settings.read_text()
+        assert 'kill_switch = "ctrl+alt+j"' in written and str(new_log) in written, written
+        assert d.text("#audit_log") == str(new_log)
+        assert audit_ops(old_log)[-1] == "audit.moved"
+        c = app.client()
+        c.act("mouse_down", coordinate=[500, 400], button="left")
+        assert audit_ops(new_log)[-1] == "input.mouse_down", audit_ops(new_log)
+        run_x(xvfb.display, "xdotool", "key", "ctrl+alt+j")
+        state = c.pushed_state()
+        while state.get("on"):
+            state = c.pushed_state()
+        assert state["reason"] == "kill_switch", state
         c.close()
     finally:
         app.stop()

@@ -15,6 +15,9 @@ const VIEW = {
     clipboard_enabled: true,
     clipboard_read_foreign: false,
     clipboard_approve_foreign_reads: false,
+    kill_switch: "ctrl+alt+Escape",
+    listen_port: 4312,
+    audit_log: "/home/p/.local/state/deskhand/audit.jsonl",
   },
   start_at_login: false,
   displays: [
@@ -41,6 +44,9 @@ test("the form shows the settings the app read", async () => {
   assert.equal(await tab.isChecked("#display-DUMMY1"), false);
   assert.match(await tab.textContent("#display_list"), /DUMMY1: 1280×1024/);
   assert.equal(await tab.textContent("#listen"), "127.0.0.1:4312");
+  assert.equal(await tab.inputValue("#kill_switch"), "ctrl+alt+Escape");
+  assert.equal(await tab.inputValue("#listen_port"), "4312");
+  assert.equal(await tab.inputValue("#audit_log_path"), "/home/p/.local/state/deskhand/audit.jsonl");
   assert.deepEqual(tab.errors, []);
 });
 
@@ -52,6 +58,9 @@ test("Save sends the whole form and shows the app's answer", async () => {
   await tab.check("#displays_all");
   await tab.selectOption("#approval", "prompt");
   await tab.fill("#consent_timeout_s", "30");
+  await tab.fill("#kill_switch", " super+F12 ");
+  await tab.fill("#listen_port", "48200");
+  await tab.fill("#audit_log_path", "/var/tmp/audit.jsonl");
   await tab.check("#start_at_login");
   await tab.click("#save");
   await tab.waitForFunction(() => document.getElementById("message").textContent.startsWith("Saved"));
@@ -65,6 +74,9 @@ test("Save sends the whole form and shows the app's answer", async () => {
         clipboard_enabled: false,
         clipboard_read_foreign: false,
         clipboard_approve_foreign_reads: false,
+        kill_switch: "super+F12",
+        listen_port: 48200,
+        audit_log: "/var/tmp/audit.jsonl",
       },
       start_at_login: true,
     },
@@ -96,13 +108,41 @@ test("a wait that is not a whole number is refused before it reaches the app", a
   assert.deepEqual(await calls(tab, "settings_save"), []);
 });
 
-test("values the command line set cannot be changed in the form", async () => {
-  const tab = await open(browser, "settings.html", { settings_read: { ...VIEW, fixed: ["approval", "clipboard"] } });
+test("a port that is not a whole number from 1 to 65535 is refused before it reaches the app", async () => {
+  const tab = await open(browser, "settings.html", { settings_read: VIEW, settings_save: VIEW });
   await tab.waitForFunction(() => document.getElementById("listen").textContent !== "");
-  assert.equal(await tab.isDisabled("#approval"), true);
-  assert.equal(await tab.isDisabled("#clipboard_enabled"), true);
+  for (const bad of ["70000", "80.5", ""]) {
+    await tab.fill("#listen_port", bad);
+    await tab.click("#save");
+    assert.match(await tab.textContent("#message"), /port must be a whole number/, bad);
+  }
+  assert.deepEqual(await calls(tab, "settings_save"), []);
+});
+
+test("values the command line set cannot be changed in the form", async () => {
+  const fixed = ["approval", "clipboard", "kill_switch", "listen_port", "audit_log"];
+  const tab = await open(browser, "settings.html", { settings_read: { ...VIEW, fixed } });
+  await tab.waitForFunction(() => document.getElementById("listen").textContent !== "");
+  for (const id of ["#approval", "#clipboard_enabled", "#kill_switch", "#listen_port", "#audit_log_path", "#audit_log_choose"]) {
+    assert.equal(await tab.isDisabled(id), true, id);
+  }
   assert.equal(await tab.isDisabled("#display-DUMMY0"), false);
-  assert.match(await tab.textContent("#fixed"), /approval, clipboard/);
+  assert.match(await tab.textContent("#fixed"), /approval, clipboard, kill_switch/);
+});
+
+test("Choose folder puts the picked place in the field, and a cancelled pick changes nothing", async () => {
+  const picked = "/media/usb/deskhand/audit.jsonl";
+  const tab = await open(browser, "settings.html", { settings_read: VIEW, audit_folder_pick: picked });
+  await tab.waitForFunction(() => document.getElementById("listen").textContent !== "");
+  await tab.click("#audit_log_choose");
+  await tab.waitForFunction((p) => document.getElementById("audit_log_path").value === p, picked);
+  assert.match(await tab.textContent("#message"), /Save to write the audit log there/);
+  assert.deepEqual(await calls(tab, "settings_save"), [], "picking does not save");
+  const cancelled = await open(browser, "settings.html", { settings_read: VIEW, audit_folder_pick: null });
+  await cancelled.waitForFunction(() => document.getElementById("listen").textContent !== "");
+  await cancelled.click("#audit_log_choose");
+  await cancelled.waitForFunction(() => window.__calls.some(([c]) => c === "audit_folder_pick"));
+  assert.equal(await cancelled.inputValue("#audit_log_path"), VIEW.form.audit_log);
 });
 
 test("Copy puts the token on the clipboard and never on the page", async () => {
