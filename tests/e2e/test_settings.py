@@ -8,8 +8,11 @@ screenshots, frames, windows and input of every protocol to DUMMY1."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import json
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -77,6 +80,38 @@ def ended_by_kill_switch(c) -> str:
     return state["reason"]
 
 
+@contextmanager
+def another_program_grabs(display: str, key: str, modifiers: int):
+    """Another client of the X server holds `modifiers`+`key` on the root
+    window (as a desktop's own shortcut would) while the block runs."""
+    x11 = ctypes.CDLL(ctypes.util.find_library("X11"))
+    x11.XOpenDisplay.restype = ctypes.c_void_p
+    x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    x11.XDefaultRootWindow.restype = ctypes.c_ulong
+    x11.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+    x11.XStringToKeysym.restype = ctypes.c_ulong
+    x11.XStringToKeysym.argtypes = [ctypes.c_char_p]
+    x11.XKeysymToKeycode.restype = ctypes.c_ubyte
+    x11.XKeysymToKeycode.argtypes = [ctypes.c_void_p, ctypes.c_ulong]
+    x11.XGrabKey.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_ulong,
+                             ctypes.c_int, ctypes.c_int, ctypes.c_int]
+    x11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    dpy = x11.XOpenDisplay(display.encode())
+    assert dpy, f"cannot open display {display}"
+    try:
+        keycode = x11.XKeysymToKeycode(dpy, x11.XStringToKeysym(key.encode()))
+        assert keycode, key
+        x11.XGrabKey(dpy, keycode, modifiers, x11.XDefaultRootWindow(dpy), 1, 1, 1)
+        x11.XSync(dpy, 0)
+        yield
+    finally:
+        x11.XCloseDisplay(dpy)
+
+
+CONTROL_MASK, MOD1_MASK = 1 << 2, 1 << 3
+
+
 def test_the_kill_switch_follows_the_file(tmp_path):
     settings = tmp_path / "settings.toml"
     settings.write_text('kill_switch = "ctrl+alt+k"\n')
@@ -102,6 +137,10 @@ def test_the_kill_switch_follows_the_file(tmp_path):
         c.close()
         settings.write_text('kill_switch = "ctrl+alt+nope"\n')
         poll(lambda: "is not valid" in d.stderr_tail(), timeout=5, what="the bad chord reported")
+        with another_program_grabs(d.display, "h", CONTROL_MASK | MOD1_MASK):
+            settings.write_text('kill_switch = "ctrl+alt+h"\n')
+            poll(lambda: "could not be grabbed" in d.stderr_tail(), timeout=5,
+                 what="the held chord refused")
         c = d.client()
         run(d.display, "xdotool", "key", "ctrl+shift+F9")
         assert ended_by_kill_switch(c) == "kill_switch", "the last good chord stays"
