@@ -1,6 +1,7 @@
 // The Activity window: the live sessions with End, and each session's
-// timeline from the audit log (time, what, outcome, how long), newest
-// session first. It refreshes every 2 s while open.
+// timeline from the audit log (time, what, outcome, how long, and the
+// thumbnail of the image the agent got with it), newest session first. It
+// refreshes every 2 s while open.
 "use strict";
 
 const REFRESH_MS = 2000;
@@ -27,9 +28,47 @@ function sessionRows(sessions) {
     panel.el("td", {}, panel.el("button", { type: "button", class: "end", onclick: () => end(s.id) }, "End"))));
 }
 
+// Thumbnail images by id, fetched once each.
+const images = new Map();
+
+function image(t) {
+  const img = panel.el("img", {
+    class: "thumb", "data-id": String(t.id), width: String(t.width), height: String(t.height),
+    alt: "what the agent was shown",
+  });
+  if (images.has(t.id)) {
+    img.src = images.get(t.id);
+  } else {
+    panel.invoke("activity_thumbnail", { id: t.id }).then((url) => {
+      images.set(t.id, url);
+      img.src = url;
+    }, () => { img.alt = "no longer kept"; });
+  }
+  return img;
+}
+
+// Each thumbnail goes with the act of its session that was under way or
+// last done when the agent got it: the last record that started before.
+function thumbnailsByRecord(acts, thumbnails) {
+  const start = (r) => r.ts - Number(r.duration_ms || 0) / 1000;
+  const by = new Map();
+  for (const t of thumbnails) {
+    let at = null;
+    for (const r of acts) {
+      if (start(r) <= t.ts) {
+        at = r;
+      }
+    }
+    if (at) {
+      by.set(at, [...(by.get(at) || []), t]);
+    }
+  }
+  return by;
+}
+
 // The records grouped by session, newest session first, each oldest act
 // first.
-function timelines(records) {
+function timelines(records, thumbnails) {
   const by = new Map();
   for (const r of records) {
     if (!by.has(r.session)) {
@@ -37,18 +76,22 @@ function timelines(records) {
     }
     by.get(r.session).push(r);
   }
-  return [...by.entries()].reverse().map(([session, acts]) => panel.el("section", { class: "timeline", "data-session": session },
-    panel.el("h2", {}, `${session} (${acts[0].protocol})`),
-    panel.el("table", {}, panel.el("tbody", {}, ...acts.map((r) => panel.el("tr", { class: "act" },
-      panel.el("td", {}, panel.time(r.ts)),
-      panel.el("td", {}, r.op),
-      panel.el("td", { class: r.outcome === "ok" ? "ok" : "bad" }, r.outcome),
-      panel.el("td", {}, `${Number(r.duration_ms || 0).toFixed(1)} ms`)))))));
+  return [...by.entries()].reverse().map(([session, acts]) => {
+    const shown = thumbnailsByRecord(acts, thumbnails.filter((t) => t.session === session));
+    return panel.el("section", { class: "timeline", "data-session": session },
+      panel.el("h2", {}, `${session} (${acts[0].protocol})`),
+      panel.el("table", {}, panel.el("tbody", {}, ...acts.map((r) => panel.el("tr", { class: "act" },
+        panel.el("td", {}, panel.time(r.ts)),
+        panel.el("td", {}, r.op),
+        panel.el("td", { class: r.outcome === "ok" ? "ok" : "bad" }, r.outcome),
+        panel.el("td", {}, `${Number(r.duration_ms || 0).toFixed(1)} ms`),
+        panel.el("td", { class: "shown" }, ...(shown.get(r) || []).map(image)))))));
+  });
 }
 
 function render(view) {
   document.getElementById("sessions").replaceChildren(...sessionRows(view.sessions));
-  const shown = timelines(view.records);
+  const shown = timelines(view.records, view.thumbnails || []);
   document.getElementById("timelines").replaceChildren(...(shown.length ? shown
     : [panel.el("p", {}, view.audit_note || "Nothing recorded yet.")]));
 }

@@ -1,10 +1,13 @@
 //! The Activity window's commands: the live sessions (client, protocol,
-//! takeover, since) with End, and the latest audit records, which the page
-//! groups into each session's timeline.
+//! takeover, since) with End, the latest audit records, which the page
+//! groups into each session's timeline, and the thumbnails of what agents
+//! were shown, which the page puts beside the act they came with.
 
 use std::sync::Arc;
 
+use base64::Engine as _;
 use deskhand_engine::Engine;
+use deskhand_engine::thumbnails::ThumbnailInfo;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -41,6 +44,8 @@ pub struct ActivityView {
     records: Vec<Value>,
     /// Why there are no records, when the log could not be read.
     audit_note: Option<String>,
+    /// The kept thumbnails (their images by [`activity_thumbnail`]).
+    thumbnails: Vec<ThumbnailInfo>,
 }
 
 /// The live sessions and the latest audit records.
@@ -78,7 +83,22 @@ pub async fn activity(panel: tauri::State<'_, ActivityPanel>) -> Result<Activity
         sessions,
         records,
         audit_note,
+        thumbnails: panel.engine.thumbnails(),
     })
+}
+
+/// Thumbnail `id` as a `data:` URL for an `<img>`.
+#[tauri::command]
+pub fn activity_thumbnail(
+    id: u64,
+    panel: tauri::State<'_, ActivityPanel>,
+) -> Result<String, PanelError> {
+    let jpeg = panel
+        .engine
+        .thumbnail_jpeg(id)
+        .ok_or_else(|| PanelError::Invalid(format!("thumbnail {id} is no longer kept")))?;
+    let base64 = base64::engine::general_purpose::STANDARD.encode(jpeg.as_slice());
+    Ok(format!("data:image/jpeg;base64,{base64}"))
 }
 
 /// Ends `session`'s takeover at once and grants it none again (the kill

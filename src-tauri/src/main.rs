@@ -80,6 +80,7 @@ fn main() -> anyhow::Result<()> {
             doctor_panel::doctor_run,
             activity::activity,
             activity::session_end,
+            activity::activity_thumbnail,
             panels::open_panel
         ])
         .setup(move |app| {
@@ -123,6 +124,8 @@ fn setup(app: &AppHandle, args: AppArgs) -> anyhow::Result<()> {
     })?;
     tauri::async_runtime::spawn(stop_on_signal(app.clone(), signals));
     let engine = daemon.engine.clone();
+    // The Activity window shows what agents were shown.
+    engine.keep_thumbnails();
     let display = daemon.x_display().to_owned();
     let tracker = status::Shared::default();
     manage_panels(app, &daemon, tracker.clone());

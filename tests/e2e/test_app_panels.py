@@ -282,6 +282,36 @@ def test_activity_lists_an_agent_and_end_takes_its_input_away(xvfb, bus):  # noq
         app.stop()
 
 
+def test_the_timeline_shows_the_screenshot_the_agent_got(xvfb, bus):  # noqa: F811
+    app = DrivenApp(xvfb.display, bus, "activity")
+    try:
+        run_x(xvfb.display, "xsetroot", "-solid", "#1e90c8")
+        c = app.client(takeover=False)
+        # A corner of the root, away from the Activity window.
+        shot = c.call("SCREENSHOT_REQUEST", {"region": [800, 680, 1000, 760]},
+                      expect="SCREENSHOT_RESPONSE")
+        assert shot["mime_type"] == "image/png"
+        d = app.driver
+        d.switch_to_title("deskhand activity")
+        img = 'section.timeline img.thumb[src^="data:image/jpeg"]'
+        poll(lambda: d.find_all(img), timeout=15, what="the thumbnail in the timeline")
+        row = d.run("return document.querySelector(arguments[0]).closest('tr').textContent", img)
+        assert "screenshot" in row, row
+        centre = d.run(
+            "const i = document.querySelector(arguments[0]);"
+            "const c = document.createElement('canvas');"
+            "c.width = i.naturalWidth; c.height = i.naturalHeight;"
+            "const g = c.getContext('2d'); g.drawImage(i, 0, 0);"
+            "return [c.width, c.height,"
+            " ...Array.from(g.getImageData(c.width >> 1, c.height >> 1, 1, 1).data).slice(0, 3)];",
+            img)
+        assert centre[:2] == [200, 80], centre
+        assert all(abs(got - want) <= 6 for got, want in zip(centre[2:], (0x1e, 0x90, 0xc8))), centre
+        c.close()
+    finally:
+        app.stop()
+
+
 def test_copy_and_replace_the_token(xvfb, bus):  # noqa: F811
     """Replace serves a new token, writes it to the connection file,
     closes the connections opened with the old one and refuses it from

@@ -61,3 +61,32 @@ test("with nothing recorded the window says why", async () => {
   await tab.waitForFunction(() => document.getElementById("timelines").textContent.includes("permission denied"));
   assert.equal(await tab.textContent("#sessions"), "No agent is connected.");
 });
+
+// A 1×1 PNG, standing in for a thumbnail's JPEG.
+const DOT = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+test("a thumbnail goes beside the act it came with, fetched once", async () => {
+  const view = {
+    ...VIEW,
+    records: [
+      ...VIEW.records,
+      { ts: NOW + 4.02, session: "wire-1", protocol: "wire", op: "screenshot", outcome: "ok", duration_ms: 20 },
+    ],
+    thumbnails: [
+      { id: 7, session: "wire-1", ts: NOW + 4.021, width: 240, height: 135 },
+      { id: 8, session: "http-2", ts: NOW + 2.001, width: 240, height: 150 },
+    ],
+  };
+  const tab = await open(browser, "activity.html", { activity: view, activity_thumbnail: DOT });
+  await tab.waitForSelector('img.thumb[data-id="7"][src^="data:"]');
+  const rows = tab.locator('section[data-session="wire-1"] tr.act');
+  assert.equal(await rows.count(), 4);
+  assert.equal(await rows.nth(3).locator("img.thumb").count(), 1, "on the screenshot's row");
+  assert.equal(await rows.nth(1).locator("img.thumb").count(), 0, "not on the click's");
+  assert.equal(await tab.locator('section[data-session="http-2"] img.thumb').getAttribute("data-id"), "8");
+  assert.equal(await tab.locator('img.thumb[data-id="7"]').evaluate((i) => i.naturalWidth), 1);
+  await tab.evaluate(() => refresh());
+  await tab.waitForSelector('img.thumb[data-id="7"][src^="data:"]');
+  assert.equal((await calls(tab, "activity_thumbnail")).length, 2, "each image is fetched once");
+  assert.deepEqual(tab.errors, []);
+});

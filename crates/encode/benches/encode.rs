@@ -3,13 +3,14 @@
 //! windows over about a third of it) as PNG and JPEG q75, beside the crates
 //! one would use instead (the `png` crate's fast settings, `fdeflate` over
 //! the same Sub-filtered rows, `jpeg-encoder`), so that the reason for a
-//! hand-written coder stays visible. Prints median and p95 in milliseconds.
+//! hand-written coder stays visible; and the timeline's thumbnail of such a
+//! frame. Prints median and p95 in milliseconds.
 
 #![allow(missing_docs)]
 
 use std::time::Instant;
 
-use deskhand_encode::{Frame, PixelFormat, StripeCache, encode};
+use deskhand_encode::{Frame, PixelFormat, StripeCache, encode, thumbnail};
 use deskhand_protocol::geometry::Point;
 use deskhand_protocol::messages::ImageFormat;
 
@@ -200,6 +201,10 @@ fn main() {
             (
                 format!("  jpeg-encoder {w}x{h} JPEG q75"),
                 Box::new(jpeg_encoder_q75),
+            ),
+            (
+                format!("thumbnail {w}x{h} to 240 wide"),
+                Box::new(|f: &Frame<'_>| thumbnail(f, 240).expect("thumbnail").jpeg.len()),
             ),
         ];
         for (label, encode_one) in rows {

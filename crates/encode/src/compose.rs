@@ -99,7 +99,56 @@ pub fn resize(src: &Frame<'_>, width: u32, height: u32) -> Result<Vec<u8>, Encod
     Ok(dst.into_vec())
 }
 
+/// A small JPEG of `src` at most `max_width` wide (the Activity window's
+/// timeline): scaled by interpolation, which reads only a few source
+/// pixels per thumbnail pixel, so that it costs little beside a capture.
+pub fn thumbnail(src: &Frame<'_>, max_width: u32) -> Result<Thumbnail, EncodeError> {
+    let width = src.width.min(max_width).max(1);
+    let height = (u64::from(src.height) * u64::from(width) / u64::from(src.width.max(1)))
+        .clamp(1, u64::from(u32::MAX)) as u32;
+    let mut dst = Image::new(width, height, PixelType::U8x4);
+    resize_with(
+        src,
+        &mut dst,
+        ResizeAlg::Interpolation(FilterType::Bilinear),
+    )?;
+    let pixels = dst.into_vec();
+    let jpeg = crate::jpeg::encode_bgrx(
+        &Frame {
+            width,
+            height,
+            stride: width as usize * 4,
+            format: PixelFormat::Bgrx,
+            pixels: &pixels,
+        },
+        THUMBNAIL_QUALITY,
+    )?;
+    Ok(Thumbnail {
+        width,
+        height,
+        jpeg,
+    })
+}
+
+/// The JPEG quality of thumbnails.
+const THUMBNAIL_QUALITY: u8 = 70;
+
+/// A thumbnail: its size and its JPEG bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Thumbnail {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// JPEG bytes.
+    pub jpeg: Vec<u8>,
+}
+
 fn resize_into(src: &Frame<'_>, dst: &mut Image<'_>) -> Result<(), EncodeError> {
+    resize_with(src, dst, ResizeAlg::Convolution(FilterType::Bilinear))
+}
+
+fn resize_with(src: &Frame<'_>, dst: &mut Image<'_>, alg: ResizeAlg) -> Result<(), EncodeError> {
     let row = src.width as usize * 4;
     let tight;
     let pixels = if src.stride == row {
@@ -123,9 +172,7 @@ fn resize_into(src: &Frame<'_>, dst: &mut Image<'_>) -> Result<(), EncodeError> 
     let view = ImageRef::new(src.width, src.height, pixels, PixelType::U8x4)
         .map_err(|e| EncodeError(format!("source image: {e}")))?;
     // Captures are opaque: the fourth byte is padding, not alpha.
-    let options = ResizeOptions::new()
-        .resize_alg(ResizeAlg::Convolution(FilterType::Bilinear))
-        .use_alpha(false);
+    let options = ResizeOptions::new().resize_alg(alg).use_alpha(false);
     Resizer::new()
         .resize(&view, dst, &options)
         .map_err(|e| EncodeError(format!("resize: {e}")))
@@ -142,6 +189,22 @@ mod tests {
             .cycle()
             .take((w * h * 4) as usize)
             .collect()
+    }
+
+    #[test]
+    #[cfg(feature = "turbojpeg")]
+    fn a_thumbnail_keeps_the_aspect_and_the_colour() {
+        let pixels = solid(1280, 800, [40, 160, 220, 0]);
+        let t = thumbnail(&frame(&pixels, 1280, 800), 240).expect("thumbnail");
+        assert_eq!((t.width, t.height), (240, 150));
+        let (w, h, rgb) = crate::test_util::decode_jpeg(&t.jpeg);
+        assert_eq!((w, h), (240, 150));
+        let centre = &rgb[(75 * 240 + 120) * 3..][..3];
+        for (got, want) in centre.iter().zip([220u8, 160, 40]) {
+            assert!(got.abs_diff(want) <= 4, "{centre:?}");
+        }
+        let small = thumbnail(&frame(&pixels[..100 * 50 * 4], 100, 50), 240).expect("small");
+        assert_eq!((small.width, small.height), (100, 50), "never scaled up");
     }
 
     fn px(c: &Canvas, x: u32, y: u32) -> [u8; 4] {

@@ -15,7 +15,7 @@ mod jpeg_strips;
 mod paint;
 mod png_parallel;
 
-pub use compose::{Canvas, Placement, resize};
+pub use compose::{Canvas, Placement, Thumbnail, resize, thumbnail};
 pub use frame::{CursorImage, Frame, PixelFormat};
 pub use image::EncodedImage;
 pub use paint::{Mark, Paint, painted};
@@ -159,6 +159,13 @@ pub(crate) mod test_util {
         let info = r.next_frame(&mut buf).expect("frame");
         buf.truncate(info.buffer_size());
         (info.width, info.height, buf)
+    }
+
+    /// Decodes a JPEG into (width, height, RGB).
+    #[cfg(feature = "turbojpeg")]
+    pub fn decode_jpeg(jpeg: &[u8]) -> (u32, u32, Vec<u8>) {
+        let image = turbojpeg::decompress(jpeg, turbojpeg::PixelFormat::RGB).expect("decodes");
+        (image.width as u32, image.height as u32, image.pixels)
     }
 
     /// Encodes with a fresh stripe cache.

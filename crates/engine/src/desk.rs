@@ -45,6 +45,8 @@ pub struct Desk {
     pub handback: Arc<HandBack>,
     /// The displays agents may see and act on (the person's settings).
     pub displays: DisplayChoice,
+    /// Thumbnails of what agents are shown, when the host keeps them.
+    pub(crate) thumbnails: Arc<crate::thumbnails::Thumbnails>,
     /// Characters sent by the `type` under way (for `typed_characters`).
     typed: usize,
     /// The pointer was read by the check before the action and nothing was
@@ -81,6 +83,7 @@ impl Desk {
             windows: WindowRegistry::default(),
             handback,
             displays: DisplayChoice::All,
+            thumbnails: Arc::default(),
             typed: 0,
             pointer_fresh: false,
             first_step: false,

@@ -41,6 +41,8 @@ pub struct FrameShot {
     pub plan: Arc<FramePlan>,
     /// How it was made smaller to fit the byte budget, when it was.
     pub budget_note: Option<String>,
+    /// Its thumbnail for the person's timeline, when the host keeps them.
+    pub(crate) thumbnail: Option<deskhand_encode::Thumbnail>,
 }
 
 /// The backend's capture, or why there is none.
@@ -177,6 +179,7 @@ fn render_from(
                 format,
                 plan: Arc::new(plan),
                 budget_note: note,
+                thumbnail: desk.thumbnails.of(&canvas.frame()),
             });
         }
         let max = spec.max_bytes.unwrap_or(usize::MAX);
@@ -320,10 +323,11 @@ impl Engine {
                 .and_then(|r| r);
             match step {
                 Ok(Settle::Changed(print)) => last = Some(print),
-                Ok(Settle::Taken(shot)) => {
+                Ok(Settle::Taken(mut shot)) => {
                     let target = json!({"size": [shot.plan.width, shot.plan.height],
                                         "displays": shot.plan.displays.len()});
                     self.record(session, "frame", target, Ok(()), started);
+                    self.thumbnails.keep(&session.id, shot.thumbnail.take());
                     return Ok((shot, looking));
                 }
                 Err(e) => {
@@ -357,14 +361,17 @@ impl Engine {
                 FramePlan::new(&desk.layout()?, spec.select, limits)
             })
         };
-        self.audited(
-            session,
-            "frame",
-            false,
-            job,
-            |s| json!({"size": [s.plan.width, s.plan.height], "displays": s.plan.displays.len()}),
-        )
-        .await
+        let mut shot = self
+            .audited(
+                session,
+                "frame",
+                false,
+                job,
+                |s| json!({"size": [s.plan.width, s.plan.height], "displays": s.plan.displays.len()}),
+            )
+            .await?;
+        self.thumbnails.keep(&session.id, shot.thumbnail.take());
+        Ok(shot)
     }
 
     /// Zooms into `region` (`[x1, y1, x2, y2]` in pixels of `frame`): that
@@ -386,14 +393,17 @@ impl Engine {
                 frame.zoom(&layout, rect, limits)
             })
         };
-        self.audited(
-            session,
-            "zoom",
-            false,
-            job,
-            |s| json!({"size": [s.plan.width, s.plan.height]}),
-        )
-        .await
+        let mut shot = self
+            .audited(
+                session,
+                "zoom",
+                false,
+                job,
+                |s| json!({"size": [s.plan.width, s.plan.height]}),
+            )
+            .await?;
+        self.thumbnails.keep(&session.id, shot.thumbnail.take());
+        Ok(shot)
     }
 
     /// Performs `action`, whose coordinates were mapped from `frame`'s

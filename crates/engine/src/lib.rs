@@ -31,6 +31,7 @@ pub mod scope_check;
 pub mod screenshot;
 pub mod settings;
 pub mod takeover;
+pub mod thumbnails;
 pub mod windows;
 
 use std::sync::Arc;
@@ -189,6 +190,8 @@ pub struct Engine {
     snapshots: elements::Snapshots,
     /// Whether the accessibility bus answers, checked in the background.
     bus: elements::BusWatch,
+    /// Small copies of what agents were shown, when the host keeps them.
+    thumbnails: Arc<thumbnails::Thumbnails>,
 }
 
 impl Engine {
@@ -201,7 +204,9 @@ impl Engine {
         let watcher = backend.watcher.take();
         let accessibility = backend.accessibility.take();
         let handback = Arc::new(HandBack::new());
-        let exec = Arc::new(Executor::spawn(Desk::new(backend, handback.clone())));
+        let desk = Desk::new(backend, handback.clone());
+        let thumbnails = desk.thumbnails.clone();
+        let exec = Arc::new(Executor::spawn(desk));
         let audit = Arc::new(audit);
         // Takeover needs both halves: an indicator to show it and a watcher
         // to hand back. Without the watcher, no takeover is granted.
@@ -242,6 +247,7 @@ impl Engine {
             bus: elements::BusWatch::start(accessibility.clone()),
             accessibility,
             snapshots: Default::default(),
+            thumbnails,
         }
     }
 
@@ -429,14 +435,17 @@ impl Engine {
         session: &Session,
         spec: ShotSpec,
     ) -> Result<Screenshot, EngineError> {
-        self.audited(
-            session,
-            "screenshot",
-            false,
-            move |desk| screenshot::take(desk, spec),
-            |s| serde_json::json!({"rect": s.rect.corners(), "format": s.format}),
-        )
-        .await
+        let mut shot = self
+            .audited(
+                session,
+                "screenshot",
+                false,
+                move |desk| screenshot::take(desk, spec),
+                |s| serde_json::json!({"rect": s.rect.corners(), "format": s.format}),
+            )
+            .await?;
+        self.thumbnails.keep(&session.id, shot.thumbnail.take());
+        Ok(shot)
     }
 
     /// Every top-level window, topmost first, with its handle and the

@@ -48,6 +48,8 @@ pub struct Screenshot {
     pub monitor: Monitor,
     /// Whether a region (rather than a whole display) was asked for.
     pub is_region: bool,
+    /// Its thumbnail for the person's timeline, when the host keeps them.
+    pub(crate) thumbnail: Option<deskhand_encode::Thumbnail>,
 }
 
 /// Resolves the target to a rectangle and its display.
@@ -107,6 +109,8 @@ pub fn take(desk: &mut Desk, spec: ShotSpec) -> Result<Screenshot, EngineError> 
         other => other.clone(),
     };
     let (rect, monitor, is_region) = resolve(&layout, target)?;
+    let thumbnails = desk.thumbnails.clone();
+    let mut thumbnail = None;
     let png_cache = &mut desk.png_cache;
     let capture = desk
         .backend
@@ -142,6 +146,7 @@ pub fn take(desk: &mut Desk, spec: ShotSpec) -> Result<Screenshot, EngineError> 
                 }
             }
         };
+        thumbnail = thumbnails.of(frame);
         encoded = Some(encode(
             frame,
             origin,
@@ -168,5 +173,6 @@ pub fn take(desk: &mut Desk, spec: ShotSpec) -> Result<Screenshot, EngineError> 
         rect,
         monitor,
         is_region,
+        thumbnail,
     })
 }

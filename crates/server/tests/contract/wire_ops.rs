@@ -648,3 +648,27 @@ async fn a_wait_does_not_hold_up_other_sessions() {
         (json!("ACK"), json!("w"))
     );
 }
+
+#[tokio::test]
+async fn screenshots_leave_thumbnails_for_the_timeline_only_when_the_host_keeps_them() {
+    let server = Server::sandbox().await;
+    let mut c = server.ready_client().await;
+    let session = c.hello["payload"]["session_id"].clone();
+    let r = c.request("SCREENSHOT_REQUEST", json!({})).await;
+    assert_eq!(r["type"], "SCREENSHOT_RESPONSE", "{r}");
+    assert!(
+        server.engine.thumbnails().is_empty(),
+        "none unless a host keeps them"
+    );
+    server.engine.keep_thumbnails();
+    let r = c
+        .request("SCREENSHOT_REQUEST", json!({"format": "jpeg"}))
+        .await;
+    assert_eq!(r["type"], "SCREENSHOT_RESPONSE", "{r}");
+    let kept = server.engine.thumbnails();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(json!(kept[0].session), session);
+    assert_eq!((kept[0].width, kept[0].height), (240, 135));
+    let jpeg = server.engine.thumbnail_jpeg(kept[0].id).expect("its bytes");
+    assert_eq!(&jpeg[..2], &[0xff, 0xd8], "a JPEG");
+}
