@@ -1,6 +1,7 @@
 // The Doctor window: the doctor's report (as `deskhand doctor --json`
 // gives it) as a checklist, each failing item with what to do; a command
-// to run can be copied, and "Run again" asks the app for a new report.
+// to run can be copied, "Run again" asks the app for a new report, and
+// "Retry the backend" restarts deskhand so that it opens the desktop anew.
 "use strict";
 
 const MARK = { ok: "✔", warn: "!", fail: "✘" };
@@ -59,6 +60,12 @@ function run() {
   }, (why) => panel.say(String(why), true));
 }
 
+function restart() {
+  panel.say("Restarting deskhand: this window closes and opens again…");
+  panel.invoke("deskhand_restart").catch((why) => panel.say(String(why), true));
+}
+
 document.getElementById("run").addEventListener("click", run);
+document.getElementById("restart").addEventListener("click", restart);
 document.getElementById("settings").addEventListener("click", () => panel.invoke("open_panel", { panel: "settings" }));
 run();

@@ -78,6 +78,7 @@ fn main() -> anyhow::Result<()> {
             settings_panel::token_rotate,
             settings_panel::audit_folder_pick,
             doctor_panel::doctor_run,
+            doctor_panel::deskhand_restart,
             activity::activity,
             activity::session_end,
             activity::activity_thumbnail,

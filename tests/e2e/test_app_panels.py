@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from mcp_client import Stdio, run
 from person import device_click
 from test_app import app_binary, bus, code_of, find, xvfb  # noqa: F401 (fixtures)
 from test_clipboard import paste_with_xclip
-from webdriver import Driver
+from webdriver import Driver, WebDriverError
 from xhelpers import pointer, poll, scratch_dir, start_xorg_dummy, window_rect
 from xhelpers import run as run_x
 
@@ -33,9 +34,10 @@ class DrivenApp:
     read from the connection file."""
 
     def __init__(self, display: str, bus: str, window: str, *extra: str,
-                 settings: str = "", consent: dict | None = None, audit_log_flag: bool = True):
+                 settings: str = "", consent: dict | None = None, audit_log_flag: bool = True,
+                 env: dict | None = None):
         """`audit_log_flag=False` leaves the audit log's place to the
-        settings file."""
+        settings file; `env` is added to the app's environment."""
         self.tmp = Path(scratch_dir("app-"))
         self.connection_file = self.tmp / "endpoint.json"
         self.audit_log = self.tmp / "audit.jsonl"
@@ -43,7 +45,7 @@ class DrivenApp:
         self.settings.write_text(settings)
         consent_file = self.tmp / "consent.json"
         consent_file.write_text(json.dumps(consent if consent is not None else {"input": True}))
-        env = dict(os.environ, DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=bus)
+        env = dict(os.environ, DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=bus, **(env or {}))
         for k in ("CONFIG_HOME", "STATE_HOME", "RUNTIME_DIR"):
             path = self.tmp / k.lower()
             path.mkdir(mode=0o700)
@@ -310,6 +312,46 @@ def test_the_timeline_shows_the_screenshot_the_agent_got(xvfb, bus):  # noqa: F8
         c.close()
     finally:
         app.stop()
+
+
+def test_retry_the_backend_opens_what_was_missing_at_start(xvfb, bus):  # noqa: F811
+    """Started without its overlay, the app has no takeover; once the
+    overlay is in place, "Retry the backend" restarts deskhand (its agents
+    are cut off and reconnect through the new connection file) and the
+    takeover works."""
+    overlay = Path(scratch_dir("overlay-")) / "deskhand-overlay"
+    app = DrivenApp(xvfb.display, bus, "doctor", consent={"takeover": True},
+                    env={"DESKHAND_OVERLAY": str(overlay)})
+    restarted = None
+    try:
+        c = app.client(takeover=False)
+        refused = c.take_over()["payload"]
+        assert not refused["on"] and refused["reason"] == "indicator_unavailable", refused
+        shutil.copy(Path(app_binary()).parent / "deskhand-overlay", overlay)
+        d = app.driver
+        d.switch_to_title("deskhand doctor")
+        d.wait_text("#summary", lambda t: t != "", what="the doctor's report")
+        before = app.connection_file.read_text()
+        try:
+            d.click("#restart")
+        except WebDriverError:
+            pass  # the window may go before WebDriver answers the click
+        restarted = poll(lambda: (lambda r: r if r and r["pid"] != app.pid else None)(app._ready()),
+                         timeout=60, what="the restarted app's connection file")
+        assert app.connection_file.read_text() != before
+        with pytest.raises(ConnectionClosed):
+            c.request("CURSOR_POSITION_REQUEST")
+        again = Client(restarted["ws"], restarted["token"], takeover=False)
+        state = again.take_over()
+        assert state["type"] == "TAKEOVER_STATE" and state["payload"]["on"], state
+        again.close()
+    finally:
+        app.stop()
+        if restarted:
+            try:
+                os.kill(restarted["pid"], 9)
+            except ProcessLookupError:
+                pass
 
 
 def test_copy_and_replace_the_token(xvfb, bus):  # noqa: F811

@@ -54,6 +54,14 @@ test("Open Settings asks the app to open the Settings window", async () => {
   assert.deepEqual(await calls(tab, "open_panel"), [["open_panel", { panel: "settings" }]]);
 });
 
+test("Retry the backend asks the app to restart and says what happens", async () => {
+  const tab = await open(browser, "doctor.html", { doctor_run: NO_DISPLAY, deskhand_restart: null });
+  await tab.waitForSelector("tr.check");
+  await tab.click("#restart");
+  assert.deepEqual(await calls(tab, "deskhand_restart"), [["deskhand_restart", null]]);
+  assert.match(await tab.textContent("#message"), /Restarting deskhand/);
+});
+
 test("a doctor that cannot run says so", async () => {
   const tab = await open(browser, "doctor.html", { doctor_run: { reject: "the app's background task failed: boom" } });
   await tab.waitForFunction(() => document.getElementById("message").className === "error");
