@@ -24,6 +24,7 @@ from mcp_client import Stdio, run
 from person import device_click
 from test_app import app_binary, bus, code_of, find, xvfb  # noqa: F401 (fixtures)
 from test_clipboard import paste_with_xclip
+from test_keychain import lookup, secret_service  # noqa: F401 (a fixture)
 from webdriver import Driver, WebDriverError
 from xhelpers import pointer, poll, scratch_dir, start_xorg_dummy, window_rect
 from xhelpers import run as run_x
@@ -382,6 +383,26 @@ def test_copy_and_replace_the_token(xvfb, bus):  # noqa: F811
         d.click("#token_copy")
         d.wait_text("#message", lambda t: t.startswith("The token is"), what="Copy's answer")
         assert paste_with_xclip(xvfb.display) == new, "Copy puts the token on the clipboard"
+    finally:
+        app.stop()
+
+
+def test_replacing_a_token_kept_in_the_keychain(xvfb, secret_service):  # noqa: F811
+    app = DrivenApp(xvfb.display, secret_service["DBUS_SESSION_BUS_ADDRESS"], "settings")
+    try:
+        d = app.driver
+        settings_shown(d)
+        assert "keychain" in d.text("#token_kept_in"), d.text("#token_kept_in")
+        config = app.tmp / "config_home" / "deskhand"
+        account = f"token for {config}"
+        assert lookup(secret_service, account) == app.token
+        replace_token(d)
+        new = json.loads(app.connection_file.read_text())["token"]
+        assert new != app.token and len(new) == 64
+        assert lookup(secret_service, account) == new, "the keychain holds the new token"
+        assert not (config / "token").exists(), "no token file beside the keychain"
+        fresh = Client(app.ws_url, new, takeover=False)
+        fresh.close()
     finally:
         app.stop()
 
