@@ -91,7 +91,15 @@ function timelines(records, thumbnails) {
 
 function render(view) {
   document.getElementById("sessions").replaceChildren(...sessionRows(view.sessions));
-  const shown = timelines(view.records, view.thumbnails || []);
+  const thumbnails = view.thumbnails || [];
+  // Images the app no longer keeps are let go here too.
+  const kept = new Set(thumbnails.map((t) => t.id));
+  for (const id of images.keys()) {
+    if (!kept.has(id)) {
+      images.delete(id);
+    }
+  }
+  const shown = timelines(view.records, thumbnails);
   document.getElementById("timelines").replaceChildren(...(shown.length ? shown
     : [panel.el("p", {}, view.audit_note || "Nothing recorded yet.")]));
 }
