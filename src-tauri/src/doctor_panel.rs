@@ -2,6 +2,9 @@
 //! `deskhand doctor --json` gives it (the page renders it as a checklist),
 //! and retrying the backend once the person fixed what it lacked.
 
+use std::sync::Arc;
+
+use deskhand_engine::Engine;
 use deskhand_host::doctor;
 use serde_json::Value;
 use tauri::{AppHandle, Runtime};
@@ -12,6 +15,8 @@ use crate::panels::PanelError;
 pub struct DoctorPanel {
     /// The X display deskhand drives.
     pub display: String,
+    /// The engine (the person's click).
+    pub engine: Arc<Engine>,
 }
 
 /// Runs the doctor now (off the UI thread: it probes the display and the
@@ -29,10 +34,19 @@ pub async fn doctor_run(panel: tauri::State<'_, DoctorPanel>) -> Result<Value, P
 /// everything held is released, the connection file goes) and starts again
 /// with the same flags, so that it opens the display, the input, the
 /// overlay and the clipboard anew. Agents reconnect through the new
-/// connection file. It only takes agents away, so it needs no click of the
-/// person's own mouse.
+/// connection file. The new process holds no pause, so only a click of
+/// the person's own mouse restarts: an agent could otherwise lift the
+/// person's hold (a hand-back, the kill switch) this way.
 #[tauri::command]
-pub fn deskhand_restart<R: Runtime>(app: AppHandle<R>) {
+pub async fn deskhand_restart<R: Runtime>(
+    app: AppHandle<R>,
+    panel: tauri::State<'_, DoctorPanel>,
+) -> Result<(), PanelError> {
+    if !panel.engine.person_clicked().await {
+        tracing::warn!("a restart that was not the person's click was refused");
+        return Err(PanelError::RestartNotThePerson);
+    }
     tracing::warn!("restart asked from the Doctor window: the backend is opened again");
     app.request_restart();
+    Ok(())
 }

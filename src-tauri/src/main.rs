@@ -173,6 +173,7 @@ fn manage_panels(app: &AppHandle, daemon: &Daemon, tracker: status::Shared) {
     });
     app.manage(doctor_panel::DoctorPanel {
         display: daemon.x_display().to_owned(),
+        engine: Arc::clone(&daemon.engine),
     });
     app.manage(activity::ActivityPanel {
         engine: Arc::clone(&daemon.engine),

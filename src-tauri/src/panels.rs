@@ -69,8 +69,14 @@ pub enum PanelError {
         "This change allows more ({0}): only a click of your own mouse on Save can allow it. Nothing changed."
     )]
     NotThePerson(String),
+    /// A restart (which would also lift the person's pause) that no real
+    /// mouse click asked for.
+    #[error(
+        "Only a click of your own mouse on Retry the backend can restart deskhand (a restart also lifts a pause). Nothing changed."
+    )]
+    RestartNotThePerson,
     /// Start at login could not change.
-    #[error("start at login could not change: {0}")]
+    #[error("Start at login could not change: {0}")]
     Autostart(String),
     /// The token could not be replaced.
     #[error("the token was not replaced: {0}")]

@@ -122,28 +122,42 @@ impl SettingsPanel {
         }
         // Applied before it is written: a kill switch that cannot be
         // grabbed or an audit log place that cannot be opened is refused
-        // with nothing changed.
+        // with nothing changed; a file that cannot be written puts the
+        // running settings back.
         file.live
             .apply(&next)
             .await
             .map_err(|e| PanelError::Invalid(e.to_string()))?;
-        settings_form::save(&file.path, &file.fixed, &save.form)
-            .map_err(|e| PanelError::Invalid(e.to_string()))?;
-        let autostart = app.autolaunch();
-        if autostart.is_enabled().unwrap_or(false) != save.start_at_login {
-            if save.start_at_login {
-                autostart.enable()
-            } else {
-                autostart.disable()
+        if let Err(e) = settings_form::save(&file.path, &file.fixed, &save.form) {
+            if let Err(back) = file.live.apply(&current).await {
+                tracing::error!(error = %back, "the running settings could not be put back");
             }
-            .map_err(|e| PanelError::Autostart(e.to_string()))?;
+            return Err(PanelError::Invalid(e.to_string()));
         }
-        let note = if next.listen_port.to_string() == port_of(&self.listen) {
-            "Saved: it applies from the next request on."
+        let mut note = String::from("Saved: it applies from the next request on");
+        if !file.fixed.listen && next.listen_port.to_string() != port_of(&self.listen) {
+            note.push_str("; the new port from the next start");
+        }
+        note.push('.');
+        if let Err(e) = self.start_at_login(app, save.start_at_login) {
+            note.push_str(&format!(" {e}."));
+        }
+        self.view(app, Some(note)).await
+    }
+}
+
+impl SettingsPanel {
+    fn start_at_login<R: Runtime>(&self, app: &AppHandle<R>, on: bool) -> Result<(), PanelError> {
+        let autostart = app.autolaunch();
+        if autostart.is_enabled().unwrap_or(false) == on {
+            return Ok(());
+        }
+        if on {
+            autostart.enable()
         } else {
-            "Saved: it applies from the next request on; the new port from the next start."
-        };
-        self.view(app, Some(note.into())).await
+            autostart.disable()
+        }
+        .map_err(|e| PanelError::Autostart(e.to_string()))
     }
 }
 

@@ -319,7 +319,8 @@ def test_retry_the_backend_opens_what_was_missing_at_start(xvfb, bus):  # noqa: 
     """Started without its overlay, the app has no takeover; once the
     overlay is in place, "Retry the backend" restarts deskhand (its agents
     are cut off and reconnect through the new connection file) and the
-    takeover works."""
+    takeover works. Only the person's own click restarts: a restart lifts
+    any pause the person made."""
     overlay = Path(scratch_dir("overlay-")) / "deskhand-overlay"
     app = DrivenApp(xvfb.display, bus, "doctor", consent={"takeover": True},
                     env={"DESKHAND_OVERLAY": str(overlay)})
@@ -333,10 +334,14 @@ def test_retry_the_backend_opens_what_was_missing_at_start(xvfb, bus):  # noqa: 
         d.switch_to_title("deskhand doctor")
         d.wait_text("#summary", lambda t: t != "", what="the doctor's report")
         before = app.connection_file.read_text()
+        d.click("#restart")  # not the person's mouse: refused
+        answer = d.wait_text("#message", lambda t: "own mouse" in t, what="the refusal")
+        assert "Nothing changed" in answer, answer
+        assert app._ready()["pid"] == app.pid, "still the first process"
         try:
-            d.click("#restart")
+            click_as_the_person(xvfb.display, d, "#restart", title="deskhand doctor")
         except WebDriverError:
-            pass  # the window may go before WebDriver answers the click
+            pass  # the window may go before WebDriver answers
         restarted = poll(lambda: (lambda r: r if r and r["pid"] != app.pid else None)(app._ready()),
                          timeout=60, what="the restarted app's connection file")
         assert app.connection_file.read_text() != before

@@ -158,24 +158,30 @@ def audit_ops(path) -> list[str]:
 def test_the_audit_log_moves_with_the_file_and_an_unusable_place_changes_nothing(tmp_path):
     first, second = tmp_path / "a" / "audit.jsonl", tmp_path / "b" / "audit.jsonl"
     settings = tmp_path / "settings.toml"
-    settings.write_text(f'audit_log = "{first}"\n')
+    port = f"listen_port = {free_port()}\n"
+    settings.write_text(f'{port}audit_log = "{first}"\n')
     d = Daemon("--virtual=640x480", "--settings", str(settings), port_and_audit_from_settings=True)
     try:
         c = d.client(takeover=False)
         c.call("CURSOR_POSITION_REQUEST")
         assert "cursor_position" in audit_ops(first)
-        settings.write_text(f'audit_log = "{second}"\n')
+        settings.write_text(f'{port}audit_log = "{second}"\n')
         poll(lambda: "audit.moved" in audit_ops(second), timeout=5, what="the log to move")
         c.call("CURSOR_POSITION_REQUEST")
         assert audit_ops(second)[-1] == "cursor_position", audit_ops(second)
         assert audit_ops(first)[-1] == "audit.moved", "the old file says where the log went"
         moved = json.loads(first.read_text().splitlines()[-1])["target"]
         assert moved == {"from": str(first), "to": str(second)}
-        # A place that cannot be opened (under a file) changes nothing.
-        not_a_dir = tmp_path / "file"
-        not_a_dir.write_text("in the way")
-        settings.write_text(f'audit_log = "{not_a_dir / "audit.jsonl"}"\n')
+        # A place that cannot be created (even by root) changes nothing.
+        settings.write_text(f'{port}audit_log = "/proc/deskhand-test/audit.jsonl"\n')
         poll(lambda: "could not be applied" in d.stderr_tail(), timeout=5, what="the refusal")
+        # Nor does a file that holds something else (refused as it is read).
+        other = tmp_path / "notes.txt"
+        other.write_text("a person's notes\n")
+        settings.write_text(f'{port}audit_log = "{other}"\n')
+        poll(lambda: "other than audit records" in d.stderr_tail(), timeout=5,
+             what="the refusal of another file")
+        assert other.read_text() == "a person's notes\n"
         c.call("CURSOR_POSITION_REQUEST")
         assert audit_ops(second)[-1] == "cursor_position"
         c.close()

@@ -14,53 +14,51 @@ pub const DEFAULT_KILL_SWITCH: &str = "ctrl+alt+Escape";
 /// How long a change waits for the watcher to grab the new chord.
 const GRAB_WAIT: Duration = Duration::from_secs(2);
 
-/// A modifier of a chord.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Modifier {
-    Ctrl,
-    Alt,
-    Shift,
-    Super,
+/// The modifiers of a chord, as bits (their order in the text does not
+/// matter).
+pub(crate) mod modifier {
+    pub const CTRL: u8 = 1;
+    pub const ALT: u8 = 2;
+    pub const SHIFT: u8 = 4;
+    pub const SUPER: u8 = 8;
 }
 
 /// Modifiers and one key (an X keysym).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chord {
-    pub(crate) modifiers: Vec<Modifier>,
+    pub(crate) modifiers: u8,
     pub(crate) keysym: u32,
 }
 
 impl Chord {
     /// Reads `ctrl+alt+Escape`-style text: any of ctrl, alt, shift, super,
-    /// then Escape, Pause, F1–F12, or a letter or digit. A chord needs at
-    /// least one modifier, so that it never takes a key the person types.
+    /// then Escape, Pause, F1–F12, or a letter or digit. A chord needs
+    /// ctrl, alt or super (shift alone makes capitals), so that it never
+    /// takes a key the person types.
     pub fn parse(text: &str) -> Result<Self, X11Error> {
         let bad = |why: &str| {
             X11Error::Option(format!(
                 "kill switch {text:?}: {why} (e.g. ctrl+alt+Escape)"
             ))
         };
-        let mut modifiers = Vec::new();
+        let mut modifiers = 0;
         let mut keysym = None;
         for part in text.split('+') {
-            let modifier = match part.trim().to_ascii_lowercase().as_str() {
-                "ctrl" | "control" => Modifier::Ctrl,
-                "alt" => Modifier::Alt,
-                "shift" => Modifier::Shift,
-                "super" | "meta" => Modifier::Super,
+            modifiers |= match part.trim().to_ascii_lowercase().as_str() {
+                "ctrl" | "control" => modifier::CTRL,
+                "alt" => modifier::ALT,
+                "shift" => modifier::SHIFT,
+                "super" | "meta" => modifier::SUPER,
                 key if keysym.is_none() => {
                     keysym = Some(key_keysym(key).ok_or_else(|| bad("unknown key"))?);
                     continue;
                 }
                 _ => return Err(bad("more than one key")),
             };
-            if !modifiers.contains(&modifier) {
-                modifiers.push(modifier);
-            }
         }
         let keysym = keysym.ok_or_else(|| bad("no key"))?;
-        if modifiers.is_empty() {
-            return Err(bad("a chord needs ctrl, alt, shift or super"));
+        if modifiers & !modifier::SHIFT == 0 {
+            return Err(bad("a chord needs ctrl, alt or super"));
         }
         Ok(Self { modifiers, keysym })
     }
@@ -135,7 +133,9 @@ impl KillSwitchHotkey {
         let chord = Chord::parse(text)?;
         let mut state = self.state();
         if state.chord == chord {
+            // The chord in force: a change still asked for is withdrawn.
             state.text = text.to_owned();
+            state.asked = None;
             return Ok(());
         }
         if !state.watched {
@@ -146,7 +146,7 @@ impl KillSwitchHotkey {
         let n = state.next;
         state.next += 1;
         state.asked = Some((n, text.to_owned(), chord));
-        let (state, _) = self
+        let (mut state, _) = self
             .0
             .1
             .wait_timeout_while(
@@ -155,6 +155,11 @@ impl KillSwitchHotkey {
                 |s| !matches!(s.answered, Some((m, _)) if m == n),
             )
             .unwrap_or_else(|e| e.into_inner());
+        // Not answered in time: withdrawn, so that the watcher does not
+        // make it the kill switch later (it asks before it lets go).
+        if state.asked.as_ref().is_some_and(|(m, _, _)| *m == n) {
+            state.asked = None;
+        }
         match &state.answered {
             Some((m, Ok(()))) if *m == n => Ok(()),
             Some((m, Err(why))) if *m == n => Err(X11Error::Request(format!(
@@ -187,23 +192,27 @@ impl KillSwitchHotkey {
             .map(|(n, _, chord)| (*n, chord.clone()))
     }
 
-    /// For the watcher: change `n` was grabbed (the chord is in force) or
-    /// not (the old one stays).
+    /// For the watcher: change `n` was grabbed or not. Returns whether it
+    /// is in force now: false when it failed, or when it was withdrawn or
+    /// replaced meanwhile (then the watcher lets the new grab go and keeps
+    /// the old one).
     #[cfg(target_os = "linux")]
-    pub(crate) fn answer(&self, n: u64, grabbed: Result<(), String>) {
+    pub(crate) fn answer(&self, n: u64, grabbed: Result<(), String>) -> bool {
         let mut state = self.state();
-        if let Some((m, text, chord)) = state.asked.take() {
-            if m != n {
-                state.asked = Some((m, text, chord));
-                return;
-            }
-            if grabbed.is_ok() {
-                state.text = text;
-                state.chord = chord;
-            }
+        let still_asked = state.asked.as_ref().is_some_and(|(m, _, _)| *m == n);
+        if !still_asked {
+            return false;
+        }
+        let in_force = grabbed.is_ok();
+        if let Some((_, text, chord)) = state.asked.take()
+            && in_force
+        {
+            state.text = text;
+            state.chord = chord;
         }
         state.answered = Some((n, grabbed));
         self.0.1.notify_all();
+        in_force
     }
 
     /// For the watcher when it stops: changes no longer wait.
@@ -221,7 +230,8 @@ mod tests {
     fn chords() {
         let default = Chord::parse("ctrl+alt+Escape").expect("the default");
         assert_eq!(default.keysym, 0xff1b);
-        assert_eq!(default.modifiers, [Modifier::Ctrl, Modifier::Alt]);
+        assert_eq!(default.modifiers, modifier::CTRL | modifier::ALT);
+        assert_eq!(Chord::parse("Alt+Ctrl+escape").ok(), Some(default));
         assert_eq!(Chord::parse("super+F12").expect("f12").keysym, 0xffc9);
         assert_eq!(
             Chord::parse("ctrl+shift+k").map(|k| k.keysym).ok(),
@@ -231,6 +241,7 @@ mod tests {
             "ctrl+banana",
             "ctrl+alt",
             "Escape",
+            "shift+a",
             "ctrl+a+b",
             "ctrl+F13",
             "",
@@ -261,7 +272,8 @@ mod tests {
                     }
                     std::thread::sleep(Duration::from_millis(5));
                 };
-                watcher.answer(n, if ok { Ok(()) } else { Err("held".into()) });
+                let in_force = watcher.answer(n, if ok { Ok(()) } else { Err("held".into()) });
+                assert_eq!(in_force, ok);
             }
         });
         let refused = hotkey.change("ctrl+alt+k").expect_err("the grab failed");
@@ -270,5 +282,16 @@ mod tests {
         hotkey.change("ctrl+alt+j").expect("grabbed");
         assert_eq!(hotkey.current(), "ctrl+alt+j");
         answers.join().expect("the watcher thread");
+    }
+
+    #[test]
+    fn a_change_not_answered_in_time_is_withdrawn() {
+        let hotkey = KillSwitchHotkey::new("ctrl+alt+Escape").expect("valid");
+        let _ = hotkey.watch();
+        let refused = hotkey.change("ctrl+alt+k").expect_err("no answer");
+        assert!(refused.to_string().contains("did not answer"), "{refused}");
+        assert!(hotkey.asked().is_none(), "withdrawn");
+        assert!(!hotkey.answer(1, Ok(())), "a late grab is not put in force");
+        assert_eq!(hotkey.current(), "ctrl+alt+Escape");
     }
 }

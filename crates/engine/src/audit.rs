@@ -105,6 +105,36 @@ fn open_append(path: &Path) -> io::Result<File> {
     opts.open(path)
 }
 
+/// Whether `path` may take the audit log when it moves there: a new file,
+/// or a regular file that already holds audit records (never a device, a
+/// pipe, or some other file that records would be appended to). The reason
+/// when not.
+pub fn check_place(path: &Path) -> Result<(), String> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e.to_string()),
+    };
+    if !meta.is_file() {
+        return Err(format!("{} is not a regular file", path.display()));
+    }
+    if meta.len() == 0 {
+        return Ok(());
+    }
+    let mut first = String::new();
+    let read = File::open(path).and_then(|f| {
+        io::BufRead::read_line(&mut io::BufReader::new(io::Read::take(f, 8192)), &mut first)
+    });
+    let record: Option<Value> = read.ok().and_then(|_| serde_json::from_str(&first).ok());
+    match record {
+        Some(r) if r.get("op").is_some() && r.get("ts").is_some() => Ok(()),
+        _ => Err(format!(
+            "{} holds something other than audit records",
+            path.display()
+        )),
+    }
+}
+
 /// The `n`-th rotated file of `path` (`audit.jsonl.n`).
 pub fn rotated_path(path: &Path, n: u32) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
@@ -172,11 +202,12 @@ impl AuditLog {
         if old.path == path {
             return Ok(());
         }
+        check_place(path).map_err(|why| io::Error::new(io::ErrorKind::InvalidInput, why))?;
         let mut new = Current::open(path)?;
         let record = AuditRecord {
             ts: now_ts(),
-            session: "",
-            protocol: "host",
+            session: "deskhand",
+            protocol: "settings",
             op: "audit.moved",
             target: json!({"from": old.path.display().to_string(), "to": path.display().to_string()}),
             outcome: "ok",
@@ -445,6 +476,18 @@ mod tests {
         log.record(&op("before"));
         std::fs::create_dir_all(dir.join("c/audit.jsonl")).expect("a directory in the way");
         assert!(log.move_to(&dir.join("c/audit.jsonl")).is_err());
+        std::fs::write(dir.join("c/notes.txt"), "a person's notes\n").expect("another file");
+        let refused = log
+            .move_to(&dir.join("c/notes.txt"))
+            .expect_err("not an audit log");
+        assert!(
+            refused.to_string().contains("other than audit records"),
+            "{refused}"
+        );
+        assert!(
+            log.move_to(Path::new("/dev/null")).is_err(),
+            "not a regular file"
+        );
         assert_eq!(
             log.path(),
             Some(first.clone()),

@@ -194,6 +194,9 @@ pub fn parse(text: &str, fixed: &Fixed) -> Result<FileSettings, Invalid> {
                 path.display()
             );
         }
+        if let Err(why) = deskhand_engine::audit::check_place(&path) {
+            invalid!("audit_log: {why}");
+        }
         s.audit_log = path;
     }
     Ok(s)
@@ -289,21 +292,25 @@ pub struct Live {
 }
 
 impl Live {
-    /// Applies `next`: the kill switch and the audit log's place first
-    /// (either may be refused, and then nothing changes), then the
-    /// engine's settings, from the next request on.
+    /// Applies `next`: the audit log's place and the kill switch first
+    /// (either may be refused, and then the log goes back where it was),
+    /// then the engine's settings, from the next request on.
     pub async fn apply(&self, next: &FileSettings) -> Result<(), HostError> {
         let (hotkey, engine) = (self.hotkey.clone(), self.engine.clone());
         let (chord, audit_log) = (next.kill_switch.clone(), next.audit_log.clone());
         tokio::task::spawn_blocking(move || {
-            let before = hotkey.current();
-            hotkey.change(&chord)?;
-            if let Err(e) = engine.move_audit_log(&audit_log) {
-                let _ = hotkey.change(&before);
-                return Err(io(format!(
-                    "moving the audit log to {}",
-                    audit_log.display()
-                ))(e));
+            let before = engine.audit_path();
+            engine.move_audit_log(&audit_log).map_err(io(format!(
+                "moving the audit log to {}",
+                audit_log.display()
+            )))?;
+            if let Err(e) = hotkey.change(&chord) {
+                if let Some(before) = before
+                    && let Err(back) = engine.move_audit_log(&before)
+                {
+                    tracing::error!(error = %back, "the audit log could not go back");
+                }
+                return Err(HostError::from(e));
             }
             Ok(())
         })
@@ -422,6 +429,8 @@ mod tests {
             ("listen_port = 70000", ""),
             ("audit_log = \"audit.jsonl\"", "absolute"),
             ("audit_log = \"/tmp\"", "directory"),
+            ("audit_log = \"/dev/null\"", "not a regular file"),
+            ("audit_log = \"/etc/passwd\"", "other than audit records"),
         ] {
             let e = parse(text, &fixed()).expect_err(text).to_string();
             assert!(e.contains(says), "{text}: {e}");

@@ -56,6 +56,10 @@ impl Form {
 
     /// The file's text for this form.
     pub fn to_toml(&self) -> String {
+        text(&self.table())
+    }
+
+    fn table(&self) -> toml::Table {
         let mut file = toml::Table::new();
         file.insert("approval".into(), self.approval.clone().into());
         let displays = match &self.displays {
@@ -76,7 +80,7 @@ impl Form {
             self.clipboard_approve_foreign_reads.into(),
         );
         file.insert("clipboard".into(), clipboard.into());
-        format!("# deskhand's settings (written by its Settings window)\n{file}")
+        file
     }
 
     /// The settings this form gives over `fixed`, or what is wrong with it.
@@ -92,9 +96,27 @@ pub fn save(path: &Path, fixed: &Fixed, form: &Form) -> Result<FileSettings, Hos
         path: path.display().to_string(),
         reason: why.to_string(),
     })?;
-    crate::files::write_private_atomic(path, form.to_toml().as_bytes())?;
+    // What the command line set is this run's only: the file keeps its own
+    // value of it (a `--listen 127.0.0.1:0` must not become the next
+    // start's port).
+    let mut table = form.table();
+    let before: toml::Table = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_default();
+    for key in fixed.names() {
+        match before.get(key) {
+            Some(value) => table.insert(key.to_owned(), value.clone()),
+            None => table.remove(key),
+        };
+    }
+    crate::files::write_private_atomic(path, text(&table).as_bytes())?;
     tracing::info!(path = %path.display(), "settings saved");
     Ok(settings)
+}
+
+fn text(table: &toml::Table) -> String {
+    format!("# deskhand's settings (written by its Settings window)\n{table}")
 }
 
 #[cfg(test)]
@@ -160,6 +182,37 @@ mod tests {
             assert!(matches!(err, HostError::Settings { .. }), "{err}");
         }
         assert_eq!(std::fs::read_to_string(&path).expect("the file"), before);
+        std::fs::remove_dir_all(&dir).expect("the scratch dir goes");
+    }
+
+    #[test]
+    fn what_the_command_line_set_is_not_written_over_the_files_own_value() {
+        let dir = std::env::temp_dir().join(format!("deskhand-form-fixed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a scratch dir");
+        let path = dir.join("settings.toml");
+        std::fs::write(&path, "listen_port = 48200\n").expect("the person's file");
+        let mut fixed = Fixed {
+            listen: true,
+            kill_switch: true,
+            ..Fixed::default()
+        };
+        fixed.base.listen_port = 0; // --listen 127.0.0.1:0
+        fixed.base.kill_switch = "super+F1".into();
+        let mut f = Form::of(&fixed.base);
+        f.approval = "deny".into();
+        save(&path, &fixed, &f).expect("saves");
+        let saved = parse(
+            &std::fs::read_to_string(&path).expect("the file"),
+            &Fixed::default(),
+        )
+        .expect("the next start reads it");
+        assert_eq!(saved.listen_port, 48200, "the file's own port stays");
+        assert_eq!(
+            saved.kill_switch,
+            FileSettings::default().kill_switch,
+            "no chord written"
+        );
+        assert_eq!(saved.live.approval.as_str(), "deny", "the rest is saved");
         std::fs::remove_dir_all(&dir).expect("the scratch dir goes");
     }
 }

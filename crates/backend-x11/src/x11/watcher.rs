@@ -20,7 +20,7 @@ use x11rb::rust_connection::RustConnection;
 
 use super::X11ResultExt;
 use crate::KillSwitchHotkey;
-use crate::hotkey::{Chord, Modifier};
+use crate::hotkey::{Chord, modifier};
 
 /// Pointer poll while armed (the contract: a check at least every 20 ms).
 const POLL_ARMED_MS: i32 = 20;
@@ -40,14 +40,15 @@ struct Grab {
 const LOCKS: [u16; 4] = [0, 1 << 1, 1 << 4, (1 << 1) | (1 << 4)];
 
 fn modifiers_of(chord: &Chord) -> ModMask {
-    chord.modifiers.iter().fold(ModMask::from(0u16), |mask, m| {
-        mask | match m {
-            Modifier::Ctrl => ModMask::CONTROL,
-            Modifier::Alt => ModMask::M1,
-            Modifier::Shift => ModMask::SHIFT,
-            Modifier::Super => ModMask::M4,
-        }
-    })
+    [
+        (modifier::CTRL, ModMask::CONTROL),
+        (modifier::ALT, ModMask::M1),
+        (modifier::SHIFT, ModMask::SHIFT),
+        (modifier::SUPER, ModMask::M4),
+    ]
+    .into_iter()
+    .filter(|(bit, _)| chord.modifiers & bit != 0)
+    .fold(ModMask::from(0u16), |mask, (_, m)| mask | m)
 }
 
 /// The watcher, before it starts.
@@ -153,7 +154,9 @@ impl X11Watcher {
                     .backend()?
                     .check();
                 if let Err(e) = held {
-                    self.ungrab(&grab.keycodes[..=i], grab.modifiers, None);
+                    // What the kill switch in force grabs stays grabbed.
+                    let current = self.grabbed.borrow();
+                    self.ungrab(&grab.keycodes[..=i], grab.modifiers, current.as_ref());
                     return Err(BackendError::Failed(format!(
                         "another client holds the chord: {e}"
                     )));
@@ -184,18 +187,23 @@ impl X11Watcher {
             return;
         };
         match self.grab(&chord) {
-            Ok(new) => {
+            Ok(new) if self.hotkey.answer(n, Ok(())) => {
                 if let Some(old) = self.grabbed.borrow_mut().take() {
                     self.ungrab(&old.keycodes, old.modifiers, Some(&new));
                 }
                 *self.grabbed.borrow_mut() = Some(new);
                 let _ = self.conn.flush();
                 tracing::info!(chord = ?chord, "the kill-switch hotkey changed");
-                self.hotkey.answer(n, Ok(()));
+            }
+            Ok(new) => {
+                // Withdrawn meanwhile: the old chord stays the kill switch.
+                let current = self.grabbed.borrow();
+                self.ungrab(&new.keycodes, new.modifiers, current.as_ref());
+                let _ = self.conn.flush();
             }
             Err(e) => {
                 tracing::warn!(error = %e, "the new kill-switch hotkey could not be grabbed: the old one stays");
-                self.hotkey.answer(n, Err(e.to_string()));
+                let _ = self.hotkey.answer(n, Err(e.to_string()));
             }
         }
     }
