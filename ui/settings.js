@@ -13,6 +13,9 @@ function render(view) {
   $("clipboard_read_foreign").checked = f.clipboard_read_foreign;
   $("clipboard_approve_foreign_reads").checked = f.clipboard_approve_foreign_reads;
   $("approval").value = f.approval;
+  for (const box of document.querySelectorAll("input.refuse")) {
+    box.checked = f.refuse_apps.includes(box.dataset.class);
+  }
   $("consent_timeout_s").value = String(f.consent_timeout_s);
   $("start_at_login").checked = view.start_at_login;
   $("kill_switch").value = f.kill_switch;
@@ -54,6 +57,7 @@ function form() {
     .map((box) => box.dataset.name);
   return {
     approval: $("approval").value,
+    refuse_apps: [...document.querySelectorAll("input.refuse:checked")].map((box) => box.dataset.class),
     displays: $("displays_all").checked ? null : chosen,
     consent_timeout_s: Number($("consent_timeout_s").value),
     clipboard_enabled: $("clipboard_enabled").checked,

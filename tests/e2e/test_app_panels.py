@@ -130,6 +130,24 @@ def test_settings_turn_the_clipboard_off_but_cannot_turn_it_on(xvfb, bus):  # no
         app.stop()
 
 
+def test_refusing_terminals_saves_at_once_but_allowing_them_again_takes_the_person(
+        xvfb, bus):  # noqa: F811
+    app = DrivenApp(xvfb.display, bus, "settings")
+    try:
+        d = app.driver
+        settings_shown(d)
+        assert not d.selected("#refuse-terminals")
+        d.click("#refuse-terminals")
+        assert save(d).startswith("Saved"), d.text("#message")
+        assert 'refuse_apps = ["terminals"]' in app.settings.read_text()
+        d.click("#refuse-terminals")
+        answer = save(d)
+        assert "only a click of your own mouse" in answer and "refuse_apps" in answer, answer
+        assert 'refuse_apps = ["terminals"]' in app.settings.read_text(), "nothing written"
+    finally:
+        app.stop()
+
+
 def test_the_persons_own_click_on_save_turns_the_clipboard_on(xvfb, bus):  # noqa: F811
     app = DrivenApp(xvfb.display, bus, "settings")
     try:

@@ -149,6 +149,31 @@ def test_the_kill_switch_follows_the_file(tmp_path):
         assert d.terminate() == 0, d.stderr_tail()
 
 
+def test_refused_apps_follow_the_file(tmp_path, apps):
+    settings = tmp_path / "settings.toml"
+    settings.write_text("")
+    d = Daemon("--virtual=800x600", "--settings", str(settings))
+    try:
+        term = XTerm(d.display)
+        apps.append(term)
+        cx, cy = term.rect().center()
+        c = d.client()
+
+        def click() -> dict | None:
+            msg = c.request("INPUT_ACTION", {"action": "left_click", "coordinate": [cx, cy]})
+            return msg["payload"] if msg["type"] == "ERROR" else None
+
+        assert click() is None, "terminals are not refused by default"
+        settings.write_text('refuse_apps = ["terminals"]\n')
+        refused = poll(click, timeout=5, what="the terminal to be refused")
+        assert refused["code"] == "PERMISSION_DENIED" and "terminals" in refused["message"], refused
+        settings.write_text("refuse_apps = false\n")
+        poll(lambda: click() is None, timeout=5, what="the terminal to take input again")
+        c.close()
+    finally:
+        assert d.terminate() == 0, d.stderr_tail()
+
+
 def audit_ops(path) -> list[str]:
     if not path.exists():
         return []

@@ -10,6 +10,7 @@ after(async () => { await browser.close(); });
 const VIEW = {
   form: {
     approval: "write",
+    refuse_apps: ["terminals"],
     displays: ["DUMMY0"],
     consent_timeout_s: 60,
     clipboard_enabled: true,
@@ -38,6 +39,8 @@ test("the form shows the settings the app read", async () => {
   assert.equal(await tab.isChecked("#clipboard_enabled"), true);
   assert.equal(await tab.isChecked("#clipboard_read_foreign"), false);
   assert.equal(await tab.inputValue("#approval"), "write");
+  assert.equal(await tab.isChecked("#refuse-terminals"), true);
+  assert.equal(await tab.isChecked("#refuse-developer_tools"), false);
   assert.equal(await tab.inputValue("#consent_timeout_s"), "60");
   assert.equal(await tab.isChecked("#displays_some"), true);
   assert.equal(await tab.isChecked("#display-DUMMY0"), true);
@@ -57,6 +60,8 @@ test("Save sends the whole form and shows the app's answer", async () => {
   await tab.uncheck("#clipboard_enabled");
   await tab.check("#displays_all");
   await tab.selectOption("#approval", "prompt");
+  await tab.uncheck("#refuse-terminals");
+  await tab.check("#refuse-package_managers");
   await tab.fill("#consent_timeout_s", "30");
   await tab.fill("#kill_switch", " super+F12 ");
   await tab.fill("#listen_port", "48200");
@@ -69,6 +74,7 @@ test("Save sends the whole form and shows the app's answer", async () => {
     save: {
       form: {
         approval: "prompt",
+        refuse_apps: ["package_managers"],
         displays: null,
         consent_timeout_s: 30,
         clipboard_enabled: false,

@@ -8,6 +8,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use thiserror::Error;
 
+use crate::refusal::RefuseApps;
+
 /// The longest lease a policy file may grant: a week.
 pub const MAX_LEASE_S: u64 = 7 * 24 * 3600;
 
@@ -132,13 +134,6 @@ struct PolicyFile {
     approval: Option<String>,
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum RefuseApps {
-    All(bool),
-    Classes(Vec<String>),
-}
-
 impl Consent {
     /// The same grants plus the clipboard `policy` (from the command line).
     pub fn with_clipboard(mut self, policy: crate::clipboard::ClipboardPolicy) -> Self {
@@ -224,7 +219,12 @@ impl Consent {
             apps,
             clipboard_read: policy.clipboard_read,
             lease,
-            refuse: refusal(policy.refuse_apps).map_err(invalid)?,
+            refuse: match policy.refuse_apps {
+                None => Default::default(),
+                Some(r) => r
+                    .policy()
+                    .map_err(|e| invalid(format!("refuse_apps entry {e}")))?,
+            },
             approval: match policy.approval {
                 None => Default::default(),
                 Some(mode) => mode.parse().map_err(invalid)?,
@@ -232,25 +232,6 @@ impl Consent {
             source: ConsentSource::PolicyFile,
         })
     }
-}
-
-/// The refusal policy of a file's `refuse_apps`.
-fn refusal(refuse: Option<RefuseApps>) -> Result<crate::refusal::RefusalPolicy, String> {
-    use crate::refusal::{RefusalPolicy, RefusedClass};
-    let classes = match refuse {
-        None | Some(RefuseApps::All(false)) => Vec::new(),
-        Some(RefuseApps::All(true)) => RefusedClass::ALL.to_vec(),
-        Some(RefuseApps::Classes(names)) => names
-            .iter()
-            .map(|n| {
-                RefusedClass::parse(n).ok_or_else(|| {
-                    let known: Vec<&str> = RefusedClass::ALL.iter().map(|c| c.name()).collect();
-                    format!("refuse_apps entry {n:?} is not one of {}", known.join(", "))
-                })
-            })
-            .collect::<Result<_, _>>()?,
-    };
-    Ok(RefusalPolicy { classes })
 }
 
 #[cfg(test)]

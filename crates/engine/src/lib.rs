@@ -192,6 +192,9 @@ pub struct Engine {
     bus: elements::BusWatch,
     /// Small copies of what agents were shown, when the host keeps them.
     thumbnails: Arc<thumbnails::Thumbnails>,
+    /// The classes of apps no agent may send input to (the person's
+    /// settings; at start the consent file's).
+    refusal: std::sync::Mutex<refusal::RefusalPolicy>,
 }
 
 impl Engine {
@@ -233,6 +236,7 @@ impl Engine {
             }
         }
         tracing::info!(backend = backend_name, ?consent, features = ?features.fine, takeover = takeovers.available(), "engine started");
+        let refusal = std::sync::Mutex::new(consent.refuse.clone());
         Self {
             exec,
             clipboard,
@@ -248,6 +252,7 @@ impl Engine {
             accessibility,
             snapshots: Default::default(),
             thumbnails,
+            refusal,
         }
     }
 
@@ -584,7 +589,7 @@ impl Engine {
             self.input_granted(session)?;
             self.takeovers.require_input(&session.id)?;
         }
-        let refuse = self.consent.refuse.clone();
+        let refuse = self.refusal_policy();
         let action = match action {
             Action::Paste {
                 text,

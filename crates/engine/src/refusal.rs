@@ -161,7 +161,65 @@ pub struct RefusalPolicy {
     pub classes: Vec<RefusedClass>,
 }
 
+/// A name that is not one of the refused classes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{name:?} is not one of {}", RefusedClass::ALL.map(|c| c.name()).join(", "))]
+pub struct UnknownClass {
+    /// The name given.
+    pub name: String,
+}
+
+/// A file's `refuse_apps`: `true` (every class), `false` (none), or the
+/// names of the refused classes.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(untagged)]
+pub enum RefuseApps {
+    /// Every class, or none.
+    Every(bool),
+    /// The classes named.
+    Classes(Vec<String>),
+}
+
+impl RefuseApps {
+    /// The policy this value asks for.
+    pub fn policy(&self) -> Result<RefusalPolicy, UnknownClass> {
+        match self {
+            Self::Every(false) => Ok(RefusalPolicy::default()),
+            Self::Every(true) => Ok(RefusalPolicy {
+                classes: RefusedClass::ALL.to_vec(),
+            }),
+            Self::Classes(names) => RefusalPolicy::from_names(names),
+        }
+    }
+}
+
 impl RefusalPolicy {
+    /// The policy that refuses the classes `names` names (`terminals`,
+    /// ...), or which name is not a class.
+    pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Self, UnknownClass> {
+        let mut classes = Vec::new();
+        for name in names {
+            let name = name.as_ref();
+            let class = RefusedClass::parse(name).ok_or_else(|| UnknownClass {
+                name: name.to_owned(),
+            })?;
+            if !classes.contains(&class) {
+                classes.push(class);
+            }
+        }
+        Ok(Self { classes })
+    }
+
+    /// The names of the refused classes.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.classes.iter().map(|c| c.name()).collect()
+    }
+
+    /// Whether `class` is refused.
+    pub fn refuses(&self, class: RefusedClass) -> bool {
+        self.classes.contains(&class)
+    }
+
     /// Whether anything is refused.
     pub fn is_on(&self) -> bool {
         !self.classes.is_empty()
@@ -218,6 +276,21 @@ fn is_pointer_act(action: &Action) -> bool {
             | Action::ButtonUp { .. }
             | Action::Scroll { .. }
     )
+}
+
+impl crate::Engine {
+    /// The refusal policy in force.
+    pub(crate) fn refusal_policy(&self) -> RefusalPolicy {
+        self.refusal
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Refuses input to `policy`'s classes from the next request on.
+    pub fn set_refusal_policy(&self, policy: RefusalPolicy) {
+        *self.refusal.lock().unwrap_or_else(|e| e.into_inner()) = policy;
+    }
 }
 
 #[cfg(test)]

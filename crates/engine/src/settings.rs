@@ -1,13 +1,14 @@
 //! What the person changes while deskhand runs (the settings file the
-//! host reads): the clipboard policy, the approval mode, the displays
-//! agents may see and act on, and how long a consent question waits. Each
-//! applies from the next request on.
+//! host reads): the clipboard policy, the approval mode, the classes of
+//! apps refused input, the displays agents may see and act on, and how
+//! long a consent question waits. Each applies from the next request on.
 
 use std::time::Duration;
 
 use crate::approval::ApprovalMode;
 use crate::clipboard::ClipboardPolicy;
 use crate::geometry::Monitor;
+use crate::refusal::RefusalPolicy;
 
 /// The displays agents may see and act on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -39,6 +40,8 @@ pub struct Settings {
     pub clipboard: ClipboardPolicy,
     /// How computer-endpoint input is approved.
     pub approval: ApprovalMode,
+    /// The classes of apps no agent may send input to.
+    pub refuse: RefusalPolicy,
     /// The displays agents may see and act on.
     pub displays: DisplayChoice,
     /// How long a consent question waits for the person's answer.
@@ -50,6 +53,7 @@ impl Default for Settings {
         Self {
             clipboard: ClipboardPolicy::default(),
             approval: ApprovalMode::default(),
+            refuse: RefusalPolicy::default(),
             displays: DisplayChoice::default(),
             consent_timeout: crate::consent_ask::CONSENT_TIMEOUT,
         }
@@ -74,6 +78,9 @@ impl Settings {
         }
         if strictness(next.approval) < strictness(self.approval) {
             more.push("approval");
+        }
+        if self.refuse.classes.iter().any(|c| !next.refuse.refuses(*c)) {
+            more.push("refuse_apps");
         }
         let shows_more = match (&self.displays, &next.displays) {
             (_, DisplayChoice::All) => self.displays != DisplayChoice::All,
@@ -124,6 +131,7 @@ impl crate::Engine {
         tracing::info!(?settings, "settings applied");
         self.clipboard.set_policy(settings.clipboard);
         self.set_approval_mode(settings.approval);
+        self.set_refusal_policy(settings.refuse);
         self.set_consent_timeout(settings.consent_timeout);
         let displays = settings.displays;
         if self
@@ -180,6 +188,15 @@ mod tests {
         };
         assert!(strict.loosened_by(&tighter).is_empty());
         assert!(strict.loosened_by(&strict).is_empty());
+        let refusing = Settings {
+            refuse: RefusalPolicy::from_names(&["terminals"]).expect("a class"),
+            ..strict.clone()
+        };
+        assert!(
+            strict.loosened_by(&refusing).is_empty(),
+            "refusing more is tighter"
+        );
+        assert_eq!(refusing.loosened_by(&strict), ["refuse_apps"]);
         let mut looser = strict.clone();
         looser.approval = ApprovalMode::Write;
         looser.displays = DisplayChoice::All;

@@ -157,6 +157,7 @@ fn consent_and_fixed(
                     foreign_reads_approved: args.approve_clipboard_reads,
                 },
                 approval: consent.approval,
+                refuse: consent.refuse.clone(),
                 displays: DisplayChoice::All,
                 ..Settings::default()
             },

@@ -6,6 +6,7 @@
 //!
 //! ```toml
 //! approval = "write"            # allow | write | prompt | deny
+//! refuse_apps = ["terminals"]   # or true (every class), false
 //! displays = ["DUMMY0"]         # or "all"
 //! consent_timeout_s = 60        # a consent question's wait, 5 to 600
 //! kill_switch = "ctrl+alt+Escape"
@@ -24,6 +25,7 @@ use std::time::{Duration, SystemTime};
 
 use deskhand_backend_x11::{Chord, KillSwitchHotkey};
 use deskhand_engine::approval::ApprovalMode;
+use deskhand_engine::refusal::RefuseApps;
 use deskhand_engine::settings::{DisplayChoice, Settings};
 use deskhand_engine::{ClipboardPolicy, Engine};
 use serde::Deserialize;
@@ -42,6 +44,7 @@ const POLL: Duration = Duration::from_millis(200);
 #[serde(deny_unknown_fields)]
 struct File {
     approval: Option<String>,
+    refuse_apps: Option<RefuseApps>,
     displays: Option<Displays>,
     consent_timeout_s: Option<u64>,
     kill_switch: Option<String>,
@@ -211,6 +214,11 @@ fn live(file: &File, fixed: &Fixed) -> Result<Settings, Invalid> {
         s.approval = mode
             .parse::<ApprovalMode>()
             .map_err(|e| Invalid(format!("approval: {e}")))?;
+    }
+    if let Some(refuse) = &file.refuse_apps {
+        s.refuse = refuse
+            .policy()
+            .map_err(|e| Invalid(format!("refuse_apps: {e}")))?;
     }
     s.displays = match &file.displays {
         None => s.displays,
@@ -390,6 +398,31 @@ mod tests {
     }
 
     #[test]
+    fn the_file_sets_the_refused_classes() {
+        let s = parse(
+            "refuse_apps = [\"terminals\", \"developer_tools\"]",
+            &fixed(),
+        )
+        .expect("parses");
+        assert_eq!(s.live.refuse.names(), ["terminals", "developer_tools"]);
+        let every = parse("refuse_apps = true", &fixed()).expect("parses");
+        assert_eq!(every.live.refuse.classes.len(), 4);
+        let mut f = fixed();
+        f.base.live.refuse = every.live.refuse.clone();
+        assert!(
+            parse("", &f).expect("parses").live.refuse.is_on(),
+            "the consent file's stays"
+        );
+        assert!(
+            !parse("refuse_apps = false", &f)
+                .expect("parses")
+                .live
+                .refuse
+                .is_on()
+        );
+    }
+
+    #[test]
     fn the_file_sets_the_kill_switch_the_port_and_the_audit_log() {
         let s = parse(
             "kill_switch = \"super+F12\"\nlisten_port = 48123\naudit_log = \"/var/tmp/dh/audit.jsonl\"",
@@ -413,6 +446,8 @@ mod tests {
     fn bad_values_are_refused_with_what_is_wrong() {
         for (text, says) in [
             ("approval = \"sometimes\"", "approval"),
+            ("refuse_apps = [\"shells\"]", "refuse_apps"),
+            ("refuse_apps = \"terminals\"", ""),
             ("displays = []", "empty list"),
             ("displays = \"some\"", "neither"),
             (

@@ -16,6 +16,8 @@ use crate::settings::{FileSettings, Fixed, Invalid, parse};
 pub struct Form {
     /// `allow`, `write`, `prompt` or `deny`.
     pub approval: String,
+    /// The classes of apps refused input (`terminals`, ...).
+    pub refuse_apps: Vec<String>,
     /// The displays agents may see and act on; `None` for every display.
     pub displays: Option<Vec<String>>,
     /// How long a consent question waits, in seconds.
@@ -40,6 +42,7 @@ impl Form {
         let s = &file.live;
         Self {
             approval: s.approval.as_str().to_owned(),
+            refuse_apps: s.refuse.names().into_iter().map(str::to_owned).collect(),
             displays: match &s.displays {
                 DisplayChoice::All => None,
                 DisplayChoice::Only(names) => Some(names.clone()),
@@ -62,6 +65,8 @@ impl Form {
     fn table(&self) -> toml::Table {
         let mut file = toml::Table::new();
         file.insert("approval".into(), self.approval.clone().into());
+        let refused = self.refuse_apps.iter().map(|n| n.as_str().into()).collect();
+        file.insert("refuse_apps".into(), toml::Value::Array(refused));
         let displays = match &self.displays {
             None => toml::Value::from("all"),
             Some(names) => toml::Value::Array(names.iter().map(|n| n.as_str().into()).collect()),
@@ -133,6 +138,7 @@ mod tests {
         f.approval = "prompt".into();
         f.displays = Some(vec!["DUMMY1".into(), "a \"quoted\" name".into()]);
         f.consent_timeout_s = 30;
+        f.refuse_apps = vec!["terminals".into(), "package_managers".into()];
         f.clipboard_enabled = true;
         f.kill_switch = "super+F12".into();
         f.listen_port = 48200;
@@ -167,6 +173,10 @@ mod tests {
             },
             Form {
                 kill_switch: "shift".into(),
+                ..form()
+            },
+            Form {
+                refuse_apps: vec!["shells".into()],
                 ..form()
             },
             Form {

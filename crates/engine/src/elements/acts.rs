@@ -285,7 +285,7 @@ impl Engine {
                 what: "the element's window belongs to an app this session was not granted",
             });
         }
-        if let Some(class) = self.consent.refuse.refused(&window) {
+        if let Some(class) = self.refusal_policy().refused(&window) {
             return Err(EngineError::Refused {
                 class: class.name(),
                 what: "the element is in its window",
