@@ -276,6 +276,11 @@ class Client:
         """Send a request; return the matching reply (any type, ERROR included)."""
         return self.reply_to(self.send(mtype, payload or {}), timeout)
 
+    def error_code(self, mtype: str, payload: dict | None = None) -> str | None:
+        """The error code the request is answered with, None if it succeeds."""
+        msg = self.request(mtype, payload)
+        return msg["payload"]["code"] if msg.get("type") == "ERROR" else None
+
     def call(self, mtype: str, payload: dict | None = None, expect: str | None = None,
              timeout: float = REQUEST_TIMEOUT) -> dict:
         """Send a request; return the reply's payload, raising ErrorReply on ERROR."""

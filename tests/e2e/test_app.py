@@ -141,7 +141,7 @@ def test_stop_all_agents_ends_a_takeover_and_releases_what_it_holds(xvfb, bus, t
         assert state["reason"] == "kill_switch", state
         poll(lambda: not any_button_down(xvfb.display), timeout=5,
              what="button 1 released by Stop all agents")
-        assert code_of(c, "INPUT_ACTION", {"action": "mouse_move", "coordinate": [5, 5]}) \
+        assert c.error_code("INPUT_ACTION", {"action": "mouse_move", "coordinate": [5, 5]}) \
             is not None, "no input after Stop all agents"
         c.close()
     finally:
@@ -154,12 +154,6 @@ def second_start_env(app: Daemon, bus: str) -> dict:
                 XDG_CONFIG_HOME=str(app.tmp / "config_home"),
                 XDG_STATE_HOME=str(app.tmp / "state_home"),
                 XDG_RUNTIME_DIR=str(app.tmp / "runtime_dir"))
-
-
-def code_of(c, mtype: str, payload: dict) -> str | None:
-    """The error code `c`'s request is answered with, None if it succeeds."""
-    msg = c.request(mtype, payload)
-    return msg["payload"]["code"] if msg["type"] == "ERROR" else None
 
 
 def icon_window(display: str, panel: str) -> str | None:

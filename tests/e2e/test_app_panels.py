@@ -22,7 +22,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from daemon import Client
 from mcp_client import Stdio, run
 from person import device_click
-from test_app import app_binary, bus, code_of, find, xvfb  # noqa: F401 (fixtures)
+from test_app import app_binary, bus, find, xvfb  # noqa: F401 (fixtures)
 from test_clipboard import paste_with_xclip
 from test_keychain import lookup, secret_service  # noqa: F401 (a fixture)
 from webdriver import Driver, WebDriverError
@@ -69,6 +69,12 @@ class DrivenApp:
     def client(self, **kw) -> Client:
         return Client(self.ws_url, self.token, **kw)
 
+    def __enter__(self) -> "DrivenApp":
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.stop()
+
     def stop(self) -> None:
         self.driver.quit()
         try:
@@ -78,7 +84,7 @@ class DrivenApp:
 
 
 def clipboard_write(c: Client) -> str | None:
-    return code_of(c, "CLIPBOARD_WRITE", {"format": "text", "content": "from the panels test"})
+    return c.error_code("CLIPBOARD_WRITE", {"format": "text", "content": "from the panels test"})
 
 
 def settings_shown(d: Driver) -> None:
@@ -105,8 +111,8 @@ def click_as_the_person(display: str, d: Driver, css: str, title: str = "deskhan
 
 
 def test_settings_turn_the_clipboard_off_but_cannot_turn_it_on(xvfb, bus):  # noqa: F811
-    app = DrivenApp(xvfb.display, bus, "settings", settings="[clipboard]\nenabled = true\n")
-    try:
+    file = "[clipboard]\nenabled = true\n"
+    with DrivenApp(xvfb.display, bus, "settings", settings=file) as app:
         c = app.client(takeover=False)
         assert clipboard_write(c) is None, "the file's clipboard is on"
         d = app.driver
@@ -126,14 +132,11 @@ def test_settings_turn_the_clipboard_off_but_cannot_turn_it_on(xvfb, bus):  # no
         assert app.settings.read_text() == before, "a refused save writes nothing"
         assert clipboard_write(c) == "FEATURE_NOT_SUPPORTED"
         c.close()
-    finally:
-        app.stop()
 
 
 def test_refusing_terminals_saves_at_once_but_allowing_them_again_takes_the_person(
         xvfb, bus):  # noqa: F811
-    app = DrivenApp(xvfb.display, bus, "settings")
-    try:
+    with DrivenApp(xvfb.display, bus, "settings") as app:
         d = app.driver
         settings_shown(d)
         assert not d.selected("#refuse-terminals")
@@ -144,13 +147,10 @@ def test_refusing_terminals_saves_at_once_but_allowing_them_again_takes_the_pers
         answer = save(d)
         assert "only a click of your own mouse" in answer and "refuse_apps" in answer, answer
         assert 'refuse_apps = ["terminals"]' in app.settings.read_text(), "nothing written"
-    finally:
-        app.stop()
 
 
 def test_the_persons_own_click_on_save_turns_the_clipboard_on(xvfb, bus):  # noqa: F811
-    app = DrivenApp(xvfb.display, bus, "settings")
-    try:
+    with DrivenApp(xvfb.display, bus, "settings") as app:
         c = app.client(takeover=False)
         assert clipboard_write(c) == "FEATURE_NOT_SUPPORTED", "off by default"
         d = app.driver
@@ -163,8 +163,6 @@ def test_the_persons_own_click_on_save_turns_the_clipboard_on(xvfb, bus):  # noq
         assert "enabled = true" in app.settings.read_text()
         poll(lambda: clipboard_write(c) is None, timeout=5, what="the clipboard to be on")
         c.close()
-    finally:
-        app.stop()
 
 
 def pick_folder(display: str, folder: Path) -> None:
@@ -187,9 +185,8 @@ def audit_ops(path: Path) -> list[str]:
 
 
 def test_the_kill_switch_and_the_audit_folder_change_with_the_persons_click(xvfb, bus):  # noqa: F811
-    app = DrivenApp(xvfb.display, bus, "settings", consent={"takeover": True},
-                    audit_log_flag=False)
-    try:
+    with DrivenApp(xvfb.display, bus, "settings", consent={"takeover": True},
+                   audit_log_flag=False) as app:
         d = app.driver
         settings_shown(d)
         old_log = Path(d.text("#audit_log"))
@@ -222,8 +219,6 @@ def test_the_kill_switch_and_the_audit_folder_change_with_the_persons_click(xvfb
             state = c.pushed_state()
         assert state["reason"] == "kill_switch", state
         c.close()
-    finally:
-        app.stop()
 
 
 @pytest.fixture
@@ -234,8 +229,7 @@ def xorg():
 
 
 def test_deselecting_a_display_refuses_its_screenshot_and_input(xorg, bus):  # noqa: F811
-    app = DrivenApp(xorg.display, bus, "settings")
-    try:
+    with DrivenApp(xorg.display, bus, "settings") as app:
         c = app.client()
         assert c.screenshot(monitor=0)["width"] == 1280, "every display shows at first"
         d = app.driver
@@ -250,21 +244,18 @@ def test_deselecting_a_display_refuses_its_screenshot_and_input(xorg, bus):  # n
             shot = c.request("SCREENSHOT_REQUEST", {"monitor": 0})
             return shot["type"] == "ERROR" and shot["payload"]["code"] == "INVALID_ARGUMENTS"
         poll(refused, timeout=5, what="DUMMY0's screenshot to be refused")
-        assert code_of(c, "INPUT_ACTION", {"action": "left_click", "coordinate": [100, 100]}) \
+        assert c.error_code("INPUT_ACTION", {"action": "left_click", "coordinate": [100, 100]}) \
             == "INPUT_OUT_OF_BOUNDS"
         assert pointer(xorg.display) == (1400, 100), "nothing reached the private display"
         # Showing it again allows more: refused without the person's mouse.
         d.click("#displays_all")
         assert "only a click of your own mouse" in save(d)
-        assert code_of(c, "SCREENSHOT_REQUEST", {"monitor": 0}) == "INVALID_ARGUMENTS"
+        assert c.error_code("SCREENSHOT_REQUEST", {"monitor": 0}) == "INVALID_ARGUMENTS"
         c.close()
-    finally:
-        app.stop()
 
 
 def test_the_doctor_shows_the_displays_checklist_and_runs_again(xvfb, bus):  # noqa: F811
-    app = DrivenApp(xvfb.display, bus, "doctor")
-    try:
+    with DrivenApp(xvfb.display, bus, "doctor") as app:
         d = app.driver
         d.switch_to_title("deskhand doctor")
         summary = d.wait_text("#summary", bool, what="the doctor's report")
@@ -276,13 +267,10 @@ def test_the_doctor_shows_the_displays_checklist_and_runs_again(xvfb, bus):  # n
         d.wait_text("#message", lambda t: t.startswith("Checked at"), what="a second report")
         d.click("#settings")
         settings_shown(d)
-    finally:
-        app.stop()
 
 
 def test_activity_lists_an_agent_and_end_takes_its_input_away(xvfb, bus):  # noqa: F811
-    app = DrivenApp(xvfb.display, bus, "activity")
-    try:
+    with DrivenApp(xvfb.display, bus, "activity") as app:
         c = app.client(hello_ack={"client": "activity test agent"})
         assert c.takeover_state and c.takeover_state["on"], c.takeover_state
         c.act("mouse_move", coordinate=[50, 60])
@@ -299,13 +287,10 @@ def test_activity_lists_an_agent_and_end_takes_its_input_away(xvfb, bus):  # noq
         assert msg["type"] == "ERROR", msg
         assert pointer(xvfb.display) == (50, 60), "no input after End"
         c.close()
-    finally:
-        app.stop()
 
 
 def test_the_timeline_shows_the_screenshot_the_agent_got(xvfb, bus):  # noqa: F811
-    app = DrivenApp(xvfb.display, bus, "activity")
-    try:
+    with DrivenApp(xvfb.display, bus, "activity") as app:
         run_x(xvfb.display, "xsetroot", "-solid", "#1e90c8")
         c = app.client(takeover=False)
         # A corner of the root, away from the Activity window.
@@ -329,8 +314,6 @@ def test_the_timeline_shows_the_screenshot_the_agent_got(xvfb, bus):  # noqa: F8
         assert centre[:2] == [200, 80], centre
         assert all(abs(got - want) <= 6 for got, want in zip(centre[2:], (0x1e, 0x90, 0xc8))), centre
         c.close()
-    finally:
-        app.stop()
 
 
 def test_retry_the_backend_opens_what_was_missing_at_start(xvfb, bus):  # noqa: F811
@@ -383,8 +366,7 @@ def test_copy_and_replace_the_token(xvfb, bus):  # noqa: F811
     closes the connections opened with the old one and refuses it from
     then on; a `deskhand mcp` relay goes on with the new one; Copy puts
     it on the clipboard."""
-    app = DrivenApp(xvfb.display, bus, "settings")
-    try:
+    with DrivenApp(xvfb.display, bus, "settings") as app:
         old = app.client(takeover=False)
         relay = Stdio("--display", xvfb.display, "--connection-file", str(app.connection_file))
         d = app.driver
@@ -406,13 +388,11 @@ def test_copy_and_replace_the_token(xvfb, bus):  # noqa: F811
         d.click("#token_copy")
         d.wait_text("#message", lambda t: t.startswith("The token is"), what="Copy's answer")
         assert paste_with_xclip(xvfb.display) == new, "Copy puts the token on the clipboard"
-    finally:
-        app.stop()
 
 
 def test_replacing_a_token_kept_in_the_keychain(xvfb, secret_service):  # noqa: F811
-    app = DrivenApp(xvfb.display, secret_service["DBUS_SESSION_BUS_ADDRESS"], "settings")
-    try:
+    bus = secret_service["DBUS_SESSION_BUS_ADDRESS"]
+    with DrivenApp(xvfb.display, bus, "settings") as app:
         d = app.driver
         settings_shown(d)
         assert "keychain" in d.text("#token_kept_in"), d.text("#token_kept_in")
@@ -426,8 +406,6 @@ def test_replacing_a_token_kept_in_the_keychain(xvfb, secret_service):  # noqa: 
         assert not (config / "token").exists(), "no token file beside the keychain"
         fresh = Client(app.ws_url, new, takeover=False)
         fresh.close()
-    finally:
-        app.stop()
 
 
 def replace_token(d: Driver) -> None:

@@ -23,13 +23,8 @@ from webdriver import free_port
 from xhelpers import XTerm, pointer_buttons_down, poll, pointer, run, start_xorg_dummy
 
 
-def code_of(c, mtype: str, payload: dict) -> str | None:
-    msg = c.request(mtype, payload)
-    return msg["payload"]["code"] if msg["type"] == "ERROR" else None
-
-
 def clipboard_write(c) -> str | None:
-    return code_of(c, "CLIPBOARD_WRITE", {"format": "text", "content": "from the settings test"})
+    return c.error_code("CLIPBOARD_WRITE", {"format": "text", "content": "from the settings test"})
 
 
 def test_the_clipboard_follows_the_file_and_a_bad_file_changes_nothing(tmp_path):

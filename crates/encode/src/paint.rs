@@ -303,6 +303,14 @@ mod tests {
         painted(&frame(px, w, h), origin, paint)
     }
 
+    /// A `size`-square background, and it with `list`'s marks painted at
+    /// the origin.
+    fn marked(size: u32, list: &[(u32, Rect)]) -> (Vec<u8>, Vec<u8>) {
+        let px = background(size as usize, size as usize);
+        let out = paint_on(&px, size, size, Point::new(0, 0), &marks(list));
+        (px, out)
+    }
+
     fn blackouts(rects: &[Rect]) -> Paint {
         Paint {
             blackouts: rects.to_vec(),
@@ -410,14 +418,7 @@ mod tests {
 
     #[test]
     fn outline_has_the_palette_colour_two_pixels_wide() {
-        let px = background(60, 60);
-        let out = paint_on(
-            &px,
-            60,
-            60,
-            Point::new(0, 0),
-            &marks(&[(3, Rect::new(10, 20, 30, 25))]),
-        );
+        let (px, out) = marked(60, &[(3, Rect::new(10, 20, 30, 25))]);
         let c = colour(3);
         let edges = [(10, 30), (11, 30), (38, 30), (39, 30), (25, 20), (25, 21)];
         for (x, y) in edges.into_iter().chain([(25, 43), (25, 44), (39, 44)]) {
@@ -443,14 +444,7 @@ mod tests {
 
     #[test]
     fn label_shows_the_number_in_white_digits() {
-        let px = background(60, 60);
-        let out = paint_on(
-            &px,
-            60,
-            60,
-            Point::new(0, 0),
-            &marks(&[(7, Rect::new(10, 20, 20, 20))]),
-        );
+        let (_, out) = marked(60, &[(7, Rect::new(10, 20, 20, 20))]);
         // 1×, just above the box's top-left corner: 10×10 at (10, 10).
         assert_label(&out, 60, (10, 10), "7", 1, colour(7));
         assert!(white_mask(&out, 60, (10, 10), 10, 10).contains(&true));
@@ -479,42 +473,21 @@ mod tests {
 
     #[test]
     fn big_boxes_get_double_size_digits() {
-        let px = background(100, 100);
-        let out = paint_on(
-            &px,
-            100,
-            100,
-            Point::new(0, 0),
-            &marks(&[(5, Rect::new(10, 40, 64, 48))]),
-        );
+        let (_, out) = marked(100, &[(5, Rect::new(10, 40, 64, 48))]);
         // 2×: 20×20, just above the box.
         assert_label(&out, 100, (10, 20), "5", 2, colour(5));
     }
 
     #[test]
     fn tag_goes_inside_the_box_at_the_top_edge() {
-        let px = background(40, 40);
-        let out = paint_on(
-            &px,
-            40,
-            40,
-            Point::new(0, 0),
-            &marks(&[(9, Rect::new(5, 2, 20, 20))]),
-        );
+        let (px, out) = marked(40, &[(9, Rect::new(5, 2, 20, 20))]);
         assert_label(&out, 40, (5, 2), "9", 1, colour(9));
         assert_eq!(at(&out, 40, 5, 1), at(&px, 40, 5, 1), "nothing above");
     }
 
     #[test]
     fn tag_stays_in_the_frame_for_a_box_past_the_right_edge() {
-        let px = background(40, 40);
-        let out = paint_on(
-            &px,
-            40,
-            40,
-            Point::new(0, 0),
-            &marks(&[(4, Rect::new(35, 20, 20, 10))]),
-        );
+        let (_, out) = marked(40, &[(4, Rect::new(35, 20, 20, 10))]);
         assert_label(&out, 40, (30, 10), "4", 1, colour(4));
     }
 
@@ -595,14 +568,7 @@ mod tests {
 
     #[test]
     fn outline_of_a_tiny_box_stays_inside_it() {
-        let px = background(40, 40);
-        let out = paint_on(
-            &px,
-            40,
-            40,
-            Point::new(0, 0),
-            &marks(&[(6, Rect::new(10, 10, 1, 1))]),
-        );
+        let (px, out) = marked(40, &[(6, Rect::new(10, 10, 1, 1))]);
         let mut want = block(10, 0, 20, 10);
         want.push((10, 10));
         assert_eq!(

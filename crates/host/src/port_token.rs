@@ -47,7 +47,9 @@ impl PortToken {
     /// Replaces the token: a new one is stored, served and written to the
     /// connection file; connections opened with the old one close and
     /// every takeover ends, as "Stop all agents" does. When the new one
-    /// cannot be stored, nothing changes.
+    /// cannot be stored, nothing changes; when the connection file cannot
+    /// be written, the old one goes on being served (the new one is kept
+    /// for the next start, which writes the file anew).
     pub async fn rotate(&self) -> Result<(), HostError> {
         let kept_in = self.kept_in.clone();
         let secret = tokio::task::spawn_blocking(move || secrets::replace(Secret::Token, &kept_in))
@@ -55,8 +57,9 @@ impl PortToken {
             .map_err(|e| HostError::Refused(format!("the token could not be replaced: {e}")))??;
         let token = Token::new(secret);
         let line = crate::daemon::ready_line(self.addr, &token, &self.x_display);
+        files::write_private_atomic(&self.connection_file, format!("{line}\n").as_bytes())?;
         self.token.replace(token);
         self.engine.kill_switch().await;
-        files::write_private_atomic(&self.connection_file, format!("{line}\n").as_bytes())
+        Ok(())
     }
 }

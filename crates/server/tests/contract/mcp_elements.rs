@@ -77,6 +77,23 @@ async fn form_window(c: &mut Mcp) -> String {
         .to_owned()
 }
 
+/// An MCP session on `s` started with `start`, and the form's window id.
+async fn session(s: &Server, start: Value) -> (Mcp, String) {
+    let mut c = Mcp::connect(s.port).await;
+    c.ok("start_session", start).await;
+    let w = form_window(&mut c).await;
+    (c, w)
+}
+
+/// The state of window `w`, without its screenshot.
+async fn state(c: &mut Mcp, w: &str) -> Value {
+    c.ok(
+        "get_window_state",
+        json!({"window_id": w, "include_screenshot": false}),
+    )
+    .await
+}
+
 fn row<'a>(state: &'a Value, role: &str, label: &str) -> &'a Value {
     state["elements"]
         .as_array()
@@ -94,15 +111,8 @@ fn token(v: &Value) -> String {
 #[tokio::test]
 async fn reads_list_rows_with_tokens_skeletons_and_regions() {
     let (s, _a11y) = server().await;
-    let mut c = Mcp::connect(s.port).await;
-    c.ok("start_session", json!({})).await;
-    let w = form_window(&mut c).await;
-    let full = c
-        .ok(
-            "get_window_state",
-            json!({"window_id": w, "include_screenshot": false}),
-        )
-        .await;
+    let (mut c, w) = session(&s, json!({})).await;
+    let full = state(&mut c, &w).await;
     assert_eq!(full["window_elements"], 46);
     let name = row(&full, "text_field", "Name");
     assert_eq!(name["value"], "Ada");
@@ -183,15 +193,8 @@ async fn reads_list_rows_with_tokens_skeletons_and_regions() {
 #[tokio::test]
 async fn headless_element_acts_read_back_and_never_touch_the_pointer() {
     let (s, a11y) = server().await;
-    let mut c = Mcp::connect(s.port).await;
-    c.ok("start_session", json!({})).await;
-    let w = form_window(&mut c).await;
-    let full = c
-        .ok(
-            "get_window_state",
-            json!({"window_id": w, "include_screenshot": false}),
-        )
-        .await;
+    let (mut c, w) = session(&s, json!({})).await;
+    let full = state(&mut c, &w).await;
     let pointer = s.desktop.state().pointer;
     let name = token(row(&full, "text_field", "Name"));
     let r = c
@@ -247,9 +250,7 @@ async fn secure_fields_are_refused_and_blacked_out() {
     s.desktop
         .state()
         .fill(Rect::new(0, 0, 1920, 1080), [200, 200, 200]);
-    let mut c = Mcp::connect(s.port).await;
-    c.ok("start_session", json!({})).await;
-    let w = form_window(&mut c).await;
+    let (mut c, w) = session(&s, json!({})).await;
     let r = c.call("get_window_state", json!({"window_id": w})).await;
     let state = &r["structuredContent"];
     let password = token(row(state, "password_text", "Password"));
@@ -284,9 +285,7 @@ async fn secure_fields_are_refused_and_blacked_out() {
 #[tokio::test]
 async fn a_structural_change_makes_tokens_stale_and_marks_map_to_tokens() {
     let (s, a11y) = server().await;
-    let mut c = Mcp::connect(s.port).await;
-    c.ok("start_session", json!({})).await;
-    let w = form_window(&mut c).await;
+    let (mut c, w) = session(&s, json!({})).await;
     let r = c
         .call("screenshot", json!({"window_id": w, "marks": true}))
         .await;
@@ -315,12 +314,7 @@ async fn a_structural_change_makes_tokens_stale_and_marks_map_to_tokens() {
     assert_eq!(e["code"], "stale_element_token");
     assert_eq!(e["disposition"]["retry"], "after_refresh");
     assert!(a11y.presses().is_empty());
-    let fresh = c
-        .ok(
-            "get_window_state",
-            json!({"window_id": w, "include_screenshot": false}),
-        )
-        .await;
+    let fresh = state(&mut c, &w).await;
     assert_ne!(fresh["snapshot_id"], shot["snapshot_id"]);
     let save = token(row(&fresh, "button", "Save"));
     c.ok("click", json!({"element_token": save})).await;
@@ -330,15 +324,8 @@ async fn a_structural_change_makes_tokens_stale_and_marks_map_to_tokens() {
 #[tokio::test]
 async fn a_hand_back_refuses_element_acts_and_a_resume_stales_tokens() {
     let (s, a11y) = server().await;
-    let mut c = Mcp::connect(s.port).await;
-    c.ok("start_session", json!({"input": "takeover"})).await;
-    let w = form_window(&mut c).await;
-    let full = c
-        .ok(
-            "get_window_state",
-            json!({"window_id": w, "include_screenshot": false}),
-        )
-        .await;
+    let (mut c, w) = session(&s, json!({"input": "takeover"})).await;
+    let full = state(&mut c, &w).await;
     let save = token(row(&full, "button", "Save"));
     c.ok("move_cursor", json!({"x": 150, "y": 150})).await;
     s.desktop.person_moves_pointer(600, 500);
@@ -358,12 +345,7 @@ async fn a_hand_back_refuses_element_acts_and_a_resume_stales_tokens() {
         e["code"], "stale_element_token",
         "tokens before a resume are stale"
     );
-    let fresh = c
-        .ok(
-            "get_window_state",
-            json!({"window_id": w, "include_screenshot": false}),
-        )
-        .await;
+    let fresh = state(&mut c, &w).await;
     assert_ne!(fresh["snapshot_id"], full["snapshot_id"]);
     assert_eq!(
         row(&fresh, "button", "Save")["element_index"],
@@ -388,9 +370,7 @@ async fn an_element_without_actions_is_clicked_with_the_pointer_only_in_takeover
     add_child(&mut tree, &NodePath(vec![0]), note);
     a11y.set_tree(PID, TITLE, tree);
 
-    let mut headless = Mcp::connect(s.port).await;
-    headless.ok("start_session", json!({})).await;
-    let w = form_window(&mut headless).await;
+    let (mut headless, w) = session(&s, json!({})).await;
     let note = note_token(&mut headless, &w).await;
     let pointer = s.desktop.state().pointer;
     let e = headless.err("click", json!({"element_token": note})).await;
@@ -439,12 +419,7 @@ async fn an_element_without_actions_is_clicked_with_the_pointer_only_in_takeover
 
 /// The token of the form's "Note" label in a fresh full read.
 async fn note_token(c: &mut Mcp, w: &str) -> String {
-    let full = c
-        .ok(
-            "get_window_state",
-            json!({"window_id": w, "include_screenshot": false}),
-        )
-        .await;
+    let full = state(c, w).await;
     token(row(&full, "label", "Note"))
 }
 
@@ -505,15 +480,8 @@ async fn computer_frames_mark_the_focused_windows_elements_in_frame_pixels() {
 #[tokio::test]
 async fn a_token_read_before_a_skeleton_still_presses_its_element() {
     let (s, a11y) = server().await;
-    let mut c = Mcp::connect(s.port).await;
-    c.ok("start_session", json!({})).await;
-    let w = form_window(&mut c).await;
-    let full = c
-        .ok(
-            "get_window_state",
-            json!({"window_id": w, "include_screenshot": false}),
-        )
-        .await;
+    let (mut c, w) = session(&s, json!({})).await;
+    let full = state(&mut c, &w).await;
     let save = token(row(&full, "button", "Save"));
     let skeleton = c
         .ok(
