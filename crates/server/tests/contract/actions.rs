@@ -236,17 +236,27 @@ async fn without_input_consent_nothing_is_sent() {
 async fn the_route_refuses_what_it_cannot_trust() {
     let s = Server::sandbox().await;
     let body = json!([{"action_type": "screenshot"}]).to_string();
-    let host = format!("Host: 127.0.0.1:{}", s.port);
+    let head = |fields: &str| {
+        format!(
+            "POST /v1/actions HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n{fields}",
+            s.port
+        )
+    };
+    let json_with_token = head(&format!(
+        "Authorization: Bearer {TOKEN}\r\nContent-Type: application/json"
+    ));
     let no_token = raw(
         s.port,
-        &format!("POST /v1/actions HTTP/1.1\r\n{host}\r\nContent-Type: application/json"),
+        &head("Content-Type: application/json"),
         body.as_bytes(),
     )
     .await;
     assert_eq!(no_token.status, 401);
     let plain = raw(
         s.port,
-        &format!("POST /v1/actions HTTP/1.1\r\n{host}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: text/plain"),
+        &head(&format!(
+            "Authorization: Bearer {TOKEN}\r\nContent-Type: text/plain"
+        )),
         body.as_bytes(),
     )
     .await;
@@ -267,19 +277,9 @@ async fn the_route_refuses_what_it_cannot_trust() {
         "[{{\"action_type\":\"type\",\"text\":\"{}\"}}]",
         "a".repeat(2 << 20)
     );
-    let too_big = raw(
-        s.port,
-        &format!("POST /v1/actions HTTP/1.1\r\n{host}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json"),
-        big.as_bytes(),
-    )
-    .await;
+    let too_big = raw(s.port, &json_with_token, big.as_bytes()).await;
     assert_eq!(too_big.status, 413);
-    let not_json = raw(
-        s.port,
-        &format!("POST /v1/actions HTTP/1.1\r\n{host}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json"),
-        b"[{",
-    )
-    .await;
+    let not_json = raw(s.port, &json_with_token, b"[{").await;
     assert_eq!(not_json.status, 400);
     assert!(s.desktop.state().events.is_empty(), "nothing was sent");
 }
