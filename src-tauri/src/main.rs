@@ -42,6 +42,9 @@ struct AppArgs {
 /// The daemon while the app runs.
 struct Running(Mutex<Option<Daemon>>);
 
+/// Managed once the tray icon shows: closing windows never ends the app.
+struct TrayShown;
+
 fn main() -> anyhow::Result<()> {
     let args = AppArgs::parse();
     let _log = logs::init()?;
@@ -88,10 +91,16 @@ fn main() -> anyhow::Result<()> {
             setup(app.handle(), args).map_err(|e| -> Box<dyn std::error::Error> { e.into() })
         })
         .build(tauri::generate_context!())?;
-    app.run(|app, event| {
-        if let RunEvent::Exit = event {
-            stop(app);
-        }
+    app.run(|app, event| match event {
+        // The last window closed (a consent dialog denied or timed out,
+        // Settings closed): the tray icon stays and so does deskhand.
+        // Only Quit, a signal or the end of the session stop it; without
+        // a tray host the main window stands in for the icon.
+        RunEvent::ExitRequested {
+            code: None, api, ..
+        } if app.try_state::<TrayShown>().is_some() => api.prevent_exit(),
+        RunEvent::Exit => stop(app),
+        _ => {}
     });
     Ok(())
 }
@@ -144,7 +153,11 @@ fn setup(app: &AppHandle, args: AppArgs) -> anyhow::Result<()> {
     tauri::async_runtime::spawn(questions::follow(app.clone(), questions));
     engine.set_person_present(true);
     let tray = match tauri::async_runtime::block_on(tray_host(&display)) {
-        Ok(()) => Some(tray::build(app, engine.clone())?),
+        Ok(()) => {
+            let tray = tray::build(app, engine.clone())?;
+            app.manage(TrayShown);
+            Some(tray)
+        }
         Err(why) => {
             tracing::warn!(%why, "no tray host: opening the main window instead");
             panels::open_main_window(app, &why)?;

@@ -12,8 +12,9 @@ import time
 
 from daemon import Daemon
 from person import device_click
-from test_app import app_binary, bus, find, xvfb  # noqa: F401 (fixtures)
-from xhelpers import poll, run, window_rect
+from test_app import (app_binary, bus, find, icon_window, menu_item,  # noqa: F401 (fixtures)
+                      trayer, xvfb)
+from xhelpers import close_window, poll, run, window_rect
 
 # Places inside the dialog, from its fixed layout (ui/ask.css).
 TAKEOVER_BOX = (220, 176)
@@ -139,3 +140,51 @@ def test_deny_and_no_answer_deny(xvfb, bus, tmp_path):  # noqa: F811
              timeout=10, what="two refused consent questions in the audit log")
     finally:
         assert app.terminate() == 0, app.stderr_tail()
+
+
+def test_closing_every_window_leaves_deskhand_in_the_tray(xvfb, trayer, bus, tmp_path):  # noqa: F811
+    """A consent denied with Escape, one nobody answers, Settings, Doctor
+    and Activity closed with the title bar's X: the tray icon and the port
+    stay until the person chooses Quit."""
+    app = start_asking_app(xvfb.display, bus, tmp_path, timeout_s=4)
+
+    def still_serving() -> None:
+        assert app.proc.poll() is None, app.stderr_tail()
+        assert icon_window(xvfb.display, trayer), "the tray icon is still there"
+        assert app.connection_file.exists(), "the connection file is still there"
+        app.client(takeover=False).close()  # HELLO answered
+
+    try:
+        poll(lambda: icon_window(xvfb.display, trayer), timeout=15, what="the tray icon")
+        c, mid = ask_takeover(app)
+        wid = poll(lambda: find(xvfb.display, "--name", "^deskhand: your answer$"), timeout=20,
+                   what="the consent dialog")
+        time.sleep(1)  # the page's key handler is in place
+        run(xvfb.display, "xdotool", "windowfocus", "--sync", wid)
+        run(xvfb.display, "xdotool", "key", "Escape")
+        assert not_consented(c.reply_to(mid, timeout=20))
+        c.close()
+        audit_says(app, '"outcome":"denied"')
+        time.sleep(1)
+        still_serving()
+        c, mid = ask_takeover(app)
+        dialog(xvfb.display)
+        assert not_consented(c.reply_to(mid, timeout=30))
+        c.close()
+        audit_says(app, '"outcome":"timed_out"')
+        time.sleep(1)
+        still_serving()
+        for item, title in (("settings", "deskhand settings"), ("doctor", "deskhand doctor"),
+                            ("activity", "deskhand activity")):
+            menu_item(xvfb.display, trayer, item)
+            wid = poll(lambda: find(xvfb.display, "--name", f"^{title}$"), timeout=15,
+                       what=f"the {title} window")
+            close_window(xvfb.display, wid)
+            poll(lambda: find(xvfb.display, "--name", f"^{title}$") is None, timeout=10,
+                 what=f"the {title} window to close")
+            time.sleep(1)
+            still_serving()
+        menu_item(xvfb.display, trayer, "quit")
+        assert app.proc.wait(15) == 0, app.stderr_tail()
+    finally:
+        app.kill()

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import atexit
+import ctypes
+import ctypes.util
 import os
 import re
 import shutil
@@ -192,6 +194,34 @@ class App:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+
+
+def close_window(display: str, wid: str) -> None:
+    """What the title bar's X does: a WM_DELETE_WINDOW message to the
+    window (the app decides what closing means)."""
+    x11 = ctypes.CDLL(ctypes.util.find_library("X11"))
+    x11.XOpenDisplay.restype = ctypes.c_void_p
+    x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    x11.XInternAtom.restype = ctypes.c_ulong
+    x11.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+    x11.XSendEvent.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_long,
+                               ctypes.c_void_p]
+    x11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    dpy = x11.XOpenDisplay(display.encode())
+    assert dpy, f"cannot open display {display}"
+    try:
+        # An XClientMessageEvent laid out in an XEvent's 24 longs (x86_64).
+        event = (ctypes.c_long * 24)()
+        event[0] = 33  # ClientMessage
+        event[4] = int(wid, 0)  # window
+        event[5] = x11.XInternAtom(dpy, b"WM_PROTOCOLS", 0)  # message_type
+        event[6] = 32  # format
+        event[7] = x11.XInternAtom(dpy, b"WM_DELETE_WINDOW", 0)  # data.l[0]
+        x11.XSendEvent(dpy, int(wid, 0), 0, 0, ctypes.byref(event))
+        x11.XSync(dpy, 0)
+    finally:
+        x11.XCloseDisplay(dpy)
 
 
 def unique_title(prefix: str) -> str:
