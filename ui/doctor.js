@@ -6,16 +6,63 @@
 
 const MARK = { ok: "✔", warn: "!", fail: "✘" };
 
+// What the report's names mean, in the person's words.
+const NAMES = {
+  x11: "The X11 desktop",
+  atspi: "Reading apps' controls (accessibility)",
+  "wayland-portal": "Wayland desktops",
+  read_tree: "Read the controls in a window",
+  act_semantic: "Press buttons and fill fields without the mouse",
+  capture_window: "Screenshots",
+  input_takeover: "Mouse and keyboard during a takeover",
+  takeover_indicator: "The red frame while an agent drives",
+  takeover_handback: "Taking back control by moving the mouse",
+  list_notifications: "List notifications",
+  dismiss_notification: "Dismiss notifications",
+  invoke_notification_action: "Act on notifications",
+  clipboard_read: "Read the clipboard",
+  clipboard_write: "Write the clipboard",
+  accessibility: "Accessibility permission",
+  screen_capture: "Screen recording permission",
+};
+const REASONS = {
+  display_unreachable: "no desktop to connect to",
+  wayland_session_unsupported: "a Wayland session",
+  xtest_missing: "the X server's XTEST extension is off",
+  xinput2_missing: "the X server lacks XInput 2.1",
+  composite_missing: "the X server's Composite extension is off",
+  indicator_not_found: "the red-frame program (deskhand-overlay) is missing",
+  atspi_bus_not_advertised: "accessibility is off",
+  atspi_bus_unreachable: "the accessibility service does not answer",
+  no_platform_api: "this desktop offers no way to do it",
+  not_built: "not in this version",
+  wayland_portal_not_built: "not in this version",
+};
+const STATUS = {
+  available: "works",
+  unavailable: "does not work",
+  unsupported: "not possible here",
+  planned: "not in this version",
+  granted: "granted",
+  missing: "missing",
+  not_applicable: "not needed here",
+  unknown: "cannot be told",
+};
+
 // One row per backend, capability, permission and probe: [state, what,
-// found, action].
+// found, action]. A row fails only where the headline's `ready` depends
+// on it (`required`), as the report's next steps say.
 function rows(report) {
-  const state = (s, required = true) => (["available", "granted", "ok", "not_applicable"].includes(s) ? "ok"
+  const needed = new Set(report.next_steps.filter((s) => s.required)
+    .flatMap((s) => s.capabilities || []));
+  const state = (s, required) => (["available", "granted", "ok", "not_applicable"].includes(s) ? "ok"
     : ["unavailable", "missing", "fail"].includes(s) && required ? "fail" : "warn");
+  const found = (e) => (e.reason_code ? REASONS[e.reason_code] || e.reason_code : STATUS[e.status] || e.status);
   return [
-    ...report.backends.map((b) => [state(b.status, b.required), `Backend ${b.id}`, b.reason_code || b.status, b.action]),
-    ...report.capabilities.map((c) => [state(c.status), `Capability ${c.name}`, c.reason_code || c.status, c.action]),
-    ...report.permissions.map((p) => [state(p.status), `Permission ${p.name}`, p.reason_code || p.status, p.action]),
-    ...report.probes.map((p) => [state(p.status), p.label, p.message, null]),
+    ...report.backends.map((b) => [state(b.status, b.required), NAMES[b.id] || b.id, found(b), b.action]),
+    ...report.capabilities.map((c) => [state(c.status, needed.has(c.name)), NAMES[c.name] || c.name, found(c), c.action]),
+    ...report.permissions.map((p) => [state(p.status, false), NAMES[p.name] || p.name, found(p), p.action]),
+    ...report.probes.map((p) => [state(p.status, true), p.label, p.message, null]),
   ];
 }
 

@@ -261,7 +261,7 @@ def test_the_doctor_shows_the_displays_checklist_and_runs_again(xvfb, bus):  # n
         summary = d.wait_text("#summary", bool, what="the doctor's report")
         assert summary.startswith("Ready"), summary
         x11 = d.run('return [...document.querySelectorAll("tr.check")]'
-                    '.find((r) => r.textContent.includes("Backend x11")).className')
+                    '.find((r) => r.textContent.includes("The X11 desktop")).className')
         assert x11 == "check ok", x11
         d.click("#run")
         d.wait_text("#message", lambda t: t.startswith("Checked at"), what="a second report")
@@ -333,7 +333,10 @@ def test_retry_the_backend_opens_what_was_missing_at_start(xvfb, bus):  # noqa: 
         shutil.copy(Path(app_binary()).parent / "deskhand-overlay", overlay)
         d = app.driver
         d.switch_to_title("deskhand doctor")
-        d.wait_text("#summary", lambda t: t != "", what="the doctor's report")
+        summary = d.wait_text("#summary", lambda t: t != "", what="the doctor's report")
+        assert summary.startswith("Not ready"), "no frame, no takeover: never Ready"
+        steps = d.run('return document.getElementById("steps").textContent')
+        assert "deskhand-overlay" in steps and "cargo" not in steps, steps
         before = app.connection_file.read_text()
         d.click("#restart")  # not the person's mouse: refused
         answer = d.wait_text("#message", lambda t: "own mouse" in t, what="the refusal")

@@ -26,9 +26,9 @@ test("a failing report lists what to do, with the command to copy", async () => 
   const tab = await open(browser, "doctor.html", { doctor_run: NO_DISPLAY });
   await tab.waitForSelector("tr.check");
   assert.match(await tab.textContent("#summary"), /^Not ready/);
-  const x11 = tab.locator("tr.check", { hasText: "Backend x11" });
+  const x11 = tab.locator("tr.check", { hasText: "The X11 desktop" });
   assert.equal(await x11.getAttribute("class"), "check fail", "a required backend that is missing fails");
-  const atspi = tab.locator("tr.check", { hasText: "Backend atspi" });
+  const atspi = tab.locator("tr.check", { hasText: "Reading apps' controls" });
   assert.equal(await atspi.getAttribute("class"), "check warn", "an optional one only warns");
   assert.equal(await x11.locator("button.copy").count(), 1, "the action's command can be copied");
   const steps = await tab.locator("#steps li").allTextContents();

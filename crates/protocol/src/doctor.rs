@@ -79,7 +79,7 @@ impl ReasonCode {
                 "Enable the Composite extension of your X server (it is on by default)."
             }
             Self::IndicatorNotFound => {
-                "Build the indicator next to deskhand (cargo build --release -p deskhand-overlay) or set DESKHAND_OVERLAY to its path."
+                "Reinstall deskhand: its package puts the red-frame program (deskhand-overlay) beside deskhand. Without it no agent can take over. If you keep it elsewhere, set DESKHAND_OVERLAY to its path."
             }
             Self::AtspiBusNotAdvertised => {
                 "Turn on assistive technologies in your desktop's accessibility settings (or start at-spi-bus-launcher), then sign out and in again."
@@ -202,6 +202,20 @@ pub enum CapabilityName {
     ClipboardWrite,
 }
 
+impl CapabilityName {
+    /// Whether deskhand is not ready without it: what every takeover
+    /// needs (seeing the screen, input, the frame, the hand-back).
+    pub fn needed_for_ready(self) -> bool {
+        matches!(
+            self,
+            Self::CaptureWindow
+                | Self::InputTakeover
+                | Self::TakeoverIndicator
+                | Self::TakeoverHandback
+        )
+    }
+}
+
 /// One capability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -281,7 +295,11 @@ pub struct NextStep {
     pub backend: Option<String>,
     /// The missing permission it explains, if any.
     pub permission: Option<String>,
-    /// Whether a required backend depends on it.
+    /// The unavailable capabilities it explains.
+    #[serde(default)]
+    pub capabilities: Vec<CapabilityName>,
+    /// Whether `ready` depends on it (a required backend or a capability
+    /// every takeover needs).
     pub required: bool,
     /// What to do, in plain words.
     pub action: String,
@@ -399,7 +417,8 @@ pub struct DoctorReport {
     pub platform: Platform,
     /// Which session it found.
     pub session_type: SessionType,
-    /// Every required backend is available.
+    /// Every required backend, and every capability a takeover needs, is
+    /// available.
     pub ready: bool,
     /// The backend registry.
     pub backends: Vec<BackendEntry>,
@@ -415,6 +434,29 @@ pub struct DoctorReport {
     pub ok: bool,
     /// Human-readable probes.
     pub probes: Vec<Probe>,
+}
+
+/// The step of `reason`, added (not required) when there is none yet.
+fn step_for<'a>(
+    steps: &'a mut Vec<NextStep>,
+    reason: ReasonCode,
+    action: &str,
+) -> &'a mut NextStep {
+    let at = match steps.iter().position(|s| s.reason_code == reason) {
+        Some(at) => at,
+        None => {
+            steps.push(NextStep {
+                reason_code: reason,
+                backend: None,
+                permission: None,
+                capabilities: Vec::new(),
+                required: false,
+                action: action.to_owned(),
+            });
+            steps.len() - 1
+        }
+    };
+    &mut steps[at]
 }
 
 /// A reason's advice as the entries carry it.
@@ -455,35 +497,43 @@ impl DoctorReport {
                     reason_code: reason,
                     backend: Some(b.id.clone()),
                     permission: None,
+                    capabilities: Vec::new(),
                     required: b.required,
                     action: action.clone(),
                 });
             }
+        }
+        for c in found
+            .capabilities
+            .iter()
+            .filter(|c| c.status == Availability::Unavailable)
+        {
+            let (Some(reason), Some(action)) = (c.reason_code, &c.action) else {
+                continue;
+            };
+            let step = step_for(&mut next_steps, reason, action);
+            step.capabilities.push(c.name);
+            step.required |= c.name.needed_for_ready();
         }
         for p in found
             .permissions
             .iter()
             .filter(|p| p.status == GrantStatus::Missing)
         {
-            let (Some(reason), Some(action)) = (p.reason_code, &p.action) else {
-                continue;
-            };
-            match next_steps.iter_mut().find(|s| s.reason_code == reason) {
-                Some(step) => step.permission = Some(p.name.clone()),
-                None => next_steps.push(NextStep {
-                    reason_code: reason,
-                    backend: None,
-                    permission: Some(p.name.clone()),
-                    required: false,
-                    action: action.clone(),
-                }),
+            if let (Some(reason), Some(action)) = (p.reason_code, &p.action) {
+                step_for(&mut next_steps, reason, action).permission = Some(p.name.clone());
             }
         }
         let ready = found
             .backends
             .iter()
             .filter(|b| b.required)
-            .all(|b| b.status == Availability::Available);
+            .all(|b| b.status == Availability::Available)
+            && found
+                .capabilities
+                .iter()
+                .filter(|c| c.name.needed_for_ready())
+                .all(|c| c.status == Availability::Available);
         Self {
             schema: DOCTOR_SCHEMA_NAME.into(),
             schema_version: DOCTOR_SCHEMA_VERSION,
@@ -585,6 +635,45 @@ mod tests {
         assert_eq!(
             r.capabilities[0].action, None,
             "no advice where no API exists"
+        );
+    }
+
+    #[test]
+    fn a_capability_a_takeover_needs_makes_the_report_not_ready_with_its_step() {
+        let mut f = found();
+        f.backends[0] = BackendEntry::new("x11", true, Verdict::AVAILABLE);
+        f.permissions.clear();
+        let missing = Verdict::unavailable(ReasonCode::IndicatorNotFound);
+        f.capabilities.push(CapabilityEntry::new(
+            CapabilityName::TakeoverIndicator,
+            missing,
+            ConsentKind::Takeover,
+        ));
+        f.capabilities.push(CapabilityEntry::new(
+            CapabilityName::InputTakeover,
+            missing,
+            ConsentKind::Takeover,
+        ));
+        let r = DoctorReport::assemble(f.clone(), "1");
+        assert!(!r.ready, "no frame, no takeover: not ready");
+        assert_eq!(r.next_steps.len(), 1, "one step per reason");
+        let step = &r.next_steps[0];
+        assert!(step.required && step.reason_code == ReasonCode::IndicatorNotFound);
+        assert_eq!(
+            step.capabilities,
+            [
+                CapabilityName::TakeoverIndicator,
+                CapabilityName::InputTakeover
+            ]
+        );
+        assert!(
+            !step.action.contains("cargo"),
+            "no advice to build from source"
+        );
+        f.capabilities.truncate(1);
+        assert!(
+            DoctorReport::assemble(f, "1").ready,
+            "a capability no takeover needs (notifications) does not block ready"
         );
     }
 
