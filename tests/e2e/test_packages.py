@@ -1,8 +1,9 @@
 """The Linux packages (`installers/build-packages`, the Tauri bundler from
-npm @tauri-apps/cli@2): the .deb builds, `dpkg -i` installs it, the
-installed command line runs `doctor --json`, the app and the systemd user
-unit are in place, and `dpkg -r` removes every file again. The .rpm is
-built beside it and its file list checked without installing it."""
+npm @tauri-apps/cli@2): the .deb builds and passes lintian, `dpkg -i`
+installs it, the installed deskhand takes over a desktop (its red frame
+shows, the person's move hands back) and its doctor says ready, and
+`dpkg -r` removes every file again. The .rpm is built beside it and its
+file list checked without installing it."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from xhelpers import REPO, missing
+from daemon import Daemon
+from test_takeover import map_state, overlay_window, pixel_of_import
+from xhelpers import REPO, missing, poll, run
 
-INSTALLED = ["/usr/bin/deskhand", "/usr/bin/deskhand-app",
+INSTALLED = ["/usr/bin/deskhand", "/usr/bin/deskhand-app", "/usr/bin/deskhand-overlay",
              "/usr/lib/systemd/user/deskhand.service"]
 
 
@@ -49,25 +52,58 @@ def test_the_deb_installs_runs_and_removes_cleanly(packages, tmp_path):
     for path in INSTALLED:
         assert path in contents, f"{path} not in the .deb"
     installed = dpkg("-i", str(deb))
+    files: list[str] = []
     try:
         assert installed.returncode == 0, installed.stderr
-        env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
-        env["XDG_RUNTIME_DIR"] = str(tmp_path)
-        doctor = subprocess.run(["/usr/bin/deskhand", "doctor", "--json"], capture_output=True,
-                                text=True, timeout=60, env=env)
-        report = json.loads(doctor.stdout)
-        assert report["schema"] and report["driver_version"], report
-        assert report["network"]["telemetry"] is False
+        files = [f for f in dpkg("-L", "deskhand").stdout.split("\n") if os.path.isfile(f)]
         assert subprocess.run(["/usr/bin/deskhand-app", "--help"], capture_output=True,
                               timeout=30).returncode == 0
         unit = Path("/usr/lib/systemd/user/deskhand.service").read_text()
         assert "ExecStart=/usr/bin/deskhand serve" in unit
+        the_installed_deskhand_takes_over_and_hands_back(tmp_path)
     finally:
         removed = dpkg("-r", "deskhand")
     assert removed.returncode == 0, removed.stderr
     assert dpkg("-s", "deskhand").returncode != 0 or "deinstall" in dpkg("-s", "deskhand").stdout
-    for path in INSTALLED:
+    for path in [*INSTALLED, *files]:
         assert not os.path.exists(path), f"{path} left behind by dpkg -r"
+
+
+def the_installed_deskhand_takes_over_and_hands_back(tmp_path) -> None:
+    """The packaged binaries alone (nothing from the build tree): the
+    frame shows, the person's move hands back, and doctor says ready."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "DESKHAND_OVERLAY")}
+    assert "DESKHAND_OVERLAY" not in os.environ, "the test must find the packaged overlay"
+    d = Daemon("--virtual=1024x768", command=["/usr/bin/deskhand", "serve"])
+    try:
+        c = d.client()
+        assert c.takeover_state == {"on": True, "indicator": True, "paused": False}, \
+            c.takeover_state
+        wid, _ = overlay_window(d.display)
+        assert map_state(d.display, wid) == "IsViewable"
+        assert pixel_of_import(d.display, 0, 0) == (224, 27, 36), "the red frame is on screen"
+        c.act("mouse_move", coordinate=[300, 300])
+        run(d.display, "xdotool", "mousemove", "50", "700")
+        poll(lambda: c.pushed_state()["paused"], timeout=10, what="the hand-back")
+        doctor = subprocess.run(["deskhand", "doctor", "--json"], capture_output=True, text=True,
+                                timeout=60, env={**env, "DISPLAY": d.display,
+                                                 "XDG_RUNTIME_DIR": str(tmp_path)})
+        report = json.loads(doctor.stdout)
+        assert doctor.returncode == 0 and report["ready"], report["next_steps"]
+        assert report["network"]["telemetry"] is False
+        c.close()
+    finally:
+        assert d.terminate() == 0, d.stderr_tail()
+
+
+def test_the_deb_passes_lintian(packages):
+    deb, _ = packages
+    if not shutil.which("lintian"):
+        missing("lintian (apt install lintian)")
+    out = subprocess.run(["lintian", "--no-tag-display-limit", str(deb)], capture_output=True,
+                         text=True, timeout=600)
+    errors = [line for line in out.stdout.splitlines() if line.startswith("E:")]
+    assert not errors, out.stdout
 
 
 def test_the_rpm_holds_the_same_files(packages):
