@@ -42,20 +42,24 @@ class Daemon:
 
     def __init__(self, *serve_args: str, env: dict | None = None, control: bool = False,
                  command: list[str] | None = None, stdin: int | None = None,
-                 port_and_audit_from_settings: bool = False):
+                 port_and_audit_from_settings: bool = False,
+                 default_connection_file: bool = False):
         """`command` runs instead of `deskhand serve` (the tray app takes
         the same flags); `stdin`, a descriptor, stands in for the control
         pipe; `port_and_audit_from_settings` leaves out `--listen` and
         `--audit-log`, so that the settings file (or the defaults) set
-        them."""
+        them; `default_connection_file` leaves out `--connection-file`
+        (the file goes where other commands look for it)."""
         self.tmp = Path(scratch_dir("daemon-"))
-        self.connection_file = self.tmp / "endpoint.json"
+        self.connection_file = self.tmp / (
+            "runtime_dir/endpoint.json" if default_connection_file else "endpoint.json")
         self.audit_log = self.tmp / "audit.jsonl"
         self.stderr_path = self.tmp / "stderr.log"
         own = [] if port_and_audit_from_settings else [
             "--listen", "127.0.0.1:0", "--audit-log", str(self.audit_log)]
-        self.argv = [*(command or [binary(), "serve"]), *serve_args, *own,
-                     "--connection-file", str(self.connection_file)]
+        if not default_connection_file:
+            own += ["--connection-file", str(self.connection_file)]
+        self.argv = [*(command or [binary(), "serve"]), *serve_args, *own]
         self._stderr = open(self.stderr_path, "wb")
         # keep the token, state and runtime files away from the person's own
         isolated = {f"XDG_{k}": str(self.tmp / k.lower()) for k in ("CONFIG_HOME", "STATE_HOME",

@@ -2,6 +2,7 @@
 a private D-Bus session with gnome-keyring (the Secret Service) unlocked
 with a known password, as on a person's desktop."""
 
+import json
 import os
 import re
 import socket
@@ -10,7 +11,7 @@ import time
 
 import pytest
 
-from daemon import Daemon
+from daemon import Daemon, binary
 from xhelpers import missing, poll, require, scratch_dir
 
 PASSWORD = b"deskhand-test-keyring"
@@ -141,9 +142,18 @@ def test_an_explicit_token_file_bypasses_the_keychain(secret_service, tmp_path):
     config = tmp_path / "config"
     config.mkdir(mode=0o700)
     token_file = tmp_path / "my-token"
-    d = Daemon("--virtual=640x480", "--token-file", str(token_file),
-               env=bus_and_config(secret_service, config))
+    env = bus_and_config(secret_service, config)
+    d = Daemon("--virtual=640x480", "--token-file", str(token_file), env=env,
+               default_connection_file=True)
+    # The doctor says where the running deskhand keeps it, although a
+    # keychain answers (one source of truth, as the log and Settings).
+    doctor = subprocess.run([binary(), "doctor", "--json"], capture_output=True, text=True,
+                            timeout=60, env={**os.environ, **env, "DISPLAY": d.display,
+                                             "XDG_RUNTIME_DIR": str(d.tmp / "runtime_dir")})
+    store = next(p for p in json.loads(doctor.stdout)["probes"] if p["label"] == "token store")
+    assert str(token_file) in store["message"] and "running" in store["message"], store
     assert d.terminate() == 0, d.stderr_tail()
+    assert f"kept_in={token_file}" in d.stderr_path.read_text(), d.stderr_tail()
     assert token_file.read_text().strip() == d.token
     assert lookup(secret_service, f"token for {config}/deskhand") == ""
 

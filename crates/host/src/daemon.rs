@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 use crate::desktop::{self, Desktop, DesktopArgs};
 use crate::error::{io, refuse};
 use crate::port_token::PortToken;
-use crate::secrets::{self, Secret};
+use crate::secrets::{self, KeptIn, Secret};
 use crate::{HostError, endpoint, files};
 
 /// The loopback port unless the command line or the settings file names
@@ -113,12 +113,17 @@ fn client_tokens(paths: &[PathBuf]) -> Result<Vec<Token>, HostError> {
         .collect()
 }
 
-pub(crate) fn ready_line(addr: SocketAddr, token: &Token, x_display: &str) -> Value {
+pub(crate) fn ready_line(
+    addr: SocketAddr,
+    token: &Token,
+    kept_in: &KeptIn,
+    x_display: &str,
+) -> Value {
     let host = match addr {
         SocketAddr::V6(_) => format!("[{}]:{}", addr.ip(), addr.port()),
         SocketAddr::V4(_) => addr.to_string(),
     };
-    json!({
+    let mut line = json!({
         "event": "ready",
         "ws": format!("ws://{host}/v1/ws"),
         "http": format!("http://{host}"),
@@ -126,7 +131,12 @@ pub(crate) fn ready_line(addr: SocketAddr, token: &Token, x_display: &str) -> Va
         "token": token.expose(),
         "display": x_display,
         "pid": std::process::id(),
-    })
+    });
+    if let (Some(line), Value::Object(store)) = (line.as_object_mut(), kept_in.connection_fields())
+    {
+        line.extend(store);
+    }
+    line
 }
 
 impl Daemon {
@@ -143,7 +153,7 @@ impl Daemon {
         let connection_file = args
             .connection_file
             .clone()
-            .unwrap_or_else(|| files::runtime_dir().join("endpoint.json"));
+            .unwrap_or_else(endpoint::default_path);
         endpoint::claim(&connection_file)?;
         if let Some(dir) = connection_file.parent() {
             files::private_dir(dir)?;
@@ -155,6 +165,7 @@ impl Daemon {
         )));
         let (token, kept_in) = secrets::load_or_create(Secret::Token, args.token_file.as_deref())?;
         tracing::info!(kept_in = %kept_in, "token loaded");
+        secrets::note_serving(&kept_in);
         let token = Token::new(token);
         let client_tokens = client_tokens(&args.client_token_files)?;
         let listener = TcpListener::bind(listen)
@@ -163,7 +174,7 @@ impl Daemon {
         let addr = listener
             .local_addr()
             .map_err(io("reading the bound address"))?;
-        let ready = ready_line(addr, &token, &desktop.x_display);
+        let ready = ready_line(addr, &token, &kept_in, &desktop.x_display);
         files::write_private_atomic(&connection_file, format!("{ready}\n").as_bytes())?;
         let mut config = ServerConfig::new(token);
         let token = PortToken {

@@ -103,14 +103,30 @@ fn token_file_message(why: &str) -> (bool, String) {
     }
 }
 
+/// Where the token is kept: where the running deskhand (this process's,
+/// else the one behind the default connection file) keeps it, as its log
+/// and the Settings window say; with none running, where the next start
+/// will put it.
+fn token_store_message() -> (bool, String) {
+    let running = secrets::serving()
+        .or_else(|| crate::endpoint::token_store(&crate::endpoint::default_path()));
+    if let Some(kept_in) = running {
+        return (
+            true,
+            format!("{kept_in}, where the running deskhand keeps it"),
+        );
+    }
+    match secrets::keychain_status() {
+        Ok(()) => (true, "the OS keychain (when deskhand starts)".to_owned()),
+        Err(why) => token_file_message(&why),
+    }
+}
+
 /// The audit directory and where the token is kept.
 fn file_probes() -> Vec<Probe> {
     let state = files::state_dir();
     let writable = std::fs::create_dir_all(&state).is_ok() && tempfile_in(&state);
-    let token_msg = match secrets::keychain_status() {
-        Ok(()) => (true, "the OS keychain".to_owned()),
-        Err(why) => token_file_message(&why),
-    };
+    let token_msg = token_store_message();
     vec![
         Probe::new(
             "audit log",

@@ -41,6 +41,21 @@ pub fn read(path: &Path) -> Option<Endpoint> {
     })
 }
 
+/// The connection file when no `--connection-file` names another.
+pub fn default_path() -> std::path::PathBuf {
+    crate::files::runtime_dir().join("endpoint.json")
+}
+
+/// Where the deskhand still running behind the connection file at `path`
+/// keeps its token.
+pub fn token_store(path: &Path) -> Option<crate::secrets::KeptIn> {
+    let Found::Live(_) = inspect(path) else {
+        return None;
+    };
+    let text = std::fs::read_to_string(path).ok()?;
+    crate::secrets::KeptIn::from_connection(&serde_json::from_str(&text).ok()?)
+}
+
 /// Looks at the connection file at `path` before this daemon writes its
 /// own.
 pub fn inspect(path: &Path) -> Found {

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 use std::time::Duration;
 
 use crate::{HostError, files};
@@ -60,6 +60,39 @@ pub enum KeptIn {
     Keychain,
     /// A private file.
     File(PathBuf),
+}
+
+impl KeptIn {
+    /// The connection file's fields saying where the token is kept.
+    pub fn connection_fields(&self) -> serde_json::Value {
+        match self {
+            Self::Keychain => serde_json::json!({"token_store": "keychain"}),
+            Self::File(p) => serde_json::json!({"token_store": "file", "token_file": p}),
+        }
+    }
+
+    /// Where a connection file says the token is kept.
+    pub fn from_connection(v: &serde_json::Value) -> Option<Self> {
+        match v.get("token_store")?.as_str()? {
+            "keychain" => Some(Self::Keychain),
+            "file" => Some(Self::File(v.get("token_file")?.as_str()?.into())),
+            _ => None,
+        }
+    }
+}
+
+/// Where the daemon of this process keeps its token, once it serves: the
+/// one answer the doctor, the Settings window and the log all give.
+static SERVING: Mutex<Option<KeptIn>> = Mutex::new(None);
+
+/// Notes where the daemon of this process keeps its token.
+pub fn note_serving(kept_in: &KeptIn) {
+    *SERVING.lock().unwrap_or_else(|p| p.into_inner()) = Some(kept_in.clone());
+}
+
+/// Where the daemon of this process keeps its token, if one serves.
+pub fn serving() -> Option<KeptIn> {
+    SERVING.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
 impl std::fmt::Display for KeptIn {
