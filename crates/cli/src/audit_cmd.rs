@@ -86,17 +86,21 @@ fn follow(path: &Path, json: bool) -> anyhow::Result<()> {
     }
 }
 
+/// Prints one record. Nothing a client sent reaches the terminal as is:
+/// control characters (escape sequences, a carriage return that writes a
+/// fake line over the real one) and bidirectional overrides are shown as
+/// `\u{…}` escapes.
 fn print_record(out: &mut impl Write, line: &str, json: bool) -> std::io::Result<()> {
     if json {
-        return writeln!(out, "{line}");
+        return writeln!(out, "{}", printable(line, true));
     }
     let Ok(r) = serde_json::from_str::<Value>(line) else {
-        return writeln!(out, "(unreadable record) {line}");
+        return writeln!(out, "(unreadable record) {}", printable(line, false));
     };
-    let text = |k: &str| r[k].as_str().unwrap_or("-").to_owned();
+    let text = |k: &str| printable(r[k].as_str().unwrap_or("-"), false);
     let target = match &r["target"] {
         Value::Null => String::new(),
-        t => t.to_string(),
+        t => printable(&t.to_string(), false),
     };
     writeln!(
         out,
@@ -108,6 +112,32 @@ fn print_record(out: &mut impl Write, line: &str, json: bool) -> std::io::Result
         r["duration_ms"].as_f64().unwrap_or(0.0),
         target
     )
+}
+
+/// `s` with every control, bidirectional-control and other invisible
+/// format character written as an escape: `\u{…}` for people, `\uXXXX`
+/// in a JSON line (which stays JSON: such characters can only be in its
+/// strings).
+fn printable(s: &str, json: bool) -> String {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
+                | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+    };
+    if !s.chars().any(hidden) {
+        return s.to_owned();
+    }
+    s.chars()
+        .map(|c| {
+            if hidden(c) && json {
+                format!("\\u{:04x}", u32::from(c))
+            } else if hidden(c) {
+                format!("\\u{{{:04x}}}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ` of a Unix time (civil-from-days).
@@ -140,6 +170,32 @@ mod tests {
         assert_eq!(utc(0.0), "1970-01-01T00:00:00Z");
         assert_eq!(utc(1_795_989_054.6), "2026-11-29T21:50:54Z");
         assert_eq!(utc(951_782_400.0), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn escape_codes_and_bidi_overrides_are_shown_not_obeyed() {
+        let mut out = Vec::new();
+        let line = r#"{"ts":0.0,"session":"s\u001b[2J","op":"x\r2026-01-01 fake \u202e","target":null,"outcome":"ok","duration_ms":0}"#;
+        print_record(&mut out, line, false).expect("print");
+        print_record(&mut out, "not json \u{1b}[31m\u{202e}", false).expect("print");
+        print_record(&mut out, "{\"op\":\"\u{2066}\"}", true).expect("print");
+        let text = String::from_utf8(out).expect("utf8");
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        assert!(
+            !text.contains('\u{202e}') && !text.contains('\u{2066}'),
+            "{text:?}"
+        );
+        assert!(
+            text.contains("s\\u{001b}[2J") && text.contains("\\u{000d}2026"),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"{"op":"\u2066"}"#),
+            "a JSON line stays JSON: {text}"
+        );
     }
 
     #[test]

@@ -1,13 +1,17 @@
 //! The audit log: JSON lines, one record per op, appended and flushed
 //! before the reply goes out, rotated by size (`audit.jsonl` →
 //! `audit.jsonl.1` … `.N`). Typed text is never written: only its length
-//! and a prefix of its HMAC under the install's key.
+//! and a prefix of its HMAC under the install's key. A refusal repeated by
+//! a session, and what a session writes past its budget, are counted in
+//! summary records instead (`repeats.rs`).
+
+mod repeats;
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hmac::{Hmac, Mac};
 use serde::Serialize;
@@ -48,10 +52,18 @@ pub const DEFAULT_ROTATE_BYTES: u64 = 10 * 1024 * 1024;
 /// Default number of rotated files kept besides the current one.
 pub const DEFAULT_KEEP: u32 = 3;
 
-/// An append-only JSON-lines audit file (or nowhere).
+/// An append-only JSON-lines audit file (or nowhere). Counted records are
+/// summed up by a thread of its own every few seconds, and all of them
+/// when the log is dropped.
 #[derive(Debug)]
 pub struct AuditLog {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
     file: Mutex<Option<Current>>,
+    repeats: Mutex<repeats::Repeats>,
     rotate_bytes: u64,
     keep: u32,
 }
@@ -146,9 +158,12 @@ impl AuditLog {
     /// An audit log that records nothing (tests, benchmarks).
     pub fn disabled() -> Self {
         Self {
-            file: Mutex::new(None),
-            rotate_bytes: DEFAULT_ROTATE_BYTES,
-            keep: DEFAULT_KEEP,
+            inner: Arc::new(Inner {
+                file: Mutex::new(None),
+                repeats: Mutex::default(),
+                rotate_bytes: DEFAULT_ROTATE_BYTES,
+                keep: DEFAULT_KEEP,
+            }),
         }
     }
 
@@ -161,11 +176,69 @@ impl AuditLog {
     /// Opens the audit file, rotating it once it would pass `rotate_bytes`
     /// and keeping `keep` rotated files.
     pub fn open_rotating(path: &Path, rotate_bytes: u64, keep: u32) -> io::Result<Self> {
-        Ok(Self {
+        let inner = Arc::new(Inner {
             file: Mutex::new(Some(Current::open(path)?)),
+            repeats: Mutex::default(),
             rotate_bytes: rotate_bytes.max(1),
             keep: keep.max(1),
-        })
+        });
+        let weak = Arc::downgrade(&inner);
+        std::thread::Builder::new()
+            .name("audit-summaries".into())
+            .spawn(move || write_due_summaries(&weak))?;
+        Ok(Self { inner })
+    }
+
+    /// Where the log is written, if anywhere.
+    pub fn path(&self) -> Option<PathBuf> {
+        let guard = self.inner.file.lock().ok()?;
+        guard.as_ref().map(|c| c.path.clone())
+    }
+
+    /// Writes the log at `path` from now on (created 0600 if missing,
+    /// appended to if not). The old file keeps its records and ends with
+    /// one saying where the log went; the new one says where it came
+    /// from. When `path` cannot be opened nothing changes.
+    pub fn move_to(&self, path: &Path) -> io::Result<()> {
+        self.inner.move_to(path)
+    }
+
+    /// Appends one record and flushes it, unless it is a repeat of the
+    /// session's last refusal or past the session's budget (then it is
+    /// counted, and the count written within a few seconds). A failure to
+    /// write is logged, never hidden from the operator, and never fails
+    /// the op.
+    pub fn record(&self, record: &AuditRecord<'_>) {
+        self.inner.record(record);
+    }
+}
+
+impl Drop for AuditLog {
+    fn drop(&mut self) {
+        self.inner.write_summaries(true);
+    }
+}
+
+/// Writes the summaries that are due, every second, until the log goes.
+fn write_due_summaries(log: &Weak<Inner>) {
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+        let Some(inner) = log.upgrade() else {
+            return;
+        };
+        inner.write_summaries(false);
+    }
+}
+
+impl Inner {
+    fn write_summaries(&self, all: bool) {
+        let due = match self.repeats.lock() {
+            Ok(mut r) => r.due(Instant::now(), all),
+            Err(_) => return,
+        };
+        for summary in &due {
+            self.write(&summary.record());
+        }
     }
 
     /// Moves `path` to `path.1` (and each `.n` to `.n+1`, dropping the
@@ -181,17 +254,7 @@ impl AuditLog {
         Current::open(path)
     }
 
-    /// Where the log is written, if anywhere.
-    pub fn path(&self) -> Option<PathBuf> {
-        let guard = self.file.lock().ok()?;
-        guard.as_ref().map(|c| c.path.clone())
-    }
-
-    /// Writes the log at `path` from now on (created 0600 if missing,
-    /// appended to if not). The old file keeps its records and ends with
-    /// one saying where the log went; the new one says where it came
-    /// from. When `path` cannot be opened nothing changes.
-    pub fn move_to(&self, path: &Path) -> io::Result<()> {
+    fn move_to(&self, path: &Path) -> io::Result<()> {
         let mut guard = self
             .file
             .lock()
@@ -224,16 +287,35 @@ impl AuditLog {
         Ok(())
     }
 
-    /// Appends one record and flushes it. A failure to write is logged,
-    /// never hidden from the operator, and never fails the op.
-    pub fn record(&self, record: &AuditRecord<'_>) {
+    fn record(&self, record: &AuditRecord<'_>) {
+        let Some(line) = bounded_line(record) else {
+            return;
+        };
+        let mut first = Vec::new();
+        let admitted = match self.repeats.lock() {
+            Ok(mut r) => r.admit(record, line.len() + 1, Instant::now(), &mut first),
+            Err(_) => true,
+        };
+        for summary in &first {
+            self.write(&summary.record());
+        }
+        if admitted {
+            self.append(line);
+        }
+    }
+
+    fn write(&self, record: &AuditRecord<'_>) {
+        if let Some(line) = bounded_line(record) {
+            self.append(line);
+        }
+    }
+
+    /// Appends one line (rotating first when it would not fit) and flushes.
+    fn append(&self, mut line: Vec<u8>) {
         let Ok(mut guard) = self.file.lock() else {
             return;
         };
         let Some(current) = guard.as_mut() else {
-            return;
-        };
-        let Some(mut line) = bounded_line(record) else {
             return;
         };
         line.push(b'\n');
@@ -505,6 +587,38 @@ mod tests {
         assert_eq!(ops(&first), ["\"before\"", "\"audit.moved\""]);
         assert_eq!(ops(&second), ["\"audit.moved\"", "\"after\""]);
         assert_eq!(log.path(), Some(second));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_flood_of_refusals_is_one_record_and_a_count_and_keeps_the_history() {
+        let dir = std::env::temp_dir().join(format!("dh-audit-flood-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("audit.jsonl");
+        let log = AuditLog::open_rotating(&path, 64 * 1024, 1).expect("open");
+        let rec = |session: &'static str, op: &'static str, outcome: &'static str| AuditRecord {
+            ts: now_ts(),
+            session,
+            protocol: "wire",
+            op,
+            target: Value::Null,
+            outcome,
+            duration_ms: 0.0,
+        };
+        log.record(&rec("person's agent", "window.focus", "ok"));
+        for _ in 0..100_000 {
+            log.record(&rec("flooder", "input.click", "user_took_over"));
+        }
+        drop(log);
+        let text = std::fs::read_to_string(&path).expect("the file");
+        let records: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("JSON"))
+            .collect();
+        assert!(!rotated_path(&path, 1).exists(), "nothing was rotated out");
+        assert_eq!(records.len(), 3, "{text}");
+        assert_eq!(records[0]["session"], "person's agent");
+        assert_eq!(records[2]["target"]["repeated"], 99_999);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
