@@ -105,6 +105,37 @@ def test_a_takeover_session_types_a_command_into_xterm(daemon, apps, tmp_path, t
     run(body())
 
 
+def test_bring_to_front_then_type_text_lands_in_the_window_brought_to_front(daemon, apps,
+                                                                           tmp_path):
+    """50 times, alternating two xterms: bring one to front and type into
+    it at once. The window manager's focus change is waited for, so no key
+    goes to the window that had the focus before."""
+    files = [tmp_path / "a.txt", tmp_path / "b.txt"]
+
+    async def body():
+        async with connect("http", MODES[0], daemon) as (s, _):
+            terms = [XTerm(daemon.display, pos=pos, command=["sh", "-c", f"cat > {f}"])
+                     for pos, f in zip(("+0+0", "+600+300"), files)]
+            apps.extend(terms)
+            await s.start(input="takeover")
+            windows = (await s.call("list_windows"))["windows"]
+            ids = [window_id(windows, t.title) for t in terms]
+            sent: list[list[str]] = [[], []]
+            for i in range(50):
+                k = i % 2
+                line = f"{i:02d}-the-quick-brown-fox-jumps-over-the-lazy-dog"
+                await s.call("bring_to_front", {"window_id": ids[k]})
+                r = await s.call("type_text", {"window_id": ids[k], "text": line})
+                assert r["typed_characters"] == len(line), r
+                await s.call("press_key", {"window_id": ids[k], "key": "Return"})
+                sent[k].append(line)
+            for f, lines in zip(files, sent):
+                want = "".join(f"{line}\n" for line in lines)
+                await in_thread(lambda: poll(lambda: f.exists() and f.read_text() == want,
+                                             timeout=10, what=f"{f.name} to hold its lines"))
+    run(body())
+
+
 @both
 def test_the_computer_tool_types_a_command_through_frame_pixels(daemon, apps, tmp_path,
                                                                 transport, mode):

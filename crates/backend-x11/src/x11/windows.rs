@@ -31,6 +31,9 @@ x11rb::atom_manager! {
     }
 }
 
+/// Longest wait for the window manager to focus a window.
+const FOCUS_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// ICCCM WM_STATE value of an iconic (minimized) window.
 const ICONIC_STATE: u32 = 3;
 
@@ -179,6 +182,42 @@ impl X11Windows {
         Ok(!check.is_empty())
     }
 
+    /// Waits (bounded) until `w` is the active window and holds the input
+    /// focus (itself or a window inside it).
+    fn wait_for_focus(&self, w: Window) -> Result<(), BackendError> {
+        let deadline = std::time::Instant::now() + FOCUS_WAIT;
+        loop {
+            if self.focused_window()? == w && self.input_focus_within(w)? {
+                return Ok(());
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(BackendError::Failed(format!(
+                    "the window manager did not give window {w} the focus within {FOCUS_WAIT:?}"
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    /// Whether the X input focus is `w` or a window inside it.
+    fn input_focus_within(&self, w: Window) -> Result<bool, BackendError> {
+        let conn = &self.shared.conn;
+        let mut at = conn.get_input_focus().backend()?.reply().backend()?.focus;
+        for _ in 0..16 {
+            if at == w {
+                return Ok(true);
+            }
+            if at == NONE || at == self.shared.root || at == u32::from(InputFocus::POINTER_ROOT) {
+                return Ok(false);
+            }
+            at = match conn.query_tree(at).backend()?.reply() {
+                Ok(tree) => tree.parent,
+                Err(_) => return Ok(false), // the focused window went away
+            };
+        }
+        Ok(false)
+    }
+
     fn focused_window(&self) -> Result<Window, BackendError> {
         let active = self.cardinals(
             self.shared.root,
@@ -232,16 +271,19 @@ impl Windows for X11Windows {
             let mask = EventMask::SUBSTRUCTURE_REDIRECT | EventMask::SUBSTRUCTURE_NOTIFY;
             conn.send_event(false, self.shared.root, mask, event)
                 .backend()?;
-        } else {
-            if raise {
-                let aux = ConfigureWindowAux::new().stack_mode(StackMode::ABOVE);
-                conn.configure_window(w, &aux).backend()?;
-            }
-            conn.set_input_focus(InputFocus::PARENT, w, CURRENT_TIME)
-                .backend()?
-                .check()
-                .backend()?;
+            conn.flush().backend()?;
+            // The window manager acts on its own time: keys sent before it
+            // did would go to the window that had the focus.
+            return self.wait_for_focus(w);
         }
+        if raise {
+            let aux = ConfigureWindowAux::new().stack_mode(StackMode::ABOVE);
+            conn.configure_window(w, &aux).backend()?;
+        }
+        conn.set_input_focus(InputFocus::PARENT, w, CURRENT_TIME)
+            .backend()?
+            .check()
+            .backend()?;
         conn.flush().backend()?;
         Ok(())
     }
