@@ -146,7 +146,7 @@ def test_closing_every_window_leaves_deskhand_in_the_tray(xvfb, trayer, bus, tmp
     """A consent denied with Escape, one nobody answers, Settings, Doctor
     and Activity closed with the title bar's X: the tray icon and the port
     stay until the person chooses Quit."""
-    app = start_asking_app(xvfb.display, bus, tmp_path, timeout_s=4)
+    app = start_asking_app(xvfb.display, bus, tmp_path, timeout_s=5)
 
     def still_serving() -> None:
         assert app.proc.poll() is None, app.stderr_tail()
