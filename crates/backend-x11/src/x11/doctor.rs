@@ -78,7 +78,7 @@ fn capabilities(x: Option<&DisplayProbe>, backend: Verdict) -> Vec<CapabilityEnt
     });
     let indicator = or_backend(if !ext.composite {
         Verdict::unavailable(ReasonCode::CompositeMissing)
-    } else if super::overlay_program().is_none() {
+    } else if !super::overlay_program().is_some_and(|p| p.is_file()) {
         Verdict::unavailable(ReasonCode::IndicatorNotFound)
     } else {
         Verdict::AVAILABLE

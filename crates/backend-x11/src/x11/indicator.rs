@@ -20,12 +20,11 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(3);
 
 type EventSink = Arc<dyn Fn(IndicatorEvent) + Send + Sync>;
 
-/// Finds the overlay program: `$DESKHAND_OVERLAY` (when it names a file:
-/// a wrong path is "not found", not tried), next to this executable, or on
-/// `PATH`.
+/// Finds the overlay program: `$DESKHAND_OVERLAY`, next to this
+/// executable, or on `PATH`.
 pub(crate) fn find_overlay() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("DESKHAND_OVERLAY") {
-        return Some(PathBuf::from(p)).filter(|p| p.is_file());
+        return Some(PathBuf::from(p));
     }
     let sibling = std::env::current_exe()
         .ok()
