@@ -128,9 +128,10 @@ pub enum EngineError {
     /// or reads one; nothing was done.
     #[error("the element is a secure field (a password entry): it is never written or read")]
     SecureField,
-    /// Another session holds the desktop (one takeover at a time).
-    #[error("another session holds the takeover")]
-    Busy,
+    /// Another session holds the desktop (one takeover at a time): which
+    /// client, and until when.
+    #[error("{0}")]
+    Busy(Box<crate::holder::Holder>),
     /// The backend failed; something may have happened.
     #[error(transparent)]
     Backend(#[from] BackendError),
@@ -190,7 +191,7 @@ impl EngineError {
             Self::OutOfScope { .. } => ErrorCode::CapabilityNotConsented,
             Self::Refused { .. } => ErrorCode::PermissionDenied,
             Self::ApprovalDenied { .. } => ErrorCode::ApprovalDenied,
-            Self::Busy => ErrorCode::Busy,
+            Self::Busy(_) => ErrorCode::Busy,
             Self::SecureField => ErrorCode::SecureField,
             Self::StaleElementToken { .. } | Self::Backend(BackendError::Stale(_)) => {
                 ErrorCode::StaleElementToken

@@ -25,6 +25,7 @@ pub(super) fn details(e: &EngineError) -> Value {
             json!({ "capability": "run_commands", "needed": "consent" })
         }
         EngineError::NotSupported { feature } => json!({ "feature": feature }),
+        EngineError::Busy(holder) => holder.details(),
         EngineError::Backend(BackendError::InvalidTarget(_)) => json!({ "field": "target" }),
         EngineError::Backend(BackendError::Untypable {
             index, character, ..
