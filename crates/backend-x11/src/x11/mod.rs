@@ -3,9 +3,11 @@
 mod apps;
 mod capture;
 mod clipboard;
+mod devices;
 mod displays;
 pub mod doctor;
 mod exclusion;
+mod frame_check;
 mod indicator;
 mod input;
 mod keymap;
