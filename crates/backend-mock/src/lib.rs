@@ -3,6 +3,7 @@
 //! configurable monitors. Deterministic; needs no display.
 
 pub mod accessibility;
+mod apps;
 mod clipboard;
 mod takeover;
 
@@ -10,8 +11,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use deskhand_engine::backend::{CursorImage, Frame, PixelFormat};
 use deskhand_engine::{
-    Apps, Backend, BackendError, Button, Capture, Displays, Input, Key, LaunchPlan, LaunchTarget,
-    Monitor, NativeWindow, Permissions, Point, ProcessInfo, Rect, ScrollDirection, Windows,
+    AppEntry, Backend, BackendError, Button, Capture, Displays, Input, Key, LaunchTarget, Monitor,
+    NativeWindow, Permissions, Point, ProcessInfo, Rect, ScrollDirection, Windows,
 };
 use deskhand_protocol::messages::PermissionStatus;
 
@@ -63,6 +64,9 @@ pub struct MockState {
     pub processes: Vec<ProcessInfo>,
     /// Every launch: target and arguments.
     pub launches: Vec<(LaunchTarget, Vec<String>)>,
+    /// Installed applications: the program each entry names, and the
+    /// entry (by default a calculator that opens files and an xterm).
+    pub entries: Vec<(String, AppEntry)>,
     /// Permission states; names not here are unknown.
     pub permissions: Vec<(&'static str, PermissionStatus)>,
     /// The clipboard.
@@ -141,6 +145,7 @@ impl MockDesktop {
             windows: Vec::new(),
             processes: Vec::new(),
             launches: Vec::new(),
+            entries: apps::installed(),
             permissions: vec![
                 ("screen_recording", PermissionStatus::Granted),
                 ("accessibility", PermissionStatus::Denied),
@@ -237,54 +242,6 @@ impl Windows for MockDesktop {
             s.windows.push(w);
         }
         Ok(())
-    }
-}
-
-/// Launched mock processes get pids from here up.
-const FIRST_LAUNCHED_PID: u32 = 50_000;
-
-impl Apps for MockDesktop {
-    fn processes(&mut self) -> Result<Vec<ProcessInfo>, BackendError> {
-        Ok(self.state().processes.clone())
-    }
-
-    /// Resolves to the path or id itself; one containing `missing` does
-    /// not exist, and one containing `link-to-` goes by the name after it
-    /// too (a symlink).
-    fn resolve(
-        &mut self,
-        target: &LaunchTarget,
-        args: &[String],
-    ) -> Result<LaunchPlan, BackendError> {
-        let name = match target {
-            LaunchTarget::Executable(p) | LaunchTarget::AppId(p) => p.clone(),
-        };
-        if name.contains("missing") {
-            return Err(BackendError::InvalidTarget(format!("no such app {name}")));
-        }
-        let aliases = name
-            .split_once("link-to-")
-            .map(|(_, to)| vec![format!("/bin/{to}")])
-            .unwrap_or_default();
-        Ok(LaunchPlan {
-            target: target.clone(),
-            program: name,
-            args: args.to_vec(),
-            aliases,
-        })
-    }
-
-    /// Records the launch and starts a process.
-    fn launch(&mut self, plan: &LaunchPlan) -> Result<u32, BackendError> {
-        let mut s = self.state();
-        let pid = FIRST_LAUNCHED_PID + s.launches.len() as u32;
-        s.launches.push((plan.target.clone(), plan.args.clone()));
-        s.processes.push(ProcessInfo {
-            pid,
-            name: plan.program.clone(),
-            exe: None,
-        });
-        Ok(pid)
     }
 }
 

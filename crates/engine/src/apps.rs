@@ -80,8 +80,8 @@ impl Engine {
         .await
     }
 
-    /// Launches an app (no shell, no command runner: see
-    /// [`crate::launch_policy`]) and, with `activate`, brings its first
+    /// Launches an installed app (no program no application entry names,
+    /// no shell, no command runner: see [`crate::launch_policy`]) and, with `activate`, brings its first
     /// window to the front when it appears. It changes what the person
     /// sees, so it needs the session's takeover, as input does.
     pub async fn launch_app(
@@ -112,7 +112,9 @@ impl Engine {
                                 feature: "app.launch",
                             })?;
                         let plan = apps.resolve(&target, &args)?;
-                        crate::launch_policy::check(&plan, &allowed)?;
+                        let allowed: Vec<_> =
+                            allowed.iter().filter_map(|p| apps.file_id(p)).collect();
+                        crate::launch_policy::check(&plan, &args, &allowed)?;
                         Ok(apps.launch(&plan)?)
                     })
                     .await

@@ -239,6 +239,42 @@ pub enum LaunchTarget {
     AppId(String),
 }
 
+/// The identity of a file whatever it is called (on Unix its device and
+/// inode): a copy is another file, a hardlink or a symlink the same one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FileId {
+    /// The device the file is on.
+    pub device: u64,
+    /// The file on that device.
+    pub inode: u64,
+}
+
+/// The arguments an installed application's entry accepts from whoever
+/// starts it (on Linux the field codes of its `Exec` line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryArgs {
+    /// None at all (no field code).
+    None,
+    /// One file or URL (`%f`, `%u`).
+    One,
+    /// Any number of files or URLs (`%F`, `%U`).
+    Many,
+}
+
+/// An installed application's entry (a `.desktop` file on Linux) that
+/// names a program: what makes the program an app rather than a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppEntry {
+    /// Its id (`org.gnome.Calculator`, `debian-xterm`).
+    pub id: String,
+    /// It runs in a terminal (`Terminal=true`): a command-line program.
+    pub terminal: bool,
+    /// Its categories (`TerminalEmulator`, `Settings`, ...).
+    pub categories: Vec<String>,
+    /// The arguments it accepts.
+    pub args: EntryArgs,
+}
+
 /// A launch as the backend resolved it, before anything runs: what the
 /// engine's launch policy checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -247,11 +283,28 @@ pub struct LaunchPlan {
     pub target: LaunchTarget,
     /// The program that will run, an absolute path.
     pub program: String,
-    /// Its arguments: an app entry's own, then the caller's.
+    /// Its arguments: an app entry's own with the caller's in place of
+    /// its field code (by app id), or the caller's (by path).
     pub args: Vec<String>,
-    /// Every other name the program goes by: where its symlinks lead, and
-    /// a script's interpreter (with what `env` would run).
+    /// Every other name the program goes by: where its symlinks lead, a
+    /// script's interpreter (with what `env` would run; `/bin/sh` for a
+    /// text file without `#!`), and the programs entries name by it.
     pub aliases: Vec<String>,
+    /// The identity of the file that will run.
+    pub file: Option<FileId>,
+    /// The installed applications' entries that name that file (by app
+    /// id: the entry asked for).
+    pub entries: Vec<AppEntry>,
+}
+
+/// The program a running process runs, for telling what app a window
+/// belongs to whatever its window class says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunningProgram {
+    /// Its executable, an absolute path.
+    pub exe: String,
+    /// The installed applications' entries that name that file.
+    pub entries: Vec<AppEntry>,
 }
 
 /// Lists and launches apps.
@@ -267,6 +320,10 @@ pub trait Apps: Send {
     ) -> Result<LaunchPlan, BackendError>;
     /// Starts `plan` in a session of its own; returns its pid.
     fn launch(&mut self, plan: &LaunchPlan) -> Result<u32, BackendError>;
+    /// The identity of the file at `path` (symlinks followed), if any.
+    fn file_id(&mut self, path: &str) -> Option<FileId>;
+    /// What process `pid` runs, when it can be read.
+    fn program_of(&mut self, pid: u32) -> Option<RunningProgram>;
 }
 
 /// Reads the state of OS permissions without prompting the person.

@@ -32,8 +32,9 @@ pub struct Consent {
     /// What the clipboard may be used for (off unless the person enables
     /// it; never part of the sandbox default).
     pub clipboard: crate::clipboard::ClipboardPolicy,
-    /// Executables the person allows APP_LAUNCH to start even though they
-    /// run commands (shells, interpreters, terminals given a command).
+    /// Executables (absolute paths, compared by the file they name) the
+    /// person allows APP_LAUNCH to start with any arguments, though no
+    /// application entry names them or they run commands.
     pub launch_allow: Vec<String>,
     /// The apps sessions may work with (MCP scopes its targets to them).
     pub apps: AppScope,

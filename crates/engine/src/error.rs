@@ -83,10 +83,11 @@ pub enum EngineError {
         /// For typing: how many characters were sent before it stopped.
         typed_characters: Option<usize>,
     },
-    /// The launch would run a command, not an app; nothing was started.
+    /// The launch would run a command or a program that is not an
+    /// installed app; nothing was started.
     #[error(
-        "deskhand launches apps, not commands: {program} was refused because {why}; \
-         the person can allow it with \"launch_allow\" in the consent file"
+        "deskhand launches installed apps, not commands: {program} was refused because {why}; \
+         the person can allow this executable by naming it in \"launch_allow\" in the consent file"
     )]
     LaunchRefused {
         /// The program asked for.

@@ -1,10 +1,15 @@
-//! What APP_LAUNCH may start: deskhand drives GUI apps, it does not run
-//! commands. A shell, an interpreter or a command runner (under any name:
-//! a symlink's target and a script's interpreter count too), and a
-//! terminal emulator given anything but its window options, are refused
-//! unless the person's consent file names that executable.
+//! What APP_LAUNCH may start: deskhand drives installed applications, it
+//! does not run programs. An executable is launchable when an installed
+//! application's entry (a `.desktop` file on Linux) that does not run in a
+//! terminal names that very file (by identity, not by name), and only with
+//! the arguments that entry accepts: files and URLs, never options. Even
+//! then a shell, an interpreter or a command runner (under any name: a
+//! symlink's target, a script's interpreter and the names entries give it
+//! count too), and a terminal emulator given a command, are refused.
+//! Anything else runs only when the person's consent file names the
+//! executable in `launch_allow` (compared by identity too).
 
-use crate::backend::LaunchPlan;
+use crate::backend::{AppEntry, EntryArgs, FileId, LaunchPlan};
 use crate::error::EngineError;
 
 /// Programs that run whatever they are given: shells, interpreters,
@@ -242,15 +247,27 @@ fn refused(program: &str, why: &'static str) -> EngineError {
     }
 }
 
-/// Checks `plan` against the policy; `allowed` are the executables the
-/// person's consent file allows to run anything.
-pub fn check(plan: &LaunchPlan, allowed: &[String]) -> Result<(), EngineError> {
+/// Whether `entry` accepts `args` from the caller: as many as its field
+/// code takes, each a file or URL (not empty, not an option).
+fn accepts(entry: &AppEntry, args: &[String]) -> bool {
+    let fits = match entry.args {
+        EntryArgs::None => args.is_empty(),
+        EntryArgs::One => args.len() <= 1,
+        EntryArgs::Many => true,
+    };
+    fits && args.iter().all(|a| !a.is_empty() && !a.starts_with('-'))
+}
+
+/// Checks `plan`, started with the caller's `args`, against the policy;
+/// `allowed` are the identities of the executables the person's consent
+/// file allows to run anything.
+pub fn check(plan: &LaunchPlan, args: &[String], allowed: &[FileId]) -> Result<(), EngineError> {
+    if plan.file.is_some_and(|f| allowed.contains(&f)) {
+        return Ok(());
+    }
     let names: Vec<&str> = std::iter::once(plan.program.as_str())
         .chain(plan.aliases.iter().map(String::as_str))
         .collect();
-    if names.iter().any(|n| allowed.iter().any(|a| a == n)) {
-        return Ok(());
-    }
     if let Some(name) = names.iter().find(|n| runs_commands(n)) {
         tracing::warn!(program = %plan.program, runs = %name, "refused to launch a command runner");
         return Err(refused(
@@ -267,7 +284,18 @@ pub fn check(plan: &LaunchPlan, allowed: &[String]) -> Result<(), EngineError> {
             "a terminal emulator takes only its window options (-T, -geometry, …), never a command",
         ));
     }
-    Ok(())
+    let apps: Vec<&AppEntry> = plan.entries.iter().filter(|e| !e.terminal).collect();
+    let why = if plan.entries.is_empty() {
+        "it is not an installed application (no application entry names this file)"
+    } else if apps.is_empty() {
+        "its application entry runs it in a terminal (Terminal=true): it is a command-line program"
+    } else if !apps.iter().any(|e| accepts(e, args)) {
+        "its application entry accepts only files and URLs it names (%f, %F, %u, %U), never options, and none when it names none"
+    } else {
+        return Ok(());
+    };
+    tracing::warn!(program = %plan.program, why, "refused a launch");
+    Err(refused(&plan.program, why))
 }
 
 #[cfg(test)]
@@ -275,38 +303,201 @@ mod tests {
     use super::*;
     use crate::backend::LaunchTarget;
 
-    fn plan(program: &str, args: &[&str], aliases: &[&str]) -> LaunchPlan {
+    const DASH: FileId = FileId {
+        device: 1,
+        inode: 10,
+    };
+    const XCLOCK: FileId = FileId {
+        device: 1,
+        inode: 20,
+    };
+
+    fn strs(v: &[&str]) -> Vec<String> {
+        v.iter().map(|a| (*a).to_owned()).collect()
+    }
+
+    fn entry(id: &str, args: EntryArgs, terminal: bool) -> AppEntry {
+        AppEntry {
+            id: id.into(),
+            terminal,
+            categories: Vec::new(),
+            args,
+        }
+    }
+
+    /// A plan by path: `program` is `file`, named by `entries`.
+    fn plan(program: &str, args: &[&str], file: FileId, entries: Vec<AppEntry>) -> LaunchPlan {
         LaunchPlan {
             target: LaunchTarget::Executable(program.into()),
             program: program.into(),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
-            aliases: aliases.iter().map(|a| (*a).to_owned()).collect(),
+            args: strs(args),
+            aliases: Vec::new(),
+            file: Some(file),
+            entries,
         }
+    }
+
+    fn check_plan(p: &LaunchPlan, allowed: &[FileId]) -> Result<(), EngineError> {
+        check(p, &p.args.clone(), allowed)
+    }
+
+    fn refused_because(p: &LaunchPlan, allowed: &[FileId], part: &str) {
+        match check_plan(p, allowed) {
+            Err(EngineError::LaunchRefused { why, .. }) => assert!(why.contains(part), "{why}"),
+            other => panic!("{} {:?}: {other:?}", p.program, p.args),
+        }
+    }
+
+    #[test]
+    fn a_program_no_entry_names_is_not_an_app() {
+        let loader = plan(
+            "/lib64/ld-linux-x86-64.so.2",
+            &["/bin/sh", "-c", "touch x"],
+            FileId {
+                device: 1,
+                inode: 3,
+            },
+            Vec::new(),
+        );
+        refused_because(&loader, &[], "not an installed application");
+        for tool in ["/usr/bin/tar", "/usr/bin/setpriv", "/usr/bin/tmux"] {
+            refused_because(
+                &plan(tool, &[], XCLOCK, Vec::new()),
+                &[],
+                "not an installed",
+            );
+        }
+    }
+
+    #[test]
+    fn a_copy_of_dash_is_another_file_and_a_hardlink_is_dash() {
+        // A copy under an innocent name: no entry names that file.
+        let copy = plan(
+            "/home/p/notes",
+            &["-c", "id"],
+            FileId {
+                device: 2,
+                inode: 99,
+            },
+            Vec::new(),
+        );
+        refused_because(&copy, &[], "not an installed application");
+        // A hardlink of dash that an entry `Exec=sh -c …` names: the
+        // entry's name for it counts.
+        let mut link = plan(
+            "/home/p/innocent",
+            &[],
+            DASH,
+            vec![entry("runner", EntryArgs::None, false)],
+        );
+        link.aliases = strs(&["/usr/bin/sh"]);
+        refused_because(&link, &[], "runs commands");
+        // The person allowed dash: the hardlink is dash, the copy is not.
+        assert!(check_plan(&link, &[DASH]).is_ok());
+        refused_because(&copy, &[DASH], "not an installed application");
+    }
+
+    #[test]
+    fn a_text_file_without_a_hash_bang_runs_in_sh() {
+        let mut script = plan(
+            "/home/p/.local/bin/viewer",
+            &[],
+            FileId {
+                device: 2,
+                inode: 5,
+            },
+            vec![entry("viewer", EntryArgs::Many, false)],
+        );
+        script.aliases = strs(&["/bin/sh"]);
+        refused_because(&script, &[], "runs commands");
+    }
+
+    #[test]
+    fn an_entry_takes_files_and_urls_never_options() {
+        let many = || vec![entry("org.example.Viewer", EntryArgs::Many, false)];
+        let viewer = |args: &[&str]| plan("/usr/bin/viewer", args, XCLOCK, many());
+        assert!(check_plan(&viewer(&[]), &[]).is_ok());
+        assert!(check_plan(&viewer(&["/tmp/a.png", "https://x.org/b.png"]), &[]).is_ok());
+        for bad in [&["-es", "-c", "!id"][..], &["/tmp/a", "--x"], &[""]] {
+            refused_because(&viewer(bad), &[], "never options");
+        }
+        let one = plan(
+            "/usr/bin/viewer",
+            &["/a", "/b"],
+            XCLOCK,
+            vec![entry("v", EntryArgs::One, false)],
+        );
+        refused_because(&one, &[], "only files");
+        let none = plan(
+            "/usr/bin/xclock",
+            &["/a"],
+            XCLOCK,
+            vec![entry("xclock", EntryArgs::None, false)],
+        );
+        refused_because(&none, &[], "none when it names none");
+        // Another entry that accepts them is enough.
+        let two = plan(
+            "/usr/bin/xclock",
+            &["/a"],
+            XCLOCK,
+            vec![
+                entry("xclock", EntryArgs::None, false),
+                entry("xclock-open", EntryArgs::One, false),
+            ],
+        );
+        assert!(check_plan(&two, &[]).is_ok());
+    }
+
+    #[test]
+    fn an_entry_that_runs_in_a_terminal_is_refused() {
+        let vim = plan(
+            "/usr/bin/vim.basic",
+            &["/tmp/notes.txt"],
+            XCLOCK,
+            vec![entry("vim", EntryArgs::Many, true)],
+        );
+        refused_because(&vim, &[], "Terminal=true");
+        assert!(
+            check_plan(&vim, &[XCLOCK]).is_ok(),
+            "unless the person allows it"
+        );
+    }
+
+    #[test]
+    fn launch_allow_is_the_file_not_the_name() {
+        let sh = plan("/bin/sh", &["-c", "touch x"], DASH, Vec::new());
+        refused_because(&sh, &[], "runs commands");
+        refused_because(&sh, &[XCLOCK], "runs commands");
+        assert!(check_plan(&sh, &[DASH]).is_ok());
+        let mut unknown = sh.clone();
+        unknown.file = None;
+        refused_because(&unknown, &[DASH], "runs commands");
     }
 
     #[test]
     fn shells_interpreters_and_runners_are_refused_under_any_name() {
-        for p in [
-            plan("/bin/sh", &["-c", "touch x"], &[]),
-            plan("/usr/bin/python3.11", &[], &[]),
-            plan("/usr/bin/env", &["xterm"], &[]),
-            plan("/usr/local/bin/innocent", &[], &["/usr/bin/dash"]),
-            plan("/opt/tool/run.sh", &[], &["/bin/bash"]),
-            plan("/usr/bin/xdg-open", &["/tmp/x.sh"], &[]),
+        let xterm_entry = || vec![entry("debian-xterm", EntryArgs::Many, false)];
+        for (program, aliases) in [
+            ("/bin/sh", &[][..]),
+            ("/usr/bin/python3.11", &[]),
+            ("/usr/bin/env", &[]),
+            ("/usr/local/bin/innocent", &["/usr/bin/dash"]),
+            ("/opt/tool/run.sh", &["/bin/bash"]),
+            ("/usr/bin/xdg-open", &[]),
         ] {
-            let e = check(&p, &[]).expect_err(&p.program);
-            assert!(matches!(e, EngineError::LaunchRefused { .. }), "{e:?}");
+            let mut p = plan(program, &[], XCLOCK, xterm_entry());
+            p.aliases = strs(aliases);
+            refused_because(&p, &[], "runs commands");
         }
-        let allowed = ["/usr/bin/python3.11".to_owned()];
-        assert!(check(&plan("/usr/bin/python3.11", &["app.py"], &[]), &allowed).is_ok());
     }
 
     #[test]
-    fn terminals_take_window_options_only() {
-        let xterm = |args: &[&str]| check(&plan("/usr/bin/xterm", args, &[]), &[]);
-        assert!(xterm(&[]).is_ok());
-        assert!(xterm(&["-T", "title", "-geometry", "80x24+0+0", "-ls"]).is_ok());
-        assert!(xterm(&["--title=x"]).is_ok());
+    fn terminals_take_no_command_even_from_their_entry() {
+        let entries = || vec![entry("debian-xterm", EntryArgs::None, false)];
+        let mut by_id = plan("/usr/bin/xterm", &["-e", "sh"], XCLOCK, entries());
+        by_id.target = LaunchTarget::AppId("debian-xterm".into());
+        assert!(check(&by_id, &[], &[]).is_err(), "an Exec line with -e");
+        assert!(check_plan(&plan("/usr/bin/xterm", &[], XCLOCK, entries()), &[]).is_ok());
         for bad in [
             &["-e", "sh", "-c", "x"][..],
             &["-hold", "-e", "x"],
@@ -315,15 +506,9 @@ mod tests {
             &["-T"],
             &["--command=sh"],
         ] {
-            assert!(xterm(bad).is_err(), "{bad:?}");
+            assert!(terminal_command_arg(&strs(bad)).is_some(), "{bad:?}");
         }
-        let kitty = plan(
-            "/usr/bin/kitty",
-            &["sh", "-c", "x"],
-            &["/usr/lib/kitty/kitty"],
-        );
-        assert!(check(&kitty, &[]).is_err());
-        assert!(check(&plan("/usr/bin/xclock", &["-digital"], &[]), &[]).is_ok());
+        assert!(terminal_command_arg(&strs(&["-T", "t", "-geometry", "80x24", "-ls"])).is_none());
     }
 
     #[test]

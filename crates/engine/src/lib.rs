@@ -44,10 +44,10 @@ pub use action::Action;
 pub use apps::RunningApp;
 pub use audit::{AuditLog, AuditRecord};
 pub use backend::{
-    Apps, Backend, BackendError, Button, Capture, Clipboard, ClipboardContent, ClipboardRead,
-    Displays, Indicator, IndicatorEvent, IndicatorShown, Input, InputWatcher, LaunchPlan,
-    LaunchTarget, NativeWindow, Permissions, ProcessInfo, ScrollDirection, WatchedInput, Windows,
-    typed_chars,
+    AppEntry, Apps, Backend, BackendError, Button, Capture, Clipboard, ClipboardContent,
+    ClipboardRead, Displays, EntryArgs, FileId, Indicator, IndicatorEvent, IndicatorShown, Input,
+    InputWatcher, LaunchPlan, LaunchTarget, NativeWindow, Permissions, ProcessInfo, RunningProgram,
+    ScrollDirection, WatchedInput, Windows, typed_chars,
 };
 pub use clipboard::ClipboardPolicy;
 pub use consent::{AppScope, Consent, ConsentSource};
@@ -618,7 +618,8 @@ impl Engine {
             if refuse.is_on() && action.sends_input() {
                 let windows = desk.list_windows()?;
                 let pointer = desk.pointer().ok();
-                refuse.check(&windows, &action, pointer)?;
+                let mut program_of = |pid| desk.backend.apps.as_mut()?.program_of(pid);
+                refuse.check(&windows, &action, pointer, &mut program_of)?;
             }
             desk.perform(&id, &action)
         };

@@ -3,10 +3,13 @@
 //! terminals, system settings, package managers, browser developer tools.
 //! Checked on the desktop thread in the job that sends the input, against
 //! the window under each point a pointer act touches and the focused window
-//! for keys, so nothing changes between the check and the send.
+//! for keys, so nothing changes between the check and the send. An app is
+//! known by its window's class and, whatever that says, by the program its
+//! process runs: the executable's name and the application entries that
+//! name that file (their ids and categories, e.g. `TerminalEmulator`).
 
 use crate::action::Action;
-use crate::backend::NativeWindow;
+use crate::backend::{NativeWindow, RunningProgram};
 use crate::error::EngineError;
 use crate::geometry::Point;
 
@@ -135,17 +138,37 @@ impl RefusedClass {
         Self::ALL.into_iter().find(|c| c.name() == name)
     }
 
-    /// Whether `w` is an app of this class.
-    pub fn matches(self, w: &NativeWindow) -> bool {
+    /// Whether `w`, whose process runs `program` (when known), is an app
+    /// of this class.
+    pub fn matches(self, w: &NativeWindow, program: Option<&RunningProgram>) -> bool {
+        let mut known_as: Vec<&str> = vec![w.class.as_str(), w.instance.as_str()];
+        let entries = program.map(|p| p.entries.as_slice()).unwrap_or_default();
+        if let Some(p) = program {
+            known_as.push(p.exe.rsplit('/').next().unwrap_or(&p.exe));
+            known_as.extend(entries.iter().map(|e| e.id.as_str()));
+        }
         let listed = |names: &[&str]| {
-            [&w.class, &w.instance]
+            known_as
                 .iter()
                 .any(|n| names.iter().any(|m| n.eq_ignore_ascii_case(m)))
         };
+        let in_category = |categories: &[&str]| {
+            entries
+                .iter()
+                .flat_map(|e| &e.categories)
+                .any(|c| categories.contains(&c.as_str()))
+        };
         match self {
-            Self::Terminals => listed(TERMINALS),
-            Self::SystemSettings => listed(SYSTEM_SETTINGS),
-            Self::PackageManagers => listed(PACKAGE_MANAGERS),
+            Self::Terminals => listed(TERMINALS) || in_category(&["TerminalEmulator"]),
+            Self::SystemSettings => {
+                listed(SYSTEM_SETTINGS)
+                    || in_category(&[
+                        "DesktopSettings",
+                        "HardwareSettings",
+                        "X-GNOME-Settings-Panel",
+                    ])
+            }
+            Self::PackageManagers => listed(PACKAGE_MANAGERS) || in_category(&["PackageManager"]),
             Self::DeveloperTools => {
                 let title = w.title.trim_start().to_lowercase();
                 DEVTOOLS_TITLES.iter().any(|t| title.starts_with(t))
@@ -225,19 +248,38 @@ impl RefusalPolicy {
         !self.classes.is_empty()
     }
 
-    /// The class `w` is refused as, if any.
-    pub fn refused(&self, w: &NativeWindow) -> Option<RefusedClass> {
-        self.classes.iter().copied().find(|c| c.matches(w))
+    /// The class `w`, whose process runs `program`, is refused as, if any.
+    pub fn refused(
+        &self,
+        w: &NativeWindow,
+        program: Option<&RunningProgram>,
+    ) -> Option<RefusedClass> {
+        self.classes.iter().copied().find(|c| c.matches(w, program))
+    }
+
+    /// The class `w` is refused as, with its process's program read by
+    /// `program_of` (only when its window class alone does not tell).
+    fn refused_window(
+        &self,
+        w: &NativeWindow,
+        program_of: &mut dyn FnMut(u32) -> Option<RunningProgram>,
+    ) -> Option<RefusedClass> {
+        self.refused(w, None).or_else(|| {
+            let program = w.pid.and_then(&mut *program_of);
+            program.and_then(|p| self.refused(w, Some(&p)))
+        })
     }
 
     /// Checks `action` against `windows` (topmost first): every point it
     /// touches (`pointer` when it acts where the pointer is) and, when it
-    /// sends keys, the focused window.
+    /// sends keys, the focused window; `program_of` reads what a process
+    /// runs.
     pub(crate) fn check(
         &self,
         windows: &[(String, NativeWindow)],
         action: &Action,
         pointer: Option<Point>,
+        program_of: &mut dyn FnMut(u32) -> Option<RunningProgram>,
     ) -> Result<(), EngineError> {
         let mut points = action.points();
         if points.is_empty() && is_pointer_act(action) {
@@ -247,7 +289,7 @@ impl RefusalPolicy {
             let hit = windows
                 .iter()
                 .find(|(_, w)| !w.minimized && w.rect.contains(point));
-            if let Some(class) = hit.and_then(|(_, w)| self.refused(w)) {
+            if let Some(class) = hit.and_then(|(_, w)| self.refused_window(w, program_of)) {
                 return Err(EngineError::Refused {
                     class: class.name(),
                     what: "the point is on its window",
@@ -256,7 +298,7 @@ impl RefusalPolicy {
         }
         if crate::scope_check::sends_keys(action) {
             let focused = windows.iter().find(|(_, w)| w.focused);
-            if let Some(class) = focused.and_then(|(_, w)| self.refused(w)) {
+            if let Some(class) = focused.and_then(|(_, w)| self.refused_window(w, program_of)) {
                 return Err(EngineError::Refused {
                     class: class.name(),
                     what: "its window has the keyboard focus",
@@ -334,7 +376,7 @@ mod tests {
         ];
         let on_term = click(Some(Point::new(10, 10)));
         assert!(matches!(
-            policy.check(&windows, &on_term, None),
+            policy.check(&windows, &on_term, None, &mut |_| None),
             Err(EngineError::Refused {
                 class: "terminals",
                 ..
@@ -342,24 +384,72 @@ mod tests {
         ));
         assert!(
             policy
-                .check(&windows, &click(Some(Point::new(600, 10))), None)
+                .check(
+                    &windows,
+                    &click(Some(Point::new(600, 10))),
+                    None,
+                    &mut |_| None
+                )
                 .is_ok()
         );
         // At the pointer: the pointer's window counts.
         assert!(
             policy
-                .check(&windows, &click(None), Some(Point::new(5, 5)))
+                .check(&windows, &click(None), Some(Point::new(5, 5)), &mut |_| {
+                    None
+                })
                 .is_err()
         );
         // Keys go to the focused terminal.
         let keys = Action::Type { text: "ls".into() };
-        assert!(policy.check(&windows, &keys, None).is_err());
+        assert!(policy.check(&windows, &keys, None, &mut |_| None).is_err());
         // Off: nothing refused.
         assert!(
             RefusalPolicy::default()
-                .check(&windows, &on_term, None)
+                .check(&windows, &on_term, None, &mut |_| None)
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn a_terminal_under_another_class_is_known_by_its_program() {
+        let policy = RefusalPolicy {
+            classes: vec![RefusedClass::Terminals],
+        };
+        let (id, mut w) = window("Notes", "notes", Rect::new(0, 0, 400, 300), true);
+        w.pid = Some(42);
+        let windows = [(id, w)];
+        let keys = Action::Type { text: "id".into() };
+        let program = |exe: &str, categories: &[&str]| RunningProgram {
+            exe: exe.into(),
+            entries: vec![crate::backend::AppEntry {
+                id: "my-term".into(),
+                terminal: false,
+                categories: categories.iter().map(|c| (*c).to_owned()).collect(),
+                args: crate::backend::EntryArgs::None,
+            }],
+        };
+        assert!(policy.check(&windows, &keys, None, &mut |_| None).is_ok());
+        // Its executable's own name.
+        let by_name = policy.check(&windows, &keys, None, &mut |pid| {
+            (pid == 42).then(|| program("/usr/bin/xterm", &[]))
+        });
+        assert!(matches!(
+            by_name,
+            Err(EngineError::Refused {
+                class: "terminals",
+                ..
+            })
+        ));
+        // The category of the entry that names its file, whatever its name.
+        let by_entry = policy.check(&windows, &click(Some(Point::new(9, 9))), None, &mut |_| {
+            Some(program("/opt/t/notes", &["System", "TerminalEmulator"]))
+        });
+        assert!(by_entry.is_err());
+        let editor = policy.check(&windows, &keys, None, &mut |_| {
+            Some(program("/usr/bin/notes", &["Utility", "TextEditor"]))
+        });
+        assert!(editor.is_ok());
     }
 
     #[test]
@@ -370,9 +460,9 @@ mod tests {
             Rect::new(0, 0, 1, 1),
             false,
         );
-        assert!(RefusedClass::DeveloperTools.matches(&w));
+        assert!(RefusedClass::DeveloperTools.matches(&w, None));
         let (_, w) = window("firefox", "Mozilla Firefox", Rect::new(0, 0, 1, 1), false);
-        assert!(!RefusedClass::DeveloperTools.matches(&w));
+        assert!(!RefusedClass::DeveloperTools.matches(&w, None));
         for c in RefusedClass::ALL {
             assert_eq!(RefusedClass::parse(c.name()), Some(c));
         }

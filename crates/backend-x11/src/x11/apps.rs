@@ -1,20 +1,33 @@
 //! Apps on Linux: the person's processes from /proc, and launching without
 //! a shell: an absolute executable path, or a `.desktop` id resolved from
-//! the XDG data directories (its `Exec` line split as the Desktop Entry
-//! spec says, field codes dropped). Launched apps run in a session of their
-//! own on deskhand's display, and are reaped when they exit.
+//! the XDG data directories (`app_entries.rs`: its `Exec` line split as
+//! the Desktop Entry spec says, the caller's arguments in its field code's
+//! place). Every plan says which installed entries name the file that
+//! would run (by device and inode), for the engine's launch policy.
+//! Launched apps run in a session of their own on deskhand's display, and
+//! are reaped when they exit.
 
 use std::ffi::OsString;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use deskhand_engine::{Apps, BackendError, LaunchPlan, LaunchTarget, ProcessInfo};
+use deskhand_engine::{
+    Apps, BackendError, FileId, LaunchPlan, LaunchTarget, ProcessInfo, RunningProgram,
+};
+
+use super::app_entries::{self, EntryCache, Installed, find_program, is_executable};
+
+/// How long the entries read for telling a window's app are reused (a
+/// refusal check runs on every act).
+const ENTRIES_MAX_AGE: Duration = Duration::from_secs(2);
 
 pub struct LinuxApps {
     display: String,
     uid: u32,
+    entries: EntryCache,
 }
 
 impl LinuxApps {
@@ -24,133 +37,13 @@ impl LinuxApps {
         Self {
             display: display.to_owned(),
             uid,
+            entries: EntryCache::default(),
         }
     }
 }
 
 fn invalid(msg: impl Into<String>) -> BackendError {
     BackendError::InvalidTarget(msg.into())
-}
-
-fn is_executable(p: &Path) -> bool {
-    p.metadata()
-        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-/// `name` resolved through `$PATH` when it has no slash.
-fn find_program(name: &str) -> Option<PathBuf> {
-    if name.contains('/') {
-        // Absolute only: a relative path would depend on deskhand's cwd.
-        let p = PathBuf::from(name);
-        return (p.is_absolute() && is_executable(&p)).then_some(p);
-    }
-    std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join(name))
-        .find(|p| is_executable(p))
-}
-
-/// The directories `.desktop` files are looked up in, most important first.
-fn application_dirs() -> Vec<PathBuf> {
-    // Only absolute directories: with HOME unset, `.local/share` would
-    // resolve against deskhand's working directory.
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute());
-    let data_home = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| home.map(|h| h.join(".local/share")));
-    let data_dirs = std::env::var("XDG_DATA_DIRS")
-        .ok()
-        .filter(|d| !d.is_empty())
-        .unwrap_or_else(|| "/usr/local/share:/usr/share".into());
-    data_home
-        .into_iter()
-        .chain(
-            data_dirs
-                .split(':')
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute()),
-        )
-        .map(|d| d.join("applications"))
-        .collect()
-}
-
-/// The `Exec` line of the `.desktop` file for `id`, split into words.
-fn desktop_exec(id: &str) -> Result<Vec<String>, BackendError> {
-    let id = id.strip_suffix(".desktop").unwrap_or(id);
-    if id.is_empty() || id.contains('/') || id.contains("..") || id.contains('\0') {
-        return Err(invalid(format!("{id:?} is not a desktop entry id")));
-    }
-    let file = application_dirs()
-        .into_iter()
-        .map(|d| d.join(format!("{id}.desktop")))
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            invalid(format!(
-                "no desktop entry {id}.desktop in the XDG data dirs"
-            ))
-        })?;
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| invalid(format!("cannot read {}: {e}", file.display())))?;
-    let mut in_entry = false;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            in_entry = line == "[Desktop Entry]";
-        } else if in_entry && let Some(exec) = line.strip_prefix("Exec=") {
-            let words = split_exec(exec);
-            if words.is_empty() {
-                break;
-            }
-            return Ok(words);
-        }
-    }
-    Err(invalid(format!("{} has no Exec line", file.display())))
-}
-
-/// Splits an `Exec` value: whitespace-separated words, double quotes with
-/// backslash escapes; field codes (`%f`, `%U`, …) dropped, `%%` kept as `%`.
-fn split_exec(exec: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut quoted = false;
-    let mut started = false;
-    let mut chars = exec.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => {
-                quoted = !quoted;
-                started = true;
-            }
-            '\\' if quoted => {
-                if let Some(n) = chars.next() {
-                    word.push(n);
-                }
-            }
-            c if c.is_whitespace() && !quoted => {
-                if started {
-                    words.push(std::mem::take(&mut word));
-                    started = false;
-                }
-            }
-            c => {
-                word.push(c);
-                started = true;
-            }
-        }
-    }
-    if started {
-        words.push(word);
-    }
-    words
-        .into_iter()
-        .filter(|w| !(w.len() == 2 && w.starts_with('%') && w != "%%"))
-        .map(|w| w.replace("%%", "%"))
-        .collect()
 }
 
 /// The other names `program` goes by: where its symlinks lead, and for a
@@ -180,15 +73,20 @@ fn aliases(program: &Path) -> Vec<String> {
 }
 
 /// The interpreter of a `#!` script and its first word that is not an
-/// option (what `#!/usr/bin/env python3` runs); empty for other files.
+/// option (what `#!/usr/bin/env python3` runs); `/bin/sh` for any other
+/// file that is not an ELF binary (execvp runs it with `/bin/sh`); empty
+/// for a binary.
 fn shebang(program: &Path) -> Vec<String> {
     use std::io::Read;
     let mut head = [0u8; 256];
     let n = std::fs::File::open(program)
         .and_then(|mut f| f.read(&mut head))
         .unwrap_or(0);
-    let Some(line) = head[..n].strip_prefix(b"#!") else {
+    if head[..n].starts_with(b"\x7fELF") {
         return Vec::new();
+    }
+    let Some(line) = head[..n].strip_prefix(b"#!") else {
+        return vec!["/bin/sh".to_owned()];
     };
     let line = line.split(|b| *b == b'\n').next().unwrap_or_default();
     let text = String::from_utf8_lossy(line);
@@ -303,7 +201,8 @@ impl Apps for LinuxApps {
         target: &LaunchTarget,
         args: &[String],
     ) -> Result<LaunchPlan, BackendError> {
-        let (program, mut argv) = match target {
+        let installed = self.entries.entries(Duration::ZERO);
+        let (program, argv, named) = match target {
             LaunchTarget::Executable(path) => {
                 let p = PathBuf::from(path);
                 if !p.is_absolute() || !is_executable(&p) {
@@ -311,21 +210,44 @@ impl Apps for LinuxApps {
                         "{path} is not an absolute path to an executable"
                     )));
                 }
-                (p, Vec::new())
+                let file = app_entries::file_id(&p);
+                let named = naming(installed, file);
+                (p, args.to_vec(), named)
             }
             LaunchTarget::AppId(id) => {
-                let mut words = desktop_exec(id)?.into_iter();
-                let first = words.next().unwrap_or_default();
-                let program = find_program(&first).ok_or_else(|| {
-                    invalid(format!("{first} (from {id}.desktop) is not installed"))
+                let id = id.strip_suffix(".desktop").unwrap_or(id);
+                if !app_entries::valid_id(id) {
+                    return Err(invalid(format!("{id:?} is not a desktop entry id")));
+                }
+                let entry = installed
+                    .iter()
+                    .find(|e| e.entry.id == id && !e.hidden)
+                    .ok_or_else(|| {
+                        invalid(format!(
+                            "no desktop entry {id}.desktop in the XDG data dirs"
+                        ))
+                    })?;
+                let program = entry.program.clone().ok_or_else(|| {
+                    invalid(format!(
+                        "{} (from {id}.desktop) is not installed",
+                        entry.words[0]
+                    ))
                 })?;
-                (program, words.collect())
+                (program, entry.argv(args), vec![entry])
             }
         };
-        argv.extend(args.iter().cloned());
+        let mut names = aliases(&program);
+        for e in &named {
+            names.push(e.words[0].clone());
+            names.extend(e.program.iter().map(|p| p.to_string_lossy().into_owned()));
+        }
+        names.sort();
+        names.dedup();
         Ok(LaunchPlan {
             target: target.clone(),
-            aliases: aliases(&program),
+            aliases: names,
+            file: app_entries::file_id(&program),
+            entries: named.iter().map(|e| e.entry.clone()).collect(),
             program: program.to_string_lossy().into_owned(),
             args: argv,
         })
@@ -363,11 +285,43 @@ impl Apps for LinuxApps {
             });
         Ok(pid)
     }
+
+    fn file_id(&mut self, path: &str) -> Option<FileId> {
+        app_entries::file_id(Path::new(path))
+    }
+
+    /// What `/proc/<pid>/exe` is: its path, and the entries that name
+    /// that very file (or, when it was replaced since it started, that
+    /// path).
+    fn program_of(&mut self, pid: u32) -> Option<RunningProgram> {
+        let link = PathBuf::from(format!("/proc/{pid}/exe"));
+        let exe = std::fs::read_link(&link).ok()?;
+        let exe = exe.to_string_lossy();
+        let exe = exe.strip_suffix(" (deleted)").unwrap_or(&exe).to_owned();
+        let file = app_entries::file_id(&link);
+        let installed = self.entries.entries(ENTRIES_MAX_AGE);
+        let mut named = naming(installed, file);
+        named.extend(installed.iter().filter(|e| {
+            !e.hidden && e.file != file && e.program.as_deref() == Some(Path::new(&exe))
+        }));
+        Some(RunningProgram {
+            exe,
+            entries: named.into_iter().map(|e| e.entry.clone()).collect(),
+        })
+    }
+}
+
+/// The installed entries (not deleted) that name `file`.
+fn naming(installed: &[Installed], file: Option<FileId>) -> Vec<&Installed> {
+    installed
+        .iter()
+        .filter(|e| !e.hidden && file.is_some() && e.file == file)
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{aliases, session_env, shebang, split_exec};
+    use super::{aliases, session_env, shebang};
 
     #[test]
     fn a_scripts_interpreter_and_a_symlinks_target_are_aliases() {
@@ -384,6 +338,12 @@ mod tests {
         std::os::unix::fs::symlink("/bin/sh", &link).expect("symlink");
         let real = std::fs::canonicalize("/bin/sh").expect("sh");
         assert!(aliases(&link).contains(&real.to_string_lossy().into_owned()));
+        // A text file without `#!`: execvp hands it to /bin/sh.
+        let plain = dir.join("plain");
+        std::fs::write(&plain, "touch /tmp/x\n").expect("write");
+        assert_eq!(shebang(&plain), ["/bin/sh"]);
+        assert!(aliases(&plain).iter().any(|n| n == "/bin/sh"));
+        assert!(shebang(&real).is_empty(), "a binary runs itself");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -417,16 +377,5 @@ mod tests {
                 "DBUS_SESSION_BUS_ADDRESS"
             ]
         );
-    }
-
-    #[test]
-    fn exec_lines_split_like_the_spec_says() {
-        assert_eq!(split_exec("xterm"), ["xterm"]);
-        assert_eq!(split_exec("gedit %U"), ["gedit"]);
-        assert_eq!(
-            split_exec(r#""/opt/my app/run" --name "a \"b\"" 100%% %f"#),
-            ["/opt/my app/run", "--name", r#"a "b""#, "100%"]
-        );
-        assert!(split_exec("   ").is_empty());
     }
 }

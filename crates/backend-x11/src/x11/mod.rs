@@ -1,5 +1,6 @@
 //! The Linux X11 implementation.
 
+mod app_entries;
 mod apps;
 mod capture;
 mod clipboard;

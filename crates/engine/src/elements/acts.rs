@@ -272,9 +272,14 @@ impl Engine {
         apps: &AppScope,
     ) -> Result<NativeWindow, EngineError> {
         let handle = handle.to_owned();
-        let (window, _) = self
+        let (window, program) = self
             .exec
-            .run(move |desk| desk.resolve_window(&handle))
+            .run(move |desk| {
+                let (window, _) = desk.resolve_window(&handle)?;
+                let apps = desk.backend.apps.as_mut();
+                let program = window.pid.zip(apps).and_then(|(pid, a)| a.program_of(pid));
+                Ok::<_, EngineError>((window, program))
+            })
             .await??;
         let scope = ScopeCheck {
             apps: apps.clone(),
@@ -285,7 +290,7 @@ impl Engine {
                 what: "the element's window belongs to an app this session was not granted",
             });
         }
-        if let Some(class) = self.refusal_policy().refused(&window) {
+        if let Some(class) = self.refusal_policy().refused(&window, program.as_ref()) {
             return Err(EngineError::Refused {
                 class: class.name(),
                 what: "the element is in its window",

@@ -211,7 +211,7 @@ async fn launch_by_id_or_path_returns_a_pid_the_list_shows() {
     let r = c
         .request(
             "APP_LAUNCH",
-            json!({"bundle_id": "org.example.Calc", "args": ["--x"], "activate": false}),
+            json!({"bundle_id": "org.example.Calc", "args": ["/tmp/sum.calc"], "activate": false}),
         )
         .await;
     assert_eq!(r["type"], "ACK", "{r}");
@@ -222,7 +222,7 @@ async fn launch_by_id_or_path_returns_a_pid_the_list_shows() {
     let apps = r["payload"]["apps"].as_array().expect("apps").clone();
     assert!(apps.iter().any(|a| a["pid"] == pid), "{apps:?}");
     let r = c
-        .request("APP_LAUNCH", json!({"executable_path": "/usr/bin/true"}))
+        .request("APP_LAUNCH", json!({"executable_path": "/usr/bin/calc"}))
         .await;
     assert_eq!(r["type"], "ACK", "{r}");
     assert_eq!(
@@ -230,9 +230,9 @@ async fn launch_by_id_or_path_returns_a_pid_the_list_shows() {
         vec![
             (
                 LaunchTarget::AppId("org.example.Calc".into()),
-                vec!["--x".to_owned()]
+                vec!["/tmp/sum.calc".to_owned()]
             ),
-            (LaunchTarget::Executable("/usr/bin/true".into()), vec![]),
+            (LaunchTarget::Executable("/usr/bin/calc".into()), vec![]),
         ]
     );
 }
@@ -306,19 +306,58 @@ async fn launch_and_focus_need_a_takeover_and_commands_are_refused() {
         json!({"executable_path": "/usr/bin/python3"}),
         json!({"executable_path": "/usr/local/bin/link-to-bash"}),
         json!({"executable_path": "/usr/bin/xterm", "args": ["-e", "sh", "-c", "id"]}),
+        // Not an installed app, or not with these arguments.
+        json!({"executable_path": "/usr/bin/true"}),
+        json!({"executable_path": "/usr/bin/xterm", "args": ["-T", "t"]}),
+        json!({"executable_path": "/usr/bin/calc", "args": ["-e", "x"]}),
+        json!({"bundle_id": "org.example.Calc", "args": ["--x"]}),
     ] {
         let r = c.request("APP_LAUNCH", payload.clone()).await;
         assert_eq!(error_code(&r), "CAPABILITY_NOT_GRANTED", "{payload}: {r}");
         assert_eq!(r["payload"]["details"]["capability"], "run_commands");
+        let message = r["payload"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("launch_allow"), "{message}");
     }
     assert!(server.desktop.state().launches.is_empty());
+    for payload in [
+        json!({"executable_path": "/usr/bin/xterm"}),
+        json!({"bundle_id": "debian-xterm"}),
+        json!({"executable_path": "/usr/local/bin/link-to-calc", "args": ["/tmp/a"]}),
+    ] {
+        let r = c.request("APP_LAUNCH", payload.clone()).await;
+        assert_eq!(r["type"], "ACK", "{payload}: {r}");
+    }
+}
+
+/// `launch_allow` lets exactly the file it names run anything: under
+/// another name too (a link), never another file.
+#[tokio::test]
+async fn launch_allow_names_a_file_not_a_name() {
+    let desktop = MockDesktop::new();
+    let backend = desktop.backend();
+    let consent = Consent {
+        launch_allow: vec!["/usr/bin/sh".into()],
+        ..Consent::sandbox()
+    };
+    let server = Server::start(desktop, backend, consent).await;
+    let mut c = server.ready_client().await;
+    for path in ["/usr/bin/sh", "/home/p/link-to-sh"] {
+        let r = c
+            .request(
+                "APP_LAUNCH",
+                json!({"executable_path": path, "args": ["-c", "id"]}),
+            )
+            .await;
+        assert_eq!(r["type"], "ACK", "{path}: {r}");
+    }
     let r = c
         .request(
             "APP_LAUNCH",
-            json!({"executable_path": "/usr/bin/xterm", "args": ["-T", "t"]}),
+            json!({"executable_path": "/usr/bin/dash", "args": ["-c", "id"]}),
         )
         .await;
-    assert_eq!(r["type"], "ACK", "{r}");
+    assert_eq!(error_code(&r), "CAPABILITY_NOT_GRANTED", "{r}");
+    assert_eq!(server.desktop.state().launches.len(), 2);
 }
 
 /// Attack: a window id of megabytes to flood the audit log and replies.
