@@ -290,7 +290,7 @@ pub fn check(plan: &LaunchPlan, args: &[String], allowed: &[FileId]) -> Result<(
     } else if apps.is_empty() {
         "its application entry runs it in a terminal (Terminal=true): it is a command-line program"
     } else if !apps.iter().any(|e| accepts(e, args)) {
-        "its application entry accepts only files and URLs it names (%f, %F, %u, %U), never options, and none when it names none"
+        "its application entry accepts only files and URLs (one for %f or %u, any for %F or %U), never options, and no arguments when its Exec line has no field code"
     } else {
         return Ok(());
     };
@@ -434,7 +434,7 @@ mod tests {
             XCLOCK,
             vec![entry("xclock", EntryArgs::None, false)],
         );
-        refused_because(&none, &[], "none when it names none");
+        refused_because(&none, &[], "no field code");
         // Another entry that accepts them is enough.
         let two = plan(
             "/usr/bin/xclock",
