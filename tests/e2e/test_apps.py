@@ -5,7 +5,10 @@ ever reads their arguments."""
 import os
 import signal
 
-from xhelpers import poll, require, run, unique_title
+import pytest
+
+from daemon import Daemon
+from xhelpers import poll, require, run, scratch_dir
 
 
 def apps(client, **payload):
@@ -21,9 +24,8 @@ def kill(pid: int) -> None:
 
 def test_launched_xterm_is_listed_and_activated(client, display):
     require("xterm", "xprop", "xdotool")
-    title = unique_title("deskhand-launched")
-    ack = client.call("APP_LAUNCH", {"executable_path": "/usr/bin/xterm",
-                                     "args": ["-T", title]}, expect="ACK")
+    # debian-xterm.desktop names /usr/bin/xterm, with no arguments.
+    ack = client.call("APP_LAUNCH", {"executable_path": "/usr/bin/xterm"}, expect="ACK")
     pid = ack["pid"]
     try:
         def listed():
@@ -31,7 +33,8 @@ def test_launched_xterm_is_listed_and_activated(client, display):
 
         app = poll(listed, timeout=15, what="the launched xterm with one window in APP_LIST")[0]
         assert app["name"] == "xterm" and app["executable_path"] == "/usr/bin/xterm", app
-        wid = int(run(display, "xdotool", "search", "--name", f"^{title}$").split()[0])
+        wid = int(run(display, "xdotool", "search", "--onlyvisible", "--pid",
+                      str(pid)).split()[0])
 
         def active():
             out = run(display, "xprop", "-root", "_NET_ACTIVE_WINDOW")
@@ -55,14 +58,28 @@ def test_launch_by_desktop_id(client, display):
         kill(pid)
 
 
-def test_arguments_never_reach_a_shell(client, tmp_path):
+@pytest.fixture(scope="module")
+def with_entries():
+    """A daemon whose XDG data home has an entry for touch, taking files."""
+    data = scratch_dir("data-")
+    os.makedirs(f"{data}/applications")
+    with open(f"{data}/applications/deskhand-touch.desktop", "w") as f:
+        f.write("[Desktop Entry]\nType=Application\nName=Touch\nExec=touch %F\n")
+    d = Daemon("--virtual=640x480", env={"XDG_DATA_HOME": data})
+    yield d
+    d.terminate()
+
+
+def test_arguments_never_reach_a_shell(with_entries, tmp_path):
+    client = with_entries.client()
     name = "a b;c $(id)"
-    ack = client.call("APP_LAUNCH", {"executable_path": "/usr/bin/touch",
-                                     "args": [str(tmp_path / name)], "activate": False},
-                      expect="ACK")
-    assert ack["pid"] > 0
-    poll(lambda: (tmp_path / name).exists(), timeout=5, what="the file with the literal name")
-    assert os.listdir(tmp_path) == [name], os.listdir(tmp_path)
+    for payload in ({"executable_path": "/usr/bin/touch"}, {"bundle_id": "deskhand-touch"}):
+        ack = client.call("APP_LAUNCH", {**payload, "args": [str(tmp_path / name)],
+                                         "activate": False}, expect="ACK")
+        assert ack["pid"] > 0
+        poll(lambda: (tmp_path / name).exists(), timeout=5, what="the file with the literal name")
+        assert os.listdir(tmp_path) == [name], os.listdir(tmp_path)
+        os.remove(tmp_path / name)
 
 
 def test_bad_launches_are_invalid_arguments(client, tmp_path):

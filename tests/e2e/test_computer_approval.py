@@ -17,7 +17,7 @@ import pytest
 
 from computer_http import Computer, data_url_png, png_size
 from daemon import Daemon
-from xhelpers import XTerm, poll
+from xhelpers import XTerm, poll, run
 
 SHELL = ["env", "PS1=$ ", "bash", "--norc", "--noprofile"]
 
@@ -146,6 +146,39 @@ def test_refused_terminals_get_no_input(apps, tmp_path):
         r = computer.actions(_typed_command(cx, cy, f"touch {out}"))
         assert r["error"]["code"] == "permission_denied", r["error"]
         assert "terminals" in r["error"]["message"], r["error"]
+        assert r["error"]["failed_action_index"] == 0
+        time.sleep(1.0)
+        assert not out.exists(), "nothing reached the terminal"
+        computer.end()
+    finally:
+        d.terminate()
+
+
+def test_a_terminal_under_another_class_gets_no_input(apps, tmp_path):
+    """`xterm -class Notes -name notes` is still a terminal: its process
+    runs xterm, whose entry is a TerminalEmulator."""
+    consent = tmp_path / "consent.json"
+    consent.write_text(json.dumps({"input": True, "refuse_apps": ["terminals"]}))
+    d = _serve("--consent", str(consent))
+    try:
+        computer = Computer(d)
+        term = XTerm(d.display, command=SHELL, cwd=str(tmp_path),
+                     extra=["-class", "Notes", "-name", "notes"])
+        apps.append(term)
+        wm_class = run(d.display, "xprop", "-id", term.wid, "WM_CLASS")
+        assert '"notes", "Notes"' in wm_class, wm_class
+        cx, cy = term.rect().center()
+        computer.actions([{"action_type": "screenshot"}])
+        out = tmp_path / "refused.txt"
+        r = computer.actions(_typed_command(cx, cy, f"touch {out}"))
+        assert r["error"]["code"] == "permission_denied", r["error"]
+        assert "terminals" in r["error"]["message"], r["error"]
+        assert r["error"]["failed_action_index"] == 0
+        # Focused by the person: typing into it is refused as well.
+        run(d.display, "xdotool", "windowfocus", "--sync", term.wid)
+        r = computer.actions([{"action_type": "type", "text": f"touch {out}"},
+                              {"action_type": "key", "key_name": "ENTER"}])
+        assert r["error"]["code"] == "permission_denied", r["error"]
         assert r["error"]["failed_action_index"] == 0
         time.sleep(1.0)
         assert not out.exists(), "nothing reached the terminal"

@@ -235,7 +235,9 @@ class XTerm(App):
 
     def __init__(self, display: str, cols: int = 80, rows: int = 24, pos: str = "+0+0",
                  bg: str | None = None, command: list[str] | None = None, cwd: str | None = None,
-                 xrm: str | None = None, env: dict | None = None):
+                 xrm: str | None = None, env: dict | None = None,
+                 extra: list[str] | None = None):
+        """`extra`: more xterm options (`-class`, `-name`, ...)."""
         require("xterm")
         title = unique_title("deskhand-xterm")
         argv = ["xterm", "-T", title, "-geometry", f"{cols}x{rows}{pos}", "-b", str(self.BORDER),
@@ -244,7 +246,7 @@ class XTerm(App):
             argv += ["-bg", bg]
         if xrm:
             argv += ["-xrm", xrm]
-        argv += ["-e"] + (command or ["sleep", "600"])
+        argv += (extra or []) + ["-e"] + (command or ["sleep", "600"])
         self.cols, self.rows = cols, rows
         super().__init__(display, argv, title, cwd)
 

@@ -384,7 +384,10 @@ def fd_targets(pid: int) -> dict[int, str]:
 
 def test_launched_app_inherits_no_descriptors_and_a_clean_environment():
     marker = {"DESKHAND_ATTACK_MARKER": "1", "RUST_LOG": "trace", "AGENT_API_TOKEN": "s3cret"}
-    d = Daemon("--virtual=640x480", env=marker)
+    # xmessage is no installed app: the person allows it.
+    consent = Path(scratch_dir("consent-")) / "consent.json"
+    consent.write_text(json.dumps({"input": True, "launch_allow": ["/usr/bin/xmessage"]}))
+    d = Daemon("--virtual=640x480", "--consent", str(consent), env=marker)
     try:
         c = d.client()
         ack = c.call("APP_LAUNCH", {"executable_path": "/usr/bin/xmessage",

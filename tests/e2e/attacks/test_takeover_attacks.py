@@ -7,6 +7,7 @@ The catalogue of every attack class and where it is tested is
 |---|---|---|
 | resume by reconnecting | closes its socket after a hand-back or the kill switch, opens another, asks for the takeover | comes up paused, input refused, the indicator shows Continue, Continue still resumes |
 | shell through APP_LAUNCH | launches `/bin/sh -c …`, an interpreter, a terminal with `-e`, a desktop entry with `-e` | refused, nothing runs; a GUI app still launches |
+| commands through APP_LAUNCH | launches programs that run commands (the loader, `tar`, `git`, `vim`, `xdotool`, `setpriv`, `prlimit`, `capsh`, `tmux`, `sqlite3`, `zip`, `cmake`, `bwrap`), a text file without `#!`, dash or xterm under another name | refused (not an installed app, or not with these arguments), nothing runs; an app of an entry launches; `launch_allow` lets exactly its file run |
 | act without the frame | launches or focuses without a takeover, or while paused | refused |
 | flush the audit log | sends a 2 MiB window id | INVALID_ARGUMENTS, small reply, earlier records kept |
 | dead client keeps acting | is killed during a long type or a hold | typing stops, nothing stays held |
@@ -16,14 +17,16 @@ The catalogue of every attack class and where it is tested is
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import time
 
 from conftest import continue_if_held
-from daemon import ErrorReply
+from daemon import Daemon, ErrorReply
 from person import CONTINUE_Y, device_click
-from xhelpers import XTerm, keys_down, pointer, poll, run, unique_title
+from xhelpers import XTerm, keys_down, pointer, poll, require, run, unique_title
 
 WIDTH = 1280
 
@@ -104,14 +107,142 @@ def test_shells_and_terminal_commands_are_refused_and_gui_apps_launch(client, di
         assert "not commands" in err["message"], err
     time.sleep(1.0)
     assert not marker.exists(), "a refused launch ran its command"
-    title = unique_title("deskhand-gui")
-    ack = client.call("APP_LAUNCH", {"executable_path": "/usr/bin/xterm", "args": ["-T", title],
-                                     "activate": False}, expect="ACK")
+    # xterm's own entry (debian-xterm.desktop) names it with no arguments.
+    ack = client.call("APP_LAUNCH", {"executable_path": "/usr/bin/xterm", "activate": False},
+                      expect="ACK")
     try:
-        poll(lambda: run(display, "xdotool", "search", "--name", f"^{title}$",
-                         check=False).strip(), timeout=15, what="the launched xterm's window")
+        poll(lambda: window_of(display, ack["pid"]), timeout=15,
+             what="the launched xterm's window")
     finally:
         subprocess.run(["kill", str(ack["pid"])], check=False)
+
+
+def window_of(display: str, pid: int) -> str:
+    return run(display, "xdotool", "search", "--onlyvisible", "--pid", str(pid),
+               check=False).strip()
+
+
+def launch_vectors(tmp, marker) -> list[tuple[str, dict]]:
+    """Each way the attack run ran a command through APP_LAUNCH; the
+    command would create `marker(name)`."""
+    dash, xterm = shutil.which("dash"), shutil.which("xterm")
+    plain = tmp / "plain-script"  # no #!: execvp hands it to /bin/sh
+    plain.write_text(f"touch {marker('plain')}\n")
+    plain.chmod(0o755)
+    copy = tmp / "notes"
+    shutil.copy2(dash, copy)
+    other_name = tmp / "viewer"
+    try:
+        os.link(dash, other_name)
+    except OSError:  # another file system, or protected_hardlinks
+        other_name.symlink_to(dash)
+    xterm_copy = tmp / "editor"
+    shutil.copy2(xterm, xterm_copy)
+    zipfile = tmp / "a.zip"
+
+    def exe(name: str, path: str, *args: str) -> tuple[str, dict]:
+        return name, {"executable_path": path, "args": list(args)}
+
+    return [
+        exe("loader", "/lib64/ld-linux-x86-64.so.2", "/bin/sh", "-c", f"touch {marker('loader')}"),
+        exe("tar", shutil.which("tar"), "-cf", "/dev/null", "--checkpoint=1",
+            f"--checkpoint-action=exec=touch {marker('tar')}", "/etc/hostname"),
+        exe("git", shutil.which("git"), "-c", f"alias.x=!touch {marker('git')}", "x"),
+        exe("vim", shutil.which("vim"), "-es", "-c", f"!touch {marker('vim')}", "-c", "q"),
+        ("vim-entry", {"bundle_id": "vim", "args": [str(tmp / "notes.txt")]}),
+        exe("xdotool", shutil.which("xdotool"), "exec", "touch", str(marker("xdotool"))),
+        exe("setpriv", shutil.which("setpriv"), "--nnp", "touch", str(marker("setpriv"))),
+        exe("prlimit", shutil.which("prlimit"), "--nofile=1024", "touch", str(marker("prlimit"))),
+        exe("capsh", shutil.which("capsh") or "/usr/sbin/capsh", "--", "-c",
+            f"touch {marker('capsh')}"),
+        exe("tmux", shutil.which("tmux"), "new-session", "-d", f"touch {marker('tmux')}"),
+        exe("sqlite3", shutil.which("sqlite3"), ":memory:", f".system touch {marker('sqlite3')}"),
+        exe("zip", shutil.which("zip"), "-q", str(zipfile), "/etc/hostname", "-T", "-TT",
+            f"touch {marker('zip')}"),
+        exe("cmake", shutil.which("cmake"), "-E", "env", "touch", str(marker("cmake"))),
+        exe("bwrap", shutil.which("bwrap"), "--bind", "/", "/", "touch", str(marker("bwrap"))),
+        exe("plain", str(plain)),
+        exe("dash-copy", str(copy), "-c", f"touch {marker('dash-copy')}"),
+        exe("dash-other-name", str(other_name), "-c", f"touch {marker('dash-other-name')}"),
+        exe("xterm-copy", str(xterm_copy), "-e", "sh", "-c", f"touch {marker('xterm-copy')}"),
+        ("xterm-entry", {"bundle_id": "debian-xterm",
+                         "args": ["-e", "touch", str(marker("xterm-entry"))]}),
+    ]
+
+
+def entry(apps_dir, name: str, lines: str) -> None:
+    (apps_dir / f"{name}.desktop").write_text(
+        f"[Desktop Entry]\nType=Application\nName={name}\n{lines}\n")
+
+
+def test_commands_of_the_attack_run_are_refused_and_only_apps_launch(tmp_path):
+    require("xclock", "xdotool", "dash", "xterm", "tar", "git", "vim", "setpriv", "prlimit",
+            "tmux", "sqlite3", "zip", "cmake", "bwrap")
+    markers = tmp_path / "markers"
+    markers.mkdir()
+
+    def marker(name: str):
+        return markers / name
+
+    apps_dir = tmp_path / "data" / "applications"
+    apps_dir.mkdir(parents=True)
+    title = unique_title("deskhand-clock")
+    entry(apps_dir, "deskhand-clock", f"Exec=xclock -title {title}")
+    # An entry that takes files: options to it are refused all the same.
+    entry(apps_dir, "deskhand-archive", "Exec=tar %F")
+    allowed = tmp_path / "allowed" / "stamp"
+    allowed.parent.mkdir()
+    shutil.copy2(shutil.which("touch"), allowed)
+    consent = tmp_path / "consent.json"
+    consent.write_text(json.dumps({"input": True, "launch_allow": [str(allowed)]}))
+    d = Daemon("--virtual=1024x768", "--consent", str(consent),
+               env={"XDG_DATA_HOME": str(tmp_path / "data")})
+    started = []
+    try:
+        c = d.client()
+        for name, payload in launch_vectors(tmp_path, marker):
+            err = refused_launch(c, payload)
+            assert err["code"] == "CAPABILITY_NOT_GRANTED", (name, err)
+            assert err["details"]["capability"] == "run_commands", (name, err)
+            assert "launch_allow" in err["message"], (name, err)
+        time.sleep(1.5)
+        ran = sorted(p.name for p in markers.iterdir())
+        assert not ran, f"refused launches ran their commands: {ran}"
+
+        # An installed app's entry: by id, and its program by path.
+        ack = c.call("APP_LAUNCH", {"bundle_id": "deskhand-clock", "activate": False},
+                     expect="ACK")
+        started.append(ack["pid"])
+        poll(lambda: run(d.display, "xdotool", "search", "--onlyvisible", "--name",
+                         f"^{title}$", check=False).strip(),
+             timeout=15, what="the window of the entry's xclock")
+        ack = c.call("APP_LAUNCH", {"executable_path": shutil.which("xclock"),
+                                    "activate": False}, expect="ACK")
+        started.append(ack["pid"])
+        poll(lambda: run(d.display, "xdotool", "search", "--onlyvisible", "--name", "^xclock$",
+                         check=False).strip(),
+             timeout=15, what="the window of xclock launched by path")
+
+        # launch_allow: exactly that file runs, with any arguments, also
+        # under another name; another file (the original touch) does not.
+        ack = c.call("APP_LAUNCH", {"executable_path": str(allowed),
+                                    "args": ["-m", str(marker("allowed"))], "activate": False},
+                     expect="ACK")
+        poll(marker("allowed").exists, timeout=10, what="the allowed executable to run")
+        link = allowed.parent / "same-file"
+        os.link(allowed, link)
+        c.call("APP_LAUNCH", {"executable_path": str(link), "args": [str(marker("linked"))],
+                              "activate": False}, expect="ACK")
+        poll(marker("linked").exists, timeout=10, what="the allowed file under another name")
+        err = refused_launch(c, {"executable_path": shutil.which("touch"),
+                                 "args": [str(marker("not-allowed"))]})
+        assert err["code"] == "CAPABILITY_NOT_GRANTED", err
+        time.sleep(1.0)
+        assert not marker("not-allowed").exists()
+    finally:
+        for pid in started:
+            subprocess.run(["kill", str(pid)], check=False)
+        d.terminate()
 
 
 def test_launch_and_focus_need_a_takeover_and_are_refused_while_paused(daemon, display):
