@@ -165,6 +165,11 @@ pub trait Input: Send {
     }
     /// Turns the wheel `steps` times.
     fn scroll(&mut self, direction: ScrollDirection, steps: u32) -> Result<(), BackendError>;
+    /// Releases every key the synthetic keyboard holds, whoever pressed
+    /// it (what a `type` cut short may have left down).
+    fn release_typing(&mut self) -> Result<(), BackendError> {
+        Ok(())
+    }
     /// Gives back what typing changed in the person's keyboard setup (keys
     /// remapped for characters no key produces). Called at shutdown, once
     /// everything held is released.
@@ -465,6 +470,22 @@ pub trait Indicator: Send {
     fn set_paused(&mut self, paused: bool) -> Result<IndicatorShown, BackendError>;
     /// Takes it down.
     fn hide(&mut self) -> Result<(), BackendError>;
+    /// Checks, right before an act, that the frame is where it was put,
+    /// as large, mapped and above every other window; puts back what
+    /// another program changed and says what it was.
+    fn verify(&mut self) -> Result<FrameCheck, BackendError> {
+        Ok(FrameCheck::Intact)
+    }
+}
+
+/// What [`Indicator::verify`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameCheck {
+    /// The frame is as shown.
+    Intact,
+    /// Another program had moved, resized or covered it (`moved`,
+    /// `resized`, `covered`, `unmapped`); it is back now.
+    Restored(&'static str),
 }
 
 /// A backend: what the factory of an OS hands to the engine.

@@ -45,6 +45,8 @@ pub struct Desk {
     pub handback: Arc<HandBack>,
     /// The displays agents may see and act on (the person's settings).
     pub displays: DisplayChoice,
+    /// The takeover indicator, checked before every act.
+    pub(crate) indicator: Option<crate::takeover::SharedIndicator>,
     /// Thumbnails of what agents are shown, when the host keeps them.
     pub(crate) thumbnails: Arc<crate::thumbnails::Thumbnails>,
     /// Characters sent by the `type` under way (for `typed_characters`).
@@ -83,6 +85,7 @@ impl Desk {
             windows: WindowRegistry::default(),
             handback,
             displays: DisplayChoice::All,
+            indicator: None,
             thumbnails: Arc::default(),
             typed: 0,
             pointer_fresh: false,
@@ -272,6 +275,9 @@ impl Desk {
                 needed: "takeover",
             });
         }
+        if self.handback.is_armed() {
+            self.check_frame()?;
+        }
         self.typed = 0;
         let mut result = self.perform_input(session, action);
         self.pointer_fresh = false;
@@ -287,6 +293,29 @@ impl Desk {
             self.release_session(session);
         }
         result
+    }
+
+    /// The frame must show the takeover as it was put up: when another
+    /// program moved, resized or covered it, it is put back and this act
+    /// is refused (nothing sent), so that input never runs unseen.
+    fn check_frame(&mut self) -> Result<(), EngineError> {
+        let Some(indicator) = &self.indicator else {
+            return Ok(());
+        };
+        let found = indicator
+            .lock()
+            .map_err(|_| EngineError::ShuttingDown)?
+            .verify()?;
+        match found {
+            crate::backend::FrameCheck::Intact => Ok(()),
+            crate::backend::FrameCheck::Restored(what) => {
+                tracing::warn!(
+                    what,
+                    "the takeover frame was disturbed: put back, act refused"
+                );
+                Err(EngineError::FrameDisturbed { what })
+            }
+        }
     }
 
     fn input(&mut self) -> Result<&mut Box<dyn Input>, EngineError> {
@@ -357,7 +386,14 @@ impl Desk {
                 }
                 self.release_keys(keys)
             }
-            Action::Type { text } | Action::Paste { text, .. } => self.type_text(text),
+            Action::Type { text } | Action::Paste { text, .. } => {
+                // In the ledger while it types: a crash or an error
+                // mid-character releases what it held.
+                self.ledger.pressed(session, Held::Typing);
+                self.type_text(text)?;
+                self.ledger.released(Held::Typing);
+                Ok(())
+            }
             Action::Wait { .. } => Ok(()),
         }
     }
@@ -554,11 +590,133 @@ impl Desk {
             let result = match h {
                 Held::Button(b) => input.button(b, false),
                 Held::Key(k) => input.key(k, false),
+                Held::Typing => input.release_typing(),
             };
             match result {
                 Ok(()) => tracing::info!(?h, "released held input"),
                 Err(e) => tracing::error!(?h, error = %e, "could not release held input"),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::backend::{
+        BackendError, Displays, FrameCheck, Indicator, IndicatorEvent, IndicatorShown,
+        ScrollDirection,
+    };
+    use crate::geometry::Monitor;
+
+    struct OneDisplay;
+
+    impl Displays for OneDisplay {
+        fn monitors(&mut self) -> Result<Vec<Monitor>, BackendError> {
+            Ok(Vec::new())
+        }
+        fn cursor_position(&mut self) -> Result<Point, BackendError> {
+            Ok(Point::new(0, 0))
+        }
+    }
+
+    /// Every key event sent.
+    type Sent = Arc<Mutex<Vec<(Key, bool)>>>;
+
+    struct KeyLog(Sent);
+
+    impl Input for KeyLog {
+        fn move_pointer(&mut self, _: Point) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn button(&mut self, _: Button, _: bool) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn key(&mut self, key: Key, press: bool) -> Result<(), BackendError> {
+            self.0.lock().map(|mut l| l.push((key, press))).ok();
+            Ok(())
+        }
+        fn text(&mut self, _: &str) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn scroll(&mut self, _: ScrollDirection, _: u32) -> Result<(), BackendError> {
+            Ok(())
+        }
+    }
+
+    /// A frame whose checks find what the test queued, then intact.
+    struct Frame(Vec<FrameCheck>);
+
+    impl Indicator for Frame {
+        fn set_events(&mut self, _: Arc<dyn Fn(IndicatorEvent) + Send + Sync>) {}
+        fn show(&mut self, _: &[Rect], _: bool) -> Result<IndicatorShown, BackendError> {
+            Ok(IndicatorShown::default())
+        }
+        fn set_paused(&mut self, _: bool) -> Result<IndicatorShown, BackendError> {
+            Ok(IndicatorShown::default())
+        }
+        fn hide(&mut self) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn verify(&mut self) -> Result<FrameCheck, BackendError> {
+            Ok(if self.0.is_empty() {
+                FrameCheck::Intact
+            } else {
+                self.0.remove(0)
+            })
+        }
+    }
+
+    fn desk(found: Vec<FrameCheck>) -> (Desk, Sent) {
+        let keys = Arc::new(Mutex::new(Vec::new()));
+        let backend = Backend {
+            name: "test",
+            displays: Box::new(OneDisplay),
+            capture: None,
+            input: Some(Box::new(KeyLog(keys.clone()))),
+            windows: None,
+            apps: None,
+            permissions: None,
+            clipboard: None,
+            indicator: None,
+            watcher: None,
+            accessibility: None,
+        };
+        let handback = Arc::new(HandBack::new());
+        handback.arm(Point::new(0, 0));
+        let mut desk = Desk::new(backend, handback);
+        let frame: Box<dyn Indicator> = Box::new(Frame(found));
+        desk.indicator = Some(Arc::new(Mutex::new(frame)));
+        (desk, keys)
+    }
+
+    #[test]
+    fn a_frame_put_back_refuses_the_act_and_the_next_one_goes_through() {
+        let (mut desk, keys) = desk(vec![FrameCheck::Restored("moved")]);
+        let shift = Action::Key {
+            keys: vec![Key::Shift],
+        };
+        let refused = desk.perform("s", &shift);
+        assert!(
+            matches!(refused, Err(EngineError::FrameDisturbed { what: "moved" })),
+            "{refused:?}"
+        );
+        assert!(keys.lock().map(|k| k.is_empty()).unwrap_or(false), "sent");
+        assert!(desk.perform("s", &shift).is_ok());
+        let sent = keys.lock().map(|k| k.clone()).unwrap_or_default();
+        assert_eq!(sent, [(Key::Shift, true), (Key::Shift, false)]);
+    }
+
+    #[test]
+    fn the_frame_is_checked_only_while_a_takeover_is_armed() {
+        let (mut desk, keys) = desk(vec![FrameCheck::Restored("resized")]);
+        desk.handback.disarm();
+        let shift = Action::Key {
+            keys: vec![Key::Shift],
+        };
+        assert!(desk.perform("s", &shift).is_ok());
+        assert_eq!(keys.lock().map(|k| k.len()).unwrap_or(0), 2);
     }
 }

@@ -132,6 +132,15 @@ pub enum EngineError {
     /// Another session holds the desktop (one takeover at a time).
     #[error("another session holds the takeover")]
     Busy,
+    /// Another program moved, resized or covered the takeover frame;
+    /// deskhand put it back and sent nothing: the act may be sent again.
+    #[error(
+        "the takeover frame was {what} by another program; deskhand put it back and sent nothing: send the act again"
+    )]
+    FrameDisturbed {
+        /// `moved`, `resized`, `covered` or `unmapped`.
+        what: &'static str,
+    },
     /// The backend failed; something may have happened.
     #[error(transparent)]
     Backend(#[from] BackendError),
@@ -191,7 +200,7 @@ impl EngineError {
             Self::OutOfScope { .. } => ErrorCode::CapabilityNotConsented,
             Self::Refused { .. } => ErrorCode::PermissionDenied,
             Self::ApprovalDenied { .. } => ErrorCode::ApprovalDenied,
-            Self::Busy => ErrorCode::Busy,
+            Self::Busy | Self::FrameDisturbed { .. } => ErrorCode::Busy,
             Self::SecureField => ErrorCode::SecureField,
             Self::StaleElementToken { .. } | Self::Backend(BackendError::Stale(_)) => {
                 ErrorCode::StaleElementToken

@@ -15,6 +15,11 @@ pub enum Held {
     Button(Button),
     /// A key.
     Key(Key),
+    /// The keys a `type` under way presses for each character (Shift,
+    /// AltGr, a remapped keycode; pressed and released together): which
+    /// ones only the backend knows, so their release is everything the
+    /// synthetic keyboard holds.
+    Typing,
 }
 
 impl Held {
@@ -27,6 +32,7 @@ impl Held {
             Held::Button(Button::Back) => "button:back".into(),
             Held::Button(Button::Forward) => "button:forward".into(),
             Held::Key(k) => format!("key:{}", k.name()),
+            Held::Typing => "typing:keys".into(),
         }
     }
 
@@ -39,6 +45,7 @@ impl Held {
             ("button", "back") => Some(Held::Button(Button::Back)),
             ("button", "forward") => Some(Held::Button(Button::Forward)),
             ("key", name) => parse_key(name).map(Held::Key),
+            ("typing", "keys") => Some(Held::Typing),
             _ => None,
         }
     }
@@ -192,12 +199,14 @@ mod tests {
         l.pressed("a", Held::Key(Key::Shift));
         l.pressed("a", Held::Button(Button::Right));
         l.pressed("a", Held::Key(Key::F(5)));
+        l.pressed("a", Held::Typing);
         assert_eq!(
             read_file(&path),
             vec![
                 Held::Key(Key::Shift),
                 Held::Button(Button::Right),
-                Held::Key(Key::F(5))
+                Held::Key(Key::F(5)),
+                Held::Typing
             ]
         );
         #[cfg(unix)]

@@ -45,7 +45,7 @@ pub use apps::RunningApp;
 pub use audit::{AuditLog, AuditRecord};
 pub use backend::{
     AppEntry, Apps, Backend, BackendError, Button, Capture, Clipboard, ClipboardContent,
-    ClipboardRead, Displays, EntryArgs, FileId, Indicator, IndicatorEvent, IndicatorShown, Input,
+    ClipboardRead, Displays, EntryArgs, FileId, FrameCheck, Indicator, IndicatorEvent, IndicatorShown, Input,
     InputWatcher, LaunchPlan, LaunchTarget, NativeWindow, Permissions, ProcessInfo, RunningProgram,
     ScrollDirection, WatchedInput, Windows, typed_chars,
 };
@@ -207,20 +207,22 @@ impl Engine {
         let watcher = backend.watcher.take();
         let accessibility = backend.accessibility.take();
         let handback = Arc::new(HandBack::new());
-        let desk = Desk::new(backend, handback.clone());
-        let thumbnails = desk.thumbnails.clone();
-        let exec = Arc::new(Executor::spawn(desk));
-        let audit = Arc::new(audit);
         // Takeover needs both halves: an indicator to show it and a watcher
         // to hand back. Without the watcher, no takeover is granted.
         let indicator = match (&watcher, indicator) {
-            (Some(_), Some(i)) => Some(i),
+            (Some(_), Some(i)) => Some(Arc::new(std::sync::Mutex::new(i))),
             (None, Some(_)) => {
                 tracing::warn!("no input watcher: takeover is unavailable");
                 None
             }
             (_, None) => None,
         };
+        let mut desk = Desk::new(backend, handback.clone());
+        // The desktop thread checks the frame before every act.
+        desk.indicator = indicator.clone();
+        let thumbnails = desk.thumbnails.clone();
+        let exec = Arc::new(Executor::spawn(desk));
+        let audit = Arc::new(audit);
         let takeovers =
             takeover::Takeovers::start(indicator, handback.clone(), exec.clone(), audit.clone());
         if let Some(watcher) = watcher {

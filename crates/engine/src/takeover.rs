@@ -179,7 +179,8 @@ impl Inner {
     }
 }
 
-type SharedIndicator = Arc<Mutex<Box<dyn Indicator>>>;
+/// The indicator, shared by the takeover thread and the desktop thread.
+pub(crate) type SharedIndicator = Arc<Mutex<Box<dyn Indicator>>>;
 
 /// The takeover state machine, shared with its background thread. The
 /// `inner` lock is only ever held for bookkeeping, never across a call to
@@ -204,21 +205,20 @@ impl Takeovers {
     /// Wires the indicator and the hand-back detector to a background
     /// thread that handles what they report.
     pub(crate) fn start(
-        indicator: Option<Box<dyn Indicator>>,
+        indicator: Option<SharedIndicator>,
         handback: Arc<HandBack>,
         exec: Arc<Executor>,
         audit: Arc<AuditLog>,
     ) -> Arc<Self> {
         let (tx, rx) = mpsc::channel::<Signal>();
-        let indicator = indicator.map(|mut i| {
+        if let Some(mut i) = indicator.as_ref().and_then(|i| i.lock().ok()) {
             let tx = Mutex::new(tx.clone());
             i.set_events(Arc::new(move |e| {
                 if let Ok(tx) = tx.lock() {
                     let _ = tx.send(Signal::Indicator(e));
                 }
             }));
-            Arc::new(Mutex::new(i))
-        });
+        }
         let trip_tx = Mutex::new(tx.clone());
         handback.set_on_trip(Box::new(move |reason| {
             if let Ok(tx) = trip_tx.lock() {

@@ -57,6 +57,11 @@ pub enum ReasonCode {
     NotBuilt,
     /// The Wayland portal backend is not built yet.
     WaylandPortalNotBuilt,
+    /// Available with a limit: X11 gives another program's XTEST event
+    /// sent through a real device (`XTestFakeDeviceButtonEvent`) that
+    /// device's id, so such a click on Continue or in the consent dialog
+    /// passes for the person's (other platforms mark injected input).
+    XtestDeviceEventsLookReal,
 }
 
 impl ReasonCode {
@@ -90,6 +95,9 @@ impl ReasonCode {
             Self::NotBuilt => "This part of deskhand is not built yet; a later version adds it.",
             Self::WaylandPortalNotBuilt => {
                 "The Wayland portals backend is planned; use an X11 session for now."
+            }
+            Self::XtestDeviceEventsLookReal => {
+                "X11 cannot tell a program that clicks through your real mouse with XTEST from your hand: run programs you do not trust as untrusted X clients (ssh -X, `xauth generate ... untrusted`: no XTEST), or in another X session; deskhand's own launches and XTEST pointers of every master are told apart."
             }
             Self::NoPlatformApi => return None,
         })
@@ -224,7 +232,7 @@ pub struct CapabilityEntry {
     pub name: CapabilityName,
     /// Its status.
     pub status: Availability,
-    /// Why it is not available.
+    /// Why it is not available, or the limit of an available one.
     pub reason_code: Option<ReasonCode>,
     /// What the person can do.
     pub action: Option<String>,

@@ -6,8 +6,8 @@
 //! (the cli combines the two).
 
 use deskhand_protocol::doctor::{
-    BackendEntry, CapabilityEntry, CapabilityName, ConsentKind, Probe, ReasonCode, SessionType,
-    Verdict,
+    Availability, BackendEntry, CapabilityEntry, CapabilityName, ConsentKind, Probe, ReasonCode,
+    SessionType, Verdict,
 };
 
 use super::probe::{DisplayProbe, probe};
@@ -71,10 +71,15 @@ pub fn x11_findings(display: Option<&str>, wayland: bool) -> X11Findings {
 fn capabilities(x: Option<&DisplayProbe>, backend: Verdict) -> Vec<CapabilityEntry> {
     let or_backend = |v: Verdict| if x.is_some() { v } else { backend };
     let ext = x.map(|p| p.extensions.clone()).unwrap_or_default();
+    // Hand-back works, with X11's limit: XTEST sent through a real device
+    // carries that device's id (see `handback_limit_probe`).
     let handback = or_backend(if ext.xinput.is_none_or(|v| v < (2, 1)) {
         Verdict::unavailable(ReasonCode::Xinput2Missing)
     } else {
-        Verdict::AVAILABLE
+        Verdict::because(
+            Availability::Available,
+            ReasonCode::XtestDeviceEventsLookReal,
+        )
     });
     let indicator = or_backend(if !ext.composite {
         Verdict::unavailable(ReasonCode::CompositeMissing)
@@ -89,6 +94,8 @@ fn capabilities(x: Option<&DisplayProbe>, backend: Verdict) -> Vec<CapabilityEnt
         Verdict::unavailable(ReasonCode::XtestMissing)
     } else if !indicator.is_available() {
         indicator
+    } else if handback.is_available() {
+        Verdict::AVAILABLE
     } else {
         handback
     });
@@ -148,6 +155,7 @@ fn display_probes(p: &DisplayProbe) -> Vec<Probe> {
             .clone()
             .unwrap_or_else(|| "none announced".into()),
     ));
+    probes.push(handback_limit_probe());
     let overlay = super::overlay_program();
     probes.push(Probe::new(
         "takeover indicator",
@@ -164,11 +172,22 @@ fn display_probes(p: &DisplayProbe) -> Vec<Probe> {
     probes
 }
 
+/// What X11 cannot tell: a warning for people, said plainly.
+fn handback_limit_probe() -> Probe {
+    Probe::new(
+        "real-device clicks",
+        false,
+        "X11 cannot tell a program that sends XTEST through your real mouse or keyboard \
+         (XTestFakeDeviceButtonEvent) from your hand: such a click on Continue or in the \
+         consent dialog counts as yours. XTEST pointers of every master (xdotool, a master \
+         another program adds) are told apart; macOS and Windows mark injected input",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::x11::probe::Extensions;
-    use deskhand_protocol::doctor::Availability;
 
     fn display(ext: Extensions) -> DisplayProbe {
         DisplayProbe {
@@ -216,6 +235,29 @@ mod tests {
             status(&caps, CapabilityName::TakeoverHandback),
             (Availability::Unavailable, Some(ReasonCode::Xinput2Missing))
         );
+    }
+
+    #[test]
+    fn hand_back_is_available_with_the_limit_x11_has() {
+        let full = display(Extensions {
+            xtest: true,
+            xinput: Some((2, 3)),
+            shm: true,
+            composite: true,
+            randr: true,
+            xfixes: true,
+        });
+        let caps = capabilities(Some(&full), Verdict::AVAILABLE);
+        assert_eq!(
+            status(&caps, CapabilityName::TakeoverHandback),
+            (
+                Availability::Available,
+                Some(ReasonCode::XtestDeviceEventsLookReal)
+            )
+        );
+        let limit = handback_limit_probe();
+        assert_ne!(limit.status, deskhand_protocol::doctor::ProbeStatus::Ok);
+        assert!(limit.message.contains("cannot tell"));
     }
 
     #[test]

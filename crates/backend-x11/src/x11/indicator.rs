@@ -11,8 +11,10 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use deskhand_engine::{BackendError, Indicator, IndicatorEvent, IndicatorShown, Rect};
+use deskhand_engine::{BackendError, FrameCheck, Indicator, IndicatorEvent, IndicatorShown, Rect};
 use deskhand_protocol::overlay::{Command as OverlayCommand, Event as OverlayEvent};
+
+use super::frame_check::{FrameWindows, Verdict};
 
 /// How long the overlay gets to start and to answer a command.
 const START_TIMEOUT: Duration = Duration::from_secs(5);
@@ -52,6 +54,12 @@ pub(crate) struct OverlayIndicator {
     running: Option<Running>,
     events: Arc<Mutex<Option<EventSink>>>,
     windows: Vec<u64>,
+    /// The monitors the windows were put on (window `i` on monitor `i`)
+    /// and what the frame draws: checked before every act.
+    monitors: Vec<Rect>,
+    covered: Vec<Rect>,
+    /// deskhand's own connection for that check, opened at the first.
+    frame: Option<FrameWindows>,
     /// Which overlay process is current: a replaced one's late events are
     /// not reported.
     generation: Arc<AtomicU64>,
@@ -69,6 +77,9 @@ impl OverlayIndicator {
             running: None,
             events: Arc::new(Mutex::new(None)),
             windows: Vec::new(),
+            monitors: Vec::new(),
+            covered: Vec::new(),
+            frame: None,
             generation: Arc::new(AtomicU64::new(0)),
         }
     }
@@ -209,6 +220,9 @@ impl Indicator for OverlayIndicator {
             other => Err(other),
         })?;
         self.windows = windows.into_iter().map(u64::from).collect();
+        self.monitors = monitors.to_vec();
+        self.covered = covered.clone();
+        self.put_back("shown");
         Ok(IndicatorShown {
             windows: self.windows.clone(),
             covered,
@@ -225,10 +239,21 @@ impl Indicator for OverlayIndicator {
             OverlayEvent::Changed { rects, .. } => Ok(rects),
             other => Err(other),
         })?;
+        self.covered = covered.clone();
+        self.put_back("look changed");
         Ok(IndicatorShown {
             windows: self.windows.clone(),
             covered,
         })
+    }
+
+    fn verify(&mut self) -> Result<FrameCheck, BackendError> {
+        match self.check_frame()? {
+            Verdict::Intact => Ok(FrameCheck::Intact),
+            Verdict::Moved => Ok(FrameCheck::Restored("moved")),
+            Verdict::Resized => Ok(FrameCheck::Restored("resized")),
+            Verdict::Unmapped => Err(failed("the takeover frame is not on screen")),
+        }
     }
 
     fn hide(&mut self) -> Result<(), BackendError> {
@@ -240,7 +265,45 @@ impl Indicator for OverlayIndicator {
             other => Err(other),
         })?;
         self.windows.clear();
+        self.monitors.clear();
+        self.covered.clear();
         Ok(())
+    }
+}
+
+impl OverlayIndicator {
+    /// Checks the frame on deskhand's own connection (opened at the first
+    /// check), putting back what another program changed.
+    fn check_frame(&mut self) -> Result<Verdict, BackendError> {
+        if self.windows.is_empty() {
+            return Ok(Verdict::Intact);
+        }
+        if self.frame.is_none() {
+            self.frame = Some(FrameWindows::connect(&self.display)?);
+        }
+        let Some(frame) = &self.frame else {
+            return Ok(Verdict::Intact);
+        };
+        let windows: Vec<u32> = self.windows.iter().map(|&w| w as u32).collect();
+        let checked = frame.check(&windows, &self.monitors, &self.covered);
+        if checked.is_err() {
+            // A broken connection is opened anew at the next check.
+            self.frame = None;
+        }
+        checked
+    }
+
+    /// After the frame is shown or changes look: where another program
+    /// moved it while no act was checking (a frame left off screen by an
+    /// earlier takeover), it is put back now.
+    fn put_back(&mut self, when: &'static str) {
+        match self.check_frame() {
+            Ok(Verdict::Moved | Verdict::Resized) => {
+                tracing::warn!(when, "the takeover frame had been moved: put back");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, when, "the takeover frame could not be checked"),
+        }
     }
 }
 

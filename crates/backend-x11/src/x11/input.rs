@@ -338,6 +338,14 @@ impl Input for X11Input {
         kb.sync()
     }
 
+    fn release_typing(&mut self) -> Result<(), BackendError> {
+        let (keys, _) = self.restorer.lock().release_xtest_held(false)?;
+        if !keys.is_empty() {
+            tracing::info!(?keys, "released the keys a type left down");
+        }
+        Ok(())
+    }
+
     fn restore_keyboard(&mut self) -> Result<(), BackendError> {
         self.restorer.lock().restore()
     }

@@ -150,8 +150,27 @@ impl Keyboard {
             typed_since_change: 0,
         };
         keyboard.reload()?;
+        // Keys a killed run left down are released (by keycode) before
+        // the keycodes it remapped get their own keysyms back.
+        match keyboard.release_xtest_held(true) {
+            Ok((keys, buttons)) if !keys.is_empty() || !buttons.is_empty() => {
+                tracing::info!(?keys, ?buttons, "released what the XTEST devices held");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "could not read what the XTEST devices hold"),
+        }
         keyboard.restore_left_over()?;
         Ok(keyboard)
+    }
+
+    /// Releases what the XTEST keyboard (and, `with_buttons`, pointer)
+    /// of this connection's master holds; returns the keycodes and
+    /// buttons released.
+    pub fn release_xtest_held(
+        &self,
+        with_buttons: bool,
+    ) -> Result<(Vec<u8>, Vec<u8>), BackendError> {
+        super::devices::release_xtest_held(&self.conn, with_buttons)
     }
 
     /// How many keycodes are free to remap.

@@ -4,8 +4,16 @@
 //! other than XTEST moves it and at least every 20 ms while a takeover is
 //! on (warps make no raw event; deskhand's own XTEST moves are checked by
 //! the desktop thread), and the kill-switch hotkey.
+//!
+//! Which devices are XTEST's is read from the server (the `XTEST Device`
+//! property of every master's XTEST slaves) and read again whenever the
+//! device hierarchy changes (a master added, a device attached): a click
+//! through the XTEST pointer of a master another client added is as
+//! synthetic as `xdotool`'s. What X11 cannot tell apart is an XTEST event
+//! a client sends through a real device (`XTestFakeDeviceButtonEvent`):
+//! the server makes it the device's own event (README, security model).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::os::fd::{AsFd, AsRawFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +27,7 @@ use x11rb::protocol::xproto::{ConnectionExt as _, GrabMode, ModMask, Window};
 use x11rb::rust_connection::RustConnection;
 
 use super::X11ResultExt;
+use super::devices::{self, Devices, Source};
 use crate::KillSwitchHotkey;
 use crate::hotkey::{Chord, modifier};
 
@@ -55,7 +64,9 @@ fn modifiers_of(chord: &Chord) -> ModMask {
 pub(crate) struct X11Watcher {
     conn: RustConnection,
     root: Window,
-    xtest_devices: Vec<u16>,
+    devices: RefCell<Devices>,
+    /// The hierarchy changed since the devices were read.
+    stale: Cell<bool>,
     hotkey: KillSwitchHotkey,
     grabbed: RefCell<Option<Grab>>,
 }
@@ -73,32 +84,18 @@ impl X11Watcher {
         {
             return Err(BackendError::Unsupported("no XInputExtension".into()));
         }
-        let v = conn
-            .xinput_xi_query_version(2, 2)
-            .backend()?
-            .reply()
-            .backend()?;
-        if (v.major_version, v.minor_version) < (2, 1) {
+        let (major, minor) = devices::announce_xi2(&conn)?;
+        if (major, minor) < (2, 1) {
             return Err(BackendError::Unsupported(format!(
-                "XInput {}.{} (2.1 needed)",
-                v.major_version, v.minor_version
+                "XInput {major}.{minor} (2.1 needed)"
             )));
         }
-        let devices = conn
-            .xinput_xi_query_device(Device::ALL)
-            .backend()?
-            .reply()
-            .backend()?;
-        let xtest_devices = devices
-            .infos
-            .iter()
-            .filter(|d| String::from_utf8_lossy(&d.name).contains("XTEST"))
-            .map(|d| d.deviceid)
-            .collect();
+        let devices = devices::read(&conn)?;
         Ok(Self {
             conn,
             root,
-            xtest_devices,
+            devices: RefCell::new(devices),
+            stale: Cell::new(false),
             hotkey,
             grabbed: RefCell::new(None),
         })
@@ -215,24 +212,40 @@ impl X11Watcher {
         })
     }
 
+    /// Whether an event from `source` is synthetic: the devices are read
+    /// again first when the hierarchy changed or `source` is new; a device
+    /// the server does not list even then counts as synthetic.
+    fn synthetic(&self, source: u16) -> Result<bool, BackendError> {
+        if self.stale.get() || self.devices.borrow().judge(source).is_none() {
+            let fresh = devices::read(&self.conn)?;
+            tracing::debug!(xtest = ?fresh.xtest, "input devices read again");
+            *self.devices.borrow_mut() = fresh;
+            self.stale.set(false);
+        }
+        Ok(self.devices.borrow().judge(source) != Some(Source::Device))
+    }
+
     /// Hands every queued event to `sink`; says whether a pointer device
     /// other than XTEST moved (the person's hand, not deskhand's moves).
     fn drain(&self, sink: &(dyn Fn(WatchedInput) + Send + Sync)) -> Result<bool, BackendError> {
-        let synthetic = |source: u16| self.xtest_devices.contains(&source);
         let mut moved = false;
         while let Some(event) = self.conn.poll_for_event().backend()? {
+            let synthetic = |source: u16| self.synthetic(source);
             match event {
+                // A master or device added, removed, attached: read again
+                // before the next event is judged.
+                Event::XinputHierarchy(_) => self.stale.set(true),
                 // Auto-repeat of a held key is not a new press.
                 Event::XinputRawKeyPress(e)
                     if e.flags.contains(xinput::KeyEventFlags::KEY_REPEAT) => {}
                 Event::XinputRawKeyPress(e) => sink(WatchedInput::KeyPress {
-                    synthetic: synthetic(e.sourceid),
+                    synthetic: synthetic(e.sourceid)?,
                 }),
                 Event::XinputRawButtonPress(e) => sink(WatchedInput::ButtonPress {
-                    synthetic: synthetic(e.sourceid),
+                    synthetic: synthetic(e.sourceid)?,
                 }),
                 Event::XinputRawMotion(e) => {
-                    let synthetic = synthetic(e.sourceid);
+                    let synthetic = synthetic(e.sourceid)?;
                     moved |= !synthetic;
                     sink(WatchedInput::Motion { synthetic });
                 }
@@ -318,21 +331,30 @@ impl InputWatcher for X11Watcher {
     ) -> Result<(), BackendError> {
         let mask =
             XIEventMask::RAW_KEY_PRESS | XIEventMask::RAW_BUTTON_PRESS | XIEventMask::RAW_MOTION;
+        // Hierarchy changes come only to a selection for every device.
         self.conn
             .xinput_xi_select_events(
                 self.root,
-                &[xinput::EventMask {
-                    deviceid: Device::ALL_MASTER.into(),
-                    mask: vec![mask],
-                }],
+                &[
+                    xinput::EventMask {
+                        deviceid: Device::ALL_MASTER.into(),
+                        mask: vec![mask],
+                    },
+                    xinput::EventMask {
+                        deviceid: Device::ALL.into(),
+                        mask: vec![XIEventMask::HIERARCHY],
+                    },
+                ],
             )
             .backend()?;
+        // Devices added before the selection took effect are read again.
+        self.stale.set(true);
         match self.grab(&self.hotkey.watch()) {
             Ok(grab) => *self.grabbed.borrow_mut() = Some(grab),
             Err(e) => tracing::warn!(error = %e, "the kill-switch hotkey could not be grabbed"),
         }
         self.conn.flush().backend()?;
-        tracing::info!(xtest = ?self.xtest_devices, "hand-back watcher started");
+        tracing::info!(xtest = ?self.devices.borrow().xtest, "hand-back watcher started");
         std::thread::Builder::new()
             .name("deskhand-handback".into())
             .spawn(move || self.run(sink, armed))

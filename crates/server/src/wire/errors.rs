@@ -25,6 +25,7 @@ pub(super) fn details(e: &EngineError) -> Value {
             json!({ "capability": "run_commands", "needed": "consent" })
         }
         EngineError::NotSupported { feature } => json!({ "feature": feature }),
+        EngineError::FrameDisturbed { what } => json!({ "frame": what }),
         EngineError::Backend(BackendError::InvalidTarget(_)) => json!({ "field": "target" }),
         EngineError::Backend(BackendError::Untypable {
             index, character, ..
