@@ -64,6 +64,22 @@ def test_with_a_display(schema, display):
     assert caps["list_notifications"]["status"] == "unsupported"
 
 
+def test_the_doctor_says_what_x11_cannot_tell(schema, display):
+    """An XTEST event sent through the real mouse is that mouse's own
+    event on X11: the report and the human lines say so plainly."""
+    rc, r = report(schema, env_extra={"DISPLAY": display})
+    caps = {c["name"]: c for c in r["capabilities"]}
+    handback = caps["takeover_handback"]
+    assert (handback["status"], handback["reason_code"]) == (
+        "available", "xtest_device_events_look_real"), handback
+    assert "cannot tell" in handback["action"] and "untrusted" in handback["action"]
+    assert caps["input_takeover"]["reason_code"] is None, caps["input_takeover"]
+    line = next(p for p in r["probes"] if p["label"] == "real-device clicks")
+    assert line["status"] == "warn" and "XTestFakeDeviceButtonEvent" in line["message"], line
+    human = doctor(env_extra={"DISPLAY": display})
+    assert "real-device clicks" in human.stdout and "cannot tell" in human.stdout, human.stdout
+
+
 def test_a_wayland_session_is_reported_honestly(schema, display):
     rc, r = report(schema, env_extra={"DISPLAY": display, "WAYLAND_DISPLAY": "wayland-0"})
     assert rc == 1 and r["session_type"] == "wayland"
