@@ -129,9 +129,10 @@ pub enum EngineError {
     /// or reads one; nothing was done.
     #[error("the element is a secure field (a password entry): it is never written or read")]
     SecureField,
-    /// Another session holds the desktop (one takeover at a time).
-    #[error("another session holds the takeover")]
-    Busy,
+    /// Another session holds the desktop (one takeover at a time): which
+    /// client, and until when.
+    #[error("{0}")]
+    Busy(Box<crate::holder::Holder>),
     /// Another program moved, resized or covered the takeover frame;
     /// deskhand put it back and sent nothing: the act may be sent again.
     #[error(
@@ -200,7 +201,7 @@ impl EngineError {
             Self::OutOfScope { .. } => ErrorCode::CapabilityNotConsented,
             Self::Refused { .. } => ErrorCode::PermissionDenied,
             Self::ApprovalDenied { .. } => ErrorCode::ApprovalDenied,
-            Self::Busy | Self::FrameDisturbed { .. } => ErrorCode::Busy,
+            Self::Busy(_) | Self::FrameDisturbed { .. } => ErrorCode::Busy,
             Self::SecureField => ErrorCode::SecureField,
             Self::StaleElementToken { .. } | Self::Backend(BackendError::Stale(_)) => {
                 ErrorCode::StaleElementToken

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
@@ -23,6 +23,7 @@ use crate::backend::{BackendError, Indicator, IndicatorEvent, IndicatorShown};
 use crate::error::EngineError;
 use crate::executor::Executor;
 use crate::handback::{HandBack, PausedReason};
+use crate::holder::Holder;
 use crate::{Engine, Session};
 
 /// Clicks on Continue this soon after deskhand pressed a button are not
@@ -151,8 +152,11 @@ struct Inner {
     /// The session holding the takeover, and its protocol.
     holder: Option<(String, &'static str)>,
     /// A session whose takeover is being started (its indicator is coming
-    /// up); cleared if it disconnects meanwhile.
-    starting: Option<String>,
+    /// up), and its protocol; cleared if it disconnects meanwhile.
+    starting: Option<(String, &'static str)>,
+    /// When the holder's takeover ends unless it acts again, as its
+    /// adapter said (for `BUSY`).
+    until: Option<SystemTime>,
     indicator_up: bool,
     /// The person's hold on the desktop: set when they took over or
     /// pressed the kill switch, cleared only by Continue or the host.
@@ -388,10 +392,16 @@ impl Takeovers {
             let mut inner = self.inner.lock().map_err(|_| EngineError::ShuttingDown)?;
             match (&inner.holder, &inner.starting) {
                 (Some((s, _)), _) if s == session => return Ok(inner.state(session)),
-                (Some(_), _) | (None, Some(_)) => return Err(EngineError::Busy),
+                (Some((_, protocol)), _) | (None, Some((_, protocol))) => {
+                    return Err(EngineError::Busy(Box::new(Holder {
+                        protocol,
+                        client: None,
+                        until: inner.until.filter(|_| inner.holder.is_some()),
+                    })));
+                }
                 (None, None) => {}
             }
-            inner.starting = Some(session.to_owned());
+            inner.starting = Some((session.to_owned(), protocol));
             inner.hold.is_some()
         };
         let shown = self
@@ -413,7 +423,7 @@ impl Takeovers {
                     .map(|_| pointer)
             });
         let mut inner = self.inner.lock().map_err(|_| EngineError::ShuttingDown)?;
-        let still_wanted = inner.starting.as_deref() == Some(session);
+        let still_wanted = inner.starting.as_ref().is_some_and(|(s, _)| s == session);
         inner.starting = None;
         let pointer = match shown {
             Ok(pointer) if still_wanted => pointer,
@@ -432,6 +442,7 @@ impl Takeovers {
             }
         };
         inner.holder = Some((session.to_owned(), protocol));
+        inner.until = None;
         inner.indicator_up = true;
         inner.reasons.remove(session);
         if !paused {
@@ -460,6 +471,7 @@ impl Takeovers {
                 Some((holder, protocol)) if holder == session => {
                     self.handback.revoke();
                     inner.holder = None;
+                    inner.until = None;
                     inner.indicator_up = false;
                     inner.reasons.insert(session.to_owned(), reason.to_owned());
                     protocol
@@ -484,8 +496,18 @@ impl Takeovers {
         self.state(session)
     }
 
+    /// Notes when `session`'s takeover ends unless it acts again (only
+    /// while it holds it).
+    pub(crate) fn set_until(&self, session: &str, until: Option<SystemTime>) {
+        if let Ok(mut inner) = self.inner.lock()
+            && inner.holder.as_ref().is_some_and(|(s, _)| s == session)
+        {
+            inner.until = until;
+        }
+    }
+
     /// The session holding the takeover.
-    fn holder(&self) -> Option<String> {
+    pub(crate) fn holder(&self) -> Option<String> {
         self.inner
             .lock()
             .ok()
@@ -503,7 +525,7 @@ impl Takeovers {
     pub(crate) fn forget(&self, session: &str) {
         self.end(session, "disconnected");
         if let Ok(mut inner) = self.inner.lock() {
-            if inner.starting.as_deref() == Some(session) {
+            if inner.starting.as_ref().is_some_and(|(s, _)| s == session) {
                 inner.starting = None;
             }
             inner.reasons.remove(session);
@@ -727,6 +749,7 @@ impl Engine {
                         .await
                         .map_err(|_| EngineError::ShuttingDown)
                         .and_then(|r| r)
+                        .map_err(|e| self.named_holder(e))
                 }
                 Err(e) => Err(e),
             }

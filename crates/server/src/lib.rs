@@ -62,12 +62,21 @@ pub struct ServerConfig {
     /// An HTTP session's takeover (computer adapters) ends after this long
     /// without input; the session itself after `idle_timeout` unused.
     pub takeover_idle: Duration,
+    /// An MCP HTTP session (`Mcp-Session-Id`) unused this long is closed,
+    /// its driver session with it.
+    pub mcp_session_idle: Duration,
+    /// Most MCP HTTP sessions one token keeps open at once.
+    pub mcp_sessions_per_token: usize,
+    /// Most MCP HTTP sessions open at once, all tokens together.
+    pub mcp_sessions_max: usize,
 }
 
 impl ServerConfig {
     /// Defaults around `token`: no origins, 16 MiB messages, 10 minutes
     /// idle, 32 sessions, 5 s to send the headers and the token, 64
-    /// connections without the token, 60 s idle takeover over HTTP.
+    /// connections without the token, 60 s idle takeover over HTTP, MCP
+    /// HTTP sessions closed after 30 minutes unused, at most 128 of them
+    /// per token and 512 in all.
     pub fn new(token: Token) -> Self {
         Self {
             token: PersonToken::new(token),
@@ -79,6 +88,9 @@ impl ServerConfig {
             header_timeout: Duration::from_secs(5),
             max_unauthenticated: 64,
             takeover_idle: Duration::from_secs(60),
+            mcp_session_idle: Duration::from_secs(30 * 60),
+            mcp_sessions_per_token: 128,
+            mcp_sessions_max: 512,
         }
     }
 }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Query, State};
+use axum::extract::{Extension, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use deskhand_engine::frame::{DisplaySelect, VendorCap};
@@ -19,6 +19,7 @@ use super::batch::{self, Image, Outcome};
 use super::errors::{bad_request, error_json};
 use super::step::{self, Step};
 use crate::AppState;
+use crate::mcp::TokenIndex;
 
 /// Most actions in one batch.
 const MAX_ACTIONS: usize = 100;
@@ -27,12 +28,13 @@ const MAX_ACTIONS: usize = 100;
 pub(crate) async fn handle(
     State(state): State<Arc<AppState>>,
     Query(query): Query<HashMap<String, String>>,
+    Extension(token): Extension<TokenIndex>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     let call = match super::begin(
         &state,
-        (&headers, &query),
+        (&headers, &query, token),
         &body,
         VendorCap::None,
         DisplaySelect::Primary,

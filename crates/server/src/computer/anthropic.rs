@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::{Query, State};
+use axum::extract::{Extension, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use deskhand_engine::frame::{DisplaySelect, FramePlan, VendorCap};
@@ -22,6 +22,7 @@ use super::batch::{self, Image, Outcome};
 use super::errors::{bad_request, error_text};
 use super::step::{self, Step, Xy};
 use crate::AppState;
+use crate::mcp::TokenIndex;
 
 /// The tool versions accepted.
 const VERSIONS: [&str; 2] = ["computer_20250124", "computer_20251124"];
@@ -30,6 +31,7 @@ const VERSIONS: [&str; 2] = ["computer_20250124", "computer_20251124"];
 pub(crate) async fn tool(
     State(state): State<Arc<AppState>>,
     Query(query): Query<HashMap<String, String>>,
+    Extension(token): Extension<TokenIndex>,
     headers: HeaderMap,
 ) -> Response {
     let version = query.get("version").map_or(VERSIONS[1], String::as_str);
@@ -43,7 +45,7 @@ pub(crate) async fn tool(
         Ok(s) => s,
         Err(e) => return bad_request(&e),
     };
-    let hs = match super::session(&state, &headers) {
+    let hs = match super::session(&state, &headers, token) {
         Ok(hs) => hs,
         Err(r) => return *r,
     };
@@ -71,12 +73,13 @@ pub(crate) async fn tool(
 pub(crate) async fn handle(
     State(state): State<Arc<AppState>>,
     Query(query): Query<HashMap<String, String>>,
+    Extension(token): Extension<TokenIndex>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     let call = match super::begin(
         &state,
-        (&headers, &query),
+        (&headers, &query, token),
         &body,
         VendorCap::Anthropic,
         DisplaySelect::All,

@@ -2,7 +2,9 @@
 //! failure; `screenshot` markers are deferred; exactly one fresh image is
 //! taken at the end (also after a failure), which becomes the session's
 //! frame. A batch with any input step is an input batch: its first input
-//! starts the session's takeover when it is off.
+//! starts the session's takeover when it is off, and a batch that fails
+//! before any input of it was sent ends the takeover it started (no red
+//! frame stays up for an act that never happened).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -149,16 +151,22 @@ pub(crate) async fn run(
         armed: steps.iter().any(|s| !s.is_read()),
     };
     let mut takeover_checked = false;
+    let mut started_here = false;
+    let mut sent = false;
     for (index, step) in steps.iter().enumerate() {
         let started = Instant::now();
         if !step.is_read() && !takeover_checked {
             takeover_checked = true;
-            if let Err(error) = ensure_takeover(engine, d).await {
-                out.failure = Some(Failure { index, error });
-                break;
+            match ensure_takeover(engine, d).await {
+                Ok(started) => started_here = started,
+                Err(error) => {
+                    out.failure = Some(Failure { index, error });
+                    break;
+                }
             }
         }
         let result = run_step(engine, d, step, frame.clone(), spec, &mut out).await;
+        sent |= result.is_ok() && !step.is_read();
         out.timings.push(Timing {
             index,
             ms: started.elapsed().as_secs_f64() * 1000.0,
@@ -172,6 +180,9 @@ pub(crate) async fn run(
         }
     }
     abandon.armed = false;
+    if started_here && !sent {
+        end_unused_takeover(engine, d, out.failure.as_ref()).await;
+    }
     let answered = out.zoom.is_some() || out.cursor.is_some();
     let wants_frame = image == Image::Frame || !answered || out.failure.is_some();
     // Input was sent: the image is taken once the screen stopped changing,
@@ -235,11 +246,26 @@ async fn take_frame(
     out.frame_ms = started.elapsed().as_secs_f64() * 1000.0;
 }
 
+/// Ends the takeover this batch started when no input of it was sent: the
+/// act failed first. A takeover the person paused stays (Continue shows)
+/// until its idle end.
+async fn end_unused_takeover(engine: &Engine, d: &Driver<'_>, failure: Option<&Failure>) {
+    let paused = matches!(
+        failure.map(|f| &f.error),
+        Some(EngineError::UserTookOver { .. })
+    );
+    if failure.is_some() && !paused {
+        tracing::debug!(session = %d.session.id, "the first act failed: its takeover ended");
+        let _ = engine.takeover(d.session, false).await;
+    }
+}
+
 /// Starts the session's takeover when it is off (its first input): the
-/// indicator shows before anything is sent.
-async fn ensure_takeover(engine: &Engine, d: &Driver<'_>) -> Result<(), EngineError> {
+/// indicator shows before anything is sent. True when it started now; its
+/// idle time counts from now.
+async fn ensure_takeover(engine: &Engine, d: &Driver<'_>) -> Result<bool, EngineError> {
     if engine.takeover_state(d.session).on {
-        return Ok(());
+        return Ok(false);
     }
     if d.http.is_none() {
         return Err(EngineError::NotGranted {
@@ -249,7 +275,10 @@ async fn ensure_takeover(engine: &Engine, d: &Driver<'_>) -> Result<(), EngineEr
     }
     let s = engine.takeover(d.session, true).await?;
     if s.on {
-        Ok(())
+        if let Some(hs) = d.http {
+            hs.touched_input(engine);
+        }
+        Ok(true)
     } else {
         // Refused without an error: say why (no indicator, no watcher).
         Err(EngineError::NotGranted {
@@ -301,7 +330,7 @@ async fn run_step(
             _ => engine.act(d.session, op, action).await,
         };
         if let Some(hs) = d.http.filter(|_| !step.is_read()) {
-            hs.touched_input();
+            hs.touched_input(engine);
         }
         result?;
     }

@@ -16,6 +16,7 @@ fn details(e: &EngineError) -> Value {
             json!({ "capability": capability, "needed": needed })
         }
         EngineError::NotSupported { feature } => json!({ "feature": feature }),
+        EngineError::Busy(holder) => holder.details(),
         EngineError::UserTookOver { effect, reason, .. } => {
             json!({ "effect": effect, "paused_reason": reason.as_str() })
         }

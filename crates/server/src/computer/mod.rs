@@ -22,7 +22,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::DefaultBodyLimit;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
@@ -32,6 +32,7 @@ use deskhand_protocol::messages::ImageFormat;
 use serde_json::{Value, json};
 
 use crate::AppState;
+use crate::mcp::TokenIndex;
 pub(crate) use session::Sessions;
 use session::{HttpSession, SessionRefusal};
 
@@ -65,7 +66,7 @@ pub(crate) struct Call {
 /// session. Nothing is sent to the desktop before this passed.
 pub(crate) fn begin(
     state: &Arc<AppState>,
-    (headers, query): (&HeaderMap, &HashMap<String, String>),
+    (headers, query, token): (&HeaderMap, &HashMap<String, String>, TokenIndex),
     body: &Bytes,
     vendor: VendorCap,
     select: DisplaySelect,
@@ -96,7 +97,7 @@ pub(crate) fn begin(
         )))
     })?;
     let spec = frame_spec(query, vendor, select).map_err(|e| Box::new(errors::bad_request(&e)))?;
-    let hs = session(state, headers)?;
+    let hs = session(state, headers, token)?;
     Ok(Call { hs, body, spec })
 }
 
@@ -118,23 +119,25 @@ pub(crate) fn required_id(
         })
 }
 
-/// The session the header names, or a new one.
+/// The session the header names (only one `token` made), or a new one.
 pub(crate) fn session(
     state: &Arc<AppState>,
     headers: &HeaderMap,
+    token: TokenIndex,
 ) -> Result<Arc<HttpSession>, Box<Response>> {
     let named = match headers.get(session::HEADER) {
         None => None,
         Some(v) => Some(v.to_str().map_err(|_| Box::new(unknown_session()))?),
     };
-    match state.computer.resolve(state, named) {
+    match state.computer.resolve(state, token.0, named) {
         Ok((hs, _)) => Ok(hs),
         Err(SessionRefusal::Unknown) => Err(unknown_session().into()),
         Err(SessionRefusal::TooMany) => Err((
             StatusCode::SERVICE_UNAVAILABLE,
             axum::Json(json!({"error": {
                 "code": "busy",
-                "message": "too many HTTP sessions are open; reuse yours",
+                "message": "too many HTTP sessions are open: reuse yours (send back \
+                            its X-Deskhand-Session) or end one (DELETE /v1/computer/session)",
             }})),
         )
             .into_response()
@@ -143,10 +146,15 @@ pub(crate) fn session(
 }
 
 /// `DELETE /v1/computer/session`: ends the session the header names (its
-/// takeover ends, what it holds is released); 204, or 400 when unknown.
-async fn end_session(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+/// takeover ends, what it holds is released); 204, or 400 when unknown
+/// (another token's session is unknown to this one).
+async fn end_session(
+    State(state): State<Arc<AppState>>,
+    Extension(token): Extension<TokenIndex>,
+    headers: HeaderMap,
+) -> Response {
     let id = headers.get(session::HEADER).and_then(|v| v.to_str().ok());
-    match id.and_then(|id| state.computer.remove(id)) {
+    match id.and_then(|id| state.computer.remove(id, token.0)) {
         Some(hs) => {
             state.engine.close_session(&hs.session).await;
             StatusCode::NO_CONTENT.into_response()

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Query, State};
+use axum::extract::{Extension, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use deskhand_engine::approval::SafetyCheck;
@@ -23,6 +23,7 @@ use super::batch::{self, Image, Outcome};
 use super::errors::error_json;
 use super::step::{self, Step, Xy};
 use crate::AppState;
+use crate::mcp::TokenIndex;
 
 /// Pixels of scroll per wheel step: a pixel delta becomes
 /// `round(|delta| / 100)` steps, at least one for any non-zero delta.
@@ -38,12 +39,13 @@ const MAX_ACTIONS: usize = 100;
 pub(crate) async fn handle(
     State(state): State<Arc<AppState>>,
     Query(query): Query<HashMap<String, String>>,
+    Extension(token): Extension<TokenIndex>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     let call = match super::begin(
         &state,
-        (&headers, &query),
+        (&headers, &query, token),
         &body,
         VendorCap::OpenAi,
         DisplaySelect::All,

@@ -1,7 +1,10 @@
 //! Sessions over HTTP: a client names its session with the
 //! `X-Deskhand-Session` header (created and returned when absent). A
-//! session keeps the last frame it was sent, and its takeover, which its
-//! first input action starts and which ends after an idle time without
+//! session answers only the token that made it (another token's id is
+//! unknown to it), and a token that opened its share of sessions makes
+//! room among its own, never another's. A session keeps the last frame
+//! it was sent, and its takeover, which its first input action starts and
+//! which ends after an idle time counted from its start and from every
 //! input; a session not used for longer is closed.
 
 use std::collections::HashMap;
@@ -17,8 +20,11 @@ use crate::AppState;
 /// The request and response header naming the session.
 pub(crate) const HEADER: &str = "x-deskhand-session";
 
-/// Most HTTP sessions at once.
-const MAX_SESSIONS: usize = 64;
+/// Most HTTP sessions of one token at once.
+const MAX_PER_TOKEN: usize = 64;
+
+/// Most HTTP sessions at once, all tokens together.
+const MAX_SESSIONS: usize = 256;
 
 /// Longest session id accepted in the header.
 const MAX_ID_LEN: usize = 80;
@@ -27,6 +33,10 @@ const MAX_ID_LEN: usize = 80;
 pub(crate) struct HttpSession {
     /// The engine's session.
     pub session: Session,
+    /// The token (its index in the server's list) that made it.
+    token: usize,
+    /// How long its takeover lasts without input.
+    takeover_idle: Duration,
     /// The last frame this session was sent; the lock also runs one
     /// request of the session at a time.
     pub frame: tokio::sync::Mutex<Option<Arc<FramePlan>>>,
@@ -37,9 +47,12 @@ pub(crate) struct HttpSession {
 }
 
 impl HttpSession {
-    /// Notes input sent now (the takeover's idle time starts again).
-    pub fn touched_input(&self) {
+    /// Notes input sent now, or the takeover started now: its idle time
+    /// starts again (and `BUSY` tells others when it ends).
+    pub fn touched_input(&self, engine: &Engine) {
         *lock(&self.last_input) = Some(Instant::now());
+        let until = std::time::SystemTime::now() + self.takeover_idle;
+        engine.set_takeover_until(&self.session, Some(until));
     }
 }
 
@@ -71,29 +84,38 @@ impl Sessions {
         }
     }
 
-    /// The session `header` names, or a new one when it is absent (the
-    /// bool says whether it was created).
+    /// The session `header` names, when `token` made it, or a new one
+    /// of `token` when the header is absent (the bool says whether it was
+    /// created).
     pub fn resolve(
         &self,
         state: &Arc<AppState>,
+        token: usize,
         header: Option<&str>,
     ) -> Result<(Arc<HttpSession>, bool), SessionRefusal> {
         if let Some(id) = header {
             let found = (id.len() <= MAX_ID_LEN)
-                .then(|| lock(&self.map).get(id).cloned())
+                .then(|| {
+                    lock(&self.map)
+                        .get(id)
+                        .filter(|s| s.token == token)
+                        .cloned()
+                })
                 .flatten();
             let s = found.ok_or(SessionRefusal::Unknown)?;
             *lock(&s.last_seen) = Instant::now();
             return Ok((s, false));
         }
         let mut map = lock(&self.map);
-        if map.len() >= MAX_SESSIONS {
+        let own = map.values().filter(|s| s.token == token).count();
+        if own >= MAX_PER_TOKEN {
             // A client that never sends the header back should not lock
-            // others out: the least recently used session without a
-            // takeover makes room.
+            // itself out: its least recently used session without a
+            // takeover makes room. Another token's sessions are not its
+            // to end.
             let idle = map
                 .iter()
-                .filter(|(_, s)| !state.engine.takeover_state(&s.session).on)
+                .filter(|(_, s)| s.token == token && !state.engine.takeover_state(&s.session).on)
                 .min_by_key(|(_, s)| *lock(&s.last_seen))
                 .map(|(id, _)| id.clone());
             let old = idle
@@ -101,10 +123,14 @@ impl Sessions {
                 .ok_or(SessionRefusal::TooMany)?;
             let engine = state.engine.clone();
             tokio::spawn(async move { engine.close_session(&old.session).await });
+        } else if map.len() >= MAX_SESSIONS {
+            return Err(SessionRefusal::TooMany);
         }
         let session = state.engine.open_session("http");
         let s = Arc::new(HttpSession {
             session,
+            token,
+            takeover_idle: state.config.takeover_idle,
             frame: tokio::sync::Mutex::new(None),
             last_input: Mutex::new(None),
             last_seen: Mutex::new(Instant::now()),
@@ -115,9 +141,14 @@ impl Sessions {
         Ok((s, true))
     }
 
-    /// Removes the session `id` names, if any (it is then closed).
-    pub fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
-        lock(&self.map).remove(id)
+    /// Removes the session `id` names, when `token` made it (it is then
+    /// closed).
+    pub fn remove(&self, id: &str, token: usize) -> Option<Arc<HttpSession>> {
+        let mut map = lock(&self.map);
+        if map.get(id)?.token != token {
+            return None;
+        }
+        map.remove(id)
     }
 
     /// Starts the task that ends idle takeovers and closes idle sessions.

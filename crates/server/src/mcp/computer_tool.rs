@@ -224,9 +224,9 @@ fn frame_info(shot: &FrameShot, note: Option<&str>) -> ComputerFrame {
 /// written into as it leaves (`images.rs`), on stdio the data itself.
 fn image_block(call: &Call<'_>, shot: FrameShot) -> ContentBlock {
     let mime = shot.format.mime_type();
-    let data = match call.caller {
+    let data = match &call.caller {
         Caller::Stdio => shot.bytes.base64_pieces().concat(),
-        Caller::Token(_) => super::images::slot_for(shot.bytes),
+        Caller::Token(_) | Caller::Connection(..) => super::images::slot_for(shot.bytes),
     };
     ContentBlock::image(data, mime)
 }

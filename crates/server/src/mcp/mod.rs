@@ -113,7 +113,8 @@ impl McpServer {
 }
 
 /// Who sent the request, and whether its connection keeps a session of
-/// its own (stdio, or HTTP with `Mcp-Session-Id`) or is stateless.
+/// its own (stdio, or HTTP with `Mcp-Session-Id`, each such HTTP session a
+/// client of its own) or is stateless.
 fn caller_of(ctx: &RequestContext<RoleServer>) -> (Caller, bool) {
     match ctx.extensions.get::<axum::http::request::Parts>() {
         None => (Caller::Stdio, true),
@@ -122,10 +123,14 @@ fn caller_of(ctx: &RequestContext<RoleServer>) -> (Caller, bool) {
                 .extensions
                 .get::<TokenIndex>()
                 .map_or(usize::MAX, |t| t.0);
-            (
-                Caller::Token(token),
-                parts.headers.contains_key("mcp-session-id"),
-            )
+            let mcp_session = parts
+                .headers
+                .get(owners::SESSION_HEADER)
+                .and_then(|v| v.to_str().ok());
+            match mcp_session {
+                Some(id) => (Caller::Connection(token, Arc::from(id)), true),
+                None => (Caller::Token(token), false),
+            }
         }
     }
 }
@@ -151,28 +156,44 @@ impl Call<'_> {
         &self.server.shared().sessions
     }
 
-    /// The session `asked` names, else the connection's own, else (for
-    /// stateless requests) the caller's latest; a new headless one when
-    /// there is none.
+    /// The session `asked` names (one of this client's), else the
+    /// connection's own, else a new headless one. A stateless request's new
+    /// session lasts only for the request: it inherits no other session.
     async fn session(&self, asked: Option<&str>) -> Result<DriverSession, Fail> {
-        if let Some(id) = asked {
-            return self.sessions().get(id, self.caller).ok_or_else(|| {
+        self.resolve(asked, false)
+    }
+
+    /// [`Call::session`] for `start_session`: a stateless request's new
+    /// session is kept, for later requests to name by its `session_id`.
+    fn session_to_keep(&self, asked: Option<&str>) -> Result<DriverSession, Fail> {
+        self.resolve(asked, true)
+    }
+
+    fn resolve(&self, asked: Option<&str>, keep: bool) -> Result<DriverSession, Fail> {
+        let found = match asked {
+            Some(id) => Some(self.sessions().get(id, &self.caller).ok_or_else(|| {
                 Fail::new(
                     deskhand_protocol::ErrorCode::SessionNotFound,
                     "no live session of this client has that session_id",
                 )
-            });
-        }
-        let bound = self.bound();
-        if let Some(s) = bound.and_then(|id| self.sessions().get(&id, self.caller)) {
-            return Ok(s);
-        }
-        if !self.keeps_session
-            && let Some(s) = self.sessions().latest(self.caller)
-        {
-            return Ok(s);
-        }
-        Ok(self.new_session())
+            })?),
+            None => self
+                .bound()
+                .and_then(|id| self.sessions().get(&id, &self.caller)),
+        };
+        let s = match found {
+            Some(s) => s,
+            None => self.new_session(self.keeps_session || !keep)?,
+        };
+        self.note_takeover_end(&s);
+        Ok(s)
+    }
+
+    /// Tells the engine when `s`'s takeover ends unless it calls again
+    /// (for the `BUSY` others get).
+    fn note_takeover_end(&self, s: &DriverSession) {
+        self.engine()
+            .set_takeover_until(&s.engine, s.takeover_until());
     }
 
     fn bound(&self) -> Option<String> {
@@ -185,12 +206,13 @@ impl Call<'_> {
     }
 
     /// A new headless session with the consent's apps; bound to the
-    /// connection when it keeps one.
-    fn new_session(&self) -> DriverSession {
+    /// connection (and ended with it) when `bind`. Refused when this
+    /// client's token or the daemon keeps as many sessions as they may.
+    fn new_session(&self, bind: bool) -> Result<DriverSession, Fail> {
         let engine = self.engine();
         let session = DriverSession {
             engine: engine.open_session("mcp"),
-            caller: self.caller,
+            caller: self.caller.clone(),
             apps: engine.consent().apps.clone(),
             input: contract::InputMode::Headless,
             clipboard_read: false,
@@ -199,7 +221,21 @@ impl Call<'_> {
             last_used: Instant::now(),
             frame: Default::default(),
         };
-        if self.keeps_session {
+        if !self.sessions().insert_new(session.clone()) {
+            let engine = engine.clone();
+            let closing = session.engine.clone();
+            tokio::spawn(async move { engine.close_session(&closing).await });
+            return Err(Fail::new(
+                deskhand_protocol::ErrorCode::Busy,
+                format!(
+                    "too many MCP sessions are open (at most {} per token, {} in all): \
+                     end yours with end_session, or wait until idle ones are closed",
+                    sessions::MAX_PER_TOKEN,
+                    sessions::MAX_SESSIONS
+                ),
+            ));
+        }
+        if bind {
             *self
                 .server
                 .conn
@@ -207,8 +243,7 @@ impl Call<'_> {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner()) = Some(session.engine.id.clone());
         }
-        self.sessions().put(session.clone());
-        session
+        Ok(session)
     }
 
     /// A session that may act: its lease has not ended.
@@ -387,13 +422,11 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// How long rmcp keeps an idle HTTP session: at least as long as any lease
-/// (a session outlives its lease only to answer `consent_expired`).
-const HTTP_SESSION_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(8 * 24 * 3600);
-
 /// The Streamable HTTP service at `/mcp`. rmcp's own checks are set
 /// explicitly: Host only loopback with our port (its default takes any
-/// port), Origin checked (its default checks none), our body limit.
+/// port), Origin checked (its default checks none), our body limit. An
+/// HTTP session unused for the configured time is closed (its driver
+/// session with it), and how many may be open is bounded (`owners.rs`).
 pub(crate) fn http_service(state: &crate::AppState) -> axum::Router {
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
@@ -410,14 +443,22 @@ pub(crate) fn http_service(state: &crate::AppState) -> axum::Router {
         .with_json_response(true)
         .with_max_request_body_bytes(state.config.max_message_bytes);
     let mut sessions = LocalSessionManager::default();
-    sessions.session_config.keep_alive = Some(HTTP_SESSION_KEEP_ALIVE);
+    sessions.session_config.keep_alive = Some(state.config.mcp_session_idle);
+    let sessions = Arc::new(sessions);
     let shared = state.mcp.clone();
     let service = StreamableHttpService::new(
         move || Ok(McpServer::new(shared.clone())),
-        Arc::new(sessions),
+        sessions.clone(),
         config,
     );
-    let owners = Arc::new(owners::Owners::default());
+    let owners = Arc::new(owners::Owners::new(
+        sessions,
+        owners::Limits {
+            per_token: state.config.mcp_sessions_per_token,
+            total: state.config.mcp_sessions_max,
+            max_body: state.config.max_message_bytes,
+        },
+    ));
     axum::Router::new()
         .fallback_service(service)
         .layer(axum::middleware::from_fn(images::fill))

@@ -59,9 +59,11 @@ pub fn image_parts(call: &Call<'_>, shot: Screenshot) -> (ImageInfo, ContentBloc
     let r = shot.rect;
     let mime = shot.format.mime_type();
     let bytes = shot.bytes.len() as u64;
-    let data: String = match call.caller {
+    let data: String = match &call.caller {
         super::Caller::Stdio => shot.bytes.base64_pieces().concat(),
-        super::Caller::Token(_) => super::images::slot_for(shot.bytes),
+        super::Caller::Token(_) | super::Caller::Connection(..) => {
+            super::images::slot_for(shot.bytes)
+        }
     };
     let info = ImageInfo {
         mime_type: mime.to_owned(),

@@ -57,7 +57,7 @@ pub async fn start(
     {
         return Err(Fail::invalid("apps must list app names, or \"*\""));
     }
-    let mut s = call.session(args.session_id.as_deref()).await?;
+    let mut s = call.session_to_keep(args.session_id.as_deref())?;
     let engine = call.engine();
     let consent = engine.consent();
     let wants = args.input.unwrap_or(InputMode::Headless);
@@ -95,6 +95,7 @@ pub async fn start(
     };
 
     let input_granted = consent.input || grant.as_ref().is_some_and(|g| g.takeover);
+    let mut busy = None;
     s.takeover_refused = None;
     s.input = InputMode::Headless;
     if wants == InputMode::Takeover && !input_granted {
@@ -105,7 +106,10 @@ pub async fn start(
         match engine.takeover(&s.engine, true).await {
             Ok(t) if t.on => s.input = InputMode::Takeover,
             Ok(t) => s.takeover_refused = t.reason.or(Some("not_granted".into())),
-            Err(EngineError::Busy) => s.takeover_refused = Some("busy".into()),
+            Err(EngineError::Busy(holder)) => {
+                s.takeover_refused = Some("busy".into());
+                busy = Some(EngineError::Busy(holder));
+            }
             // Revoked by the host: the person's grant no longer holds.
             Err(EngineError::NotGranted { .. }) => {
                 refused.push("takeover".into());
@@ -117,7 +121,16 @@ pub async fn start(
         let _ = engine.takeover(&s.engine, false).await;
     }
     call.sessions().put(s.clone());
+    call.note_takeover_end(&s);
     let state = state_of(&s, &engine.takeover_state(&s.engine));
+    if let Some(e) = busy {
+        // Which client holds the desktop and until when; the session is
+        // kept, headless, for a later start_session to try again.
+        let mut fail = Fail::from(e);
+        fail.0.session_id = Some(state.session_id.clone());
+        fail.0.reason = Some("busy".into());
+        return Err(fail);
+    }
     if !refused.is_empty() {
         let mut fail = Fail::new(
             ErrorCode::CapabilityNotConsented,

@@ -1,23 +1,42 @@
 //! The driver sessions of MCP clients: each one's grants (apps, takeover,
-//! clipboard reading), its lease and the client (token) it belongs to.
+//! clipboard reading), its lease and the client it belongs to. Each MCP
+//! HTTP session (`Mcp-Session-Id`) is a client of its own, so every
+//! `deskhand mcp` relay is one even though they share the person's token.
 //! A session is bound to the connection that started it (stdio, or an
-//! HTTP `Mcp-Session-Id`); stateless HTTP requests name it with
-//! `session_id`, or fall back to the last session their token started.
+//! HTTP `Mcp-Session-Id`) and answers only its client; stateless HTTP
+//! requests name theirs with `session_id` and never inherit another
+//! client's session (or the person's grant to it). How many a token and
+//! the daemon keep is bounded.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use deskhand_engine::{AppScope, Engine, Session};
 use deskhand_protocol::mcp::InputMode;
 
-/// Who is calling: which token (or stdio) the request came with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Who is calling: stdio, or which token and MCP HTTP session the
+/// request came with.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Caller {
     /// The process's own stdio: whoever started `deskhand mcp`.
     Stdio,
-    /// An HTTP request with the token at this index of the server's list.
+    /// A stateless HTTP request with the token at this index of the
+    /// server's list: its sessions are named by their `session_id` alone.
     Token(usize),
+    /// An HTTP request in an MCP session (`Mcp-Session-Id`, the second
+    /// field) with the token at this index: a client of its own.
+    Connection(usize, Arc<str>),
+}
+
+impl Caller {
+    /// The token's index, for HTTP callers.
+    pub fn token(&self) -> Option<usize> {
+        match self {
+            Self::Stdio => None,
+            Self::Token(t) | Self::Connection(t, _) => Some(*t),
+        }
+    }
 }
 
 /// One driver session.
@@ -55,7 +74,21 @@ impl DriverSession {
     pub fn idle_for(&self) -> Duration {
         match self.caller {
             Caller::Stdio => Duration::ZERO,
-            Caller::Token(_) => self.last_used.elapsed(),
+            Caller::Token(_) | Caller::Connection(..) => self.last_used.elapsed(),
+        }
+    }
+
+    /// When its takeover ends unless it calls again: the lease's end, or
+    /// [`TAKEOVER_IDLE`] after its last call over HTTP.
+    pub fn takeover_until(&self) -> Option<SystemTime> {
+        let wall = |t: Instant| SystemTime::now() + t.saturating_duration_since(Instant::now());
+        let idle = match self.caller {
+            Caller::Stdio => None,
+            _ => Some(wall(self.last_used + TAKEOVER_IDLE)),
+        };
+        match (self.expires.map(wall), idle) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -70,10 +103,13 @@ impl DriverSession {
 #[derive(Default)]
 pub struct Sessions {
     map: Mutex<HashMap<String, DriverSession>>,
-    /// The last session each caller started, for requests that name none
-    /// and come on no connection of their own (stateless HTTP).
-    latest: Mutex<HashMap<Caller, String>>,
 }
+
+/// Most driver sessions one token keeps at once (stateless clients' and
+/// those of its MCP HTTP sessions together).
+pub const MAX_PER_TOKEN: usize = 256;
+/// Most driver sessions at once.
+pub const MAX_SESSIONS: usize = 1024;
 
 /// Sessions idle this long are ended (stateless clients that went away
 /// without `end_session`).
@@ -88,36 +124,46 @@ impl Sessions {
     }
 
     /// The session `id`, when it exists and belongs to `caller`; touched.
-    pub fn get(&self, id: &str, caller: Caller) -> Option<DriverSession> {
+    pub fn get(&self, id: &str, caller: &Caller) -> Option<DriverSession> {
         let mut map = self.lock();
-        let s = map.get_mut(id).filter(|s| s.caller == caller)?;
+        let s = map.get_mut(id).filter(|s| s.caller == *caller)?;
         s.last_used = Instant::now();
         Some(s.clone())
     }
 
-    /// The last session `caller` started, if it still lives.
-    pub fn latest(&self, caller: Caller) -> Option<DriverSession> {
-        let id = self
-            .latest
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&caller)
-            .cloned()?;
-        self.get(&id, caller)
-    }
-
-    /// Stores `session` (new or changed) as `caller`'s latest.
+    /// Stores a changed session (one that is still there).
     pub fn put(&self, session: DriverSession) {
-        self.latest
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(session.caller, session.engine.id.clone());
-        self.lock().insert(session.engine.id.clone(), session);
+        let mut map = self.lock();
+        if let Some(s) = map.get_mut(&session.engine.id) {
+            *s = session;
+        }
     }
 
-    /// Removes `id`; returns it when it existed.
+    /// Stores a new session, unless its token or the daemon keeps as many
+    /// as they may (false then).
+    pub fn insert_new(&self, session: DriverSession) -> bool {
+        let mut map = self.lock();
+        let token = session.caller.token();
+        let own = map
+            .values()
+            .filter(|s| token.is_some() && s.caller.token() == token)
+            .count();
+        if map.len() >= MAX_SESSIONS || own >= MAX_PER_TOKEN {
+            return false;
+        }
+        map.insert(session.engine.id.clone(), session);
+        true
+    }
+
+    /// Removes `id`; returns it when it existed. The map gives its room
+    /// back once it is mostly empty.
     pub fn remove(&self, id: &str) -> Option<DriverSession> {
-        self.lock().remove(id)
+        let mut map = self.lock();
+        let removed = map.remove(id);
+        if map.capacity() > 4 * map.len() + 64 {
+            map.shrink_to_fit();
+        }
+        removed
     }
 
     /// Sessions whose lease ended or that sat idle past [`IDLE_END`].
@@ -155,4 +201,50 @@ pub fn start_reaper(sessions: Arc<Sessions>, engine: Arc<Engine>) {
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(id: &str, caller: Caller) -> DriverSession {
+        DriverSession {
+            engine: Session {
+                id: id.to_owned(),
+                protocol: "mcp",
+            },
+            caller,
+            apps: AppScope::All,
+            input: InputMode::Headless,
+            clipboard_read: false,
+            expires: None,
+            takeover_refused: None,
+            last_used: Instant::now(),
+            frame: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_session_answers_only_its_client_and_a_token_has_a_cap() {
+        let sessions = Sessions::default();
+        let relay_a = Caller::Connection(0, Arc::from("a"));
+        let relay_b = Caller::Connection(0, Arc::from("b"));
+        assert!(sessions.insert_new(session("mcp-1", relay_a.clone())));
+        assert!(sessions.get("mcp-1", &relay_a).is_some());
+        assert!(
+            sessions.get("mcp-1", &relay_b).is_none(),
+            "same token, other client"
+        );
+        assert!(
+            sessions.get("mcp-1", &Caller::Token(0)).is_none(),
+            "stateless"
+        );
+        for i in 1..MAX_PER_TOKEN {
+            assert!(sessions.insert_new(session(&format!("mcp-t{i}"), Caller::Token(0))));
+        }
+        assert!(!sessions.insert_new(session("mcp-over", Caller::Token(0))));
+        assert!(sessions.insert_new(session("mcp-other", Caller::Token(1))));
+        assert!(sessions.remove("mcp-1").is_some());
+        assert!(sessions.insert_new(session("mcp-again", relay_b)));
+    }
 }

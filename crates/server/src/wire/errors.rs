@@ -26,6 +26,7 @@ pub(super) fn details(e: &EngineError) -> Value {
         }
         EngineError::NotSupported { feature } => json!({ "feature": feature }),
         EngineError::FrameDisturbed { what } => json!({ "frame": what }),
+        EngineError::Busy(holder) => holder.details(),
         EngineError::Backend(BackendError::InvalidTarget(_)) => json!({ "field": "target" }),
         EngineError::Backend(BackendError::Untypable {
             index, character, ..

@@ -334,6 +334,12 @@ impl Connection {
             let Some((id, reply)) = self.handle_watching(text.as_str()).await else {
                 return Ending::Gone;
             };
+            // A takeover of this connection ends with it, when it idles.
+            let left = idle_at.saturating_duration_since(tokio::time::Instant::now());
+            self.handler.state.engine.set_takeover_until(
+                &self.handler.session,
+                Some(std::time::SystemTime::now() + left),
+            );
             let sent = match reply {
                 Reply::Message(kind, payload) => {
                     if kind == MessageType::TakeoverState {

@@ -13,6 +13,7 @@ mod mcp_client;
 mod mcp_computer;
 mod mcp_elements;
 mod port;
+mod sessions;
 mod takeover;
 mod vendors;
 mod windows_apps;
