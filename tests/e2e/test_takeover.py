@@ -6,7 +6,6 @@ pipe, and the kill switch. xdotool plays the person."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import threading
 import time
@@ -16,27 +15,10 @@ import pytest
 from daemon import Daemon, ErrorReply
 from imaging import decode_png
 from person import CONTINUE_Y, device_click
-from xhelpers import (REPO, App, XTerm, keys_down, pointer, pointer_buttons_down, poll,
-                      require, run, unique_title)
+from xhelpers import (REPO, App, XTerm, keys_down, map_state, overlay_window, pointer,
+                      pointer_buttons_down, poll, require, run, unique_title)
 
 FIXTURES = REPO / "tests" / "fixtures"
-
-
-def overlay_window(display: str) -> tuple[str, list[str]]:
-    """The overlay's window id and the ids of the windows stacked above it
-    (xwininfo lists the root's children top first)."""
-    out = run(display, "xwininfo", "-root", "-children")
-    children = [line.split()[0] for line in out.splitlines()
-                if re.match(r"\s+0x[0-9a-f]+ ", line)]
-    for i, line in enumerate(l for l in out.splitlines() if re.match(r"\s+0x[0-9a-f]+ ", l)):
-        if '"deskhand takeover"' in line:
-            return children[i], children[:i]
-    raise AssertionError(f"no overlay window among the root's children:\n{out}")
-
-
-def map_state(display: str, wid: str) -> str:
-    out = run(display, "xwininfo", "-id", wid)
-    return re.search(r"Map State: (\w+)", out).group(1)
 
 
 def pixel_of_import(display: str, x: int, y: int) -> tuple[int, int, int]:

@@ -93,6 +93,33 @@ def pointer(display: str) -> tuple[int, int]:
     return int(vals["X"]), int(vals["Y"])
 
 
+def overlay_window(display: str) -> tuple[str, list[str]]:
+    """The overlay's window id and the ids of the windows stacked above it
+    (xwininfo lists the root's children top first)."""
+    out = run(display, "xwininfo", "-root", "-children")
+    children = [line.split()[0] for line in out.splitlines()
+                if re.match(r"\s+0x[0-9a-f]+ ", line)]
+    for i, line in enumerate(l for l in out.splitlines() if re.match(r"\s+0x[0-9a-f]+ ", l)):
+        if '"deskhand takeover"' in line:
+            return children[i], children[:i]
+    raise AssertionError(f"no overlay window among the root's children:\n{out}")
+
+
+def map_state(display: str, wid: str) -> str:
+    out = run(display, "xwininfo", "-id", wid)
+    return re.search(r"Map State: (\w+)", out).group(1)
+
+
+def overlay_viewable(display: str) -> bool:
+    """Whether the takeover overlay's window is on screen (False when it is
+    unmapped or there is none)."""
+    try:
+        wid, _ = overlay_window(display)
+    except AssertionError:
+        return False
+    return map_state(display, wid) == "IsViewable"
+
+
 def primary_selection(display: str) -> str:
     env = dict(os.environ, DISPLAY=display)
     res = subprocess.run(

@@ -141,7 +141,10 @@ mod tests {
         assert!(text.contains("unless it acts again"), "{text}");
         let d = h.details();
         assert_eq!(d["holder"]["protocol"], "http");
-        assert!((29..=30).contains(&d["until_s"].as_u64().unwrap()), "{d}");
+        assert!(
+            (29..=30).contains(&d["until_s"].as_u64().expect("until_s")),
+            "{d}"
+        );
         let open = Holder { until: None, ..h };
         assert!(
             open.to_string()

@@ -9,6 +9,8 @@
 | oversized body | a body over the 1 MiB limit | 413, nothing typed | test_oversized_body_is_refused |
 | session from nowhere | an invented `X-Deskhand-Session` | 400, no session, nothing sent | test_an_invented_session_grants_nothing |
 | blind input | a click before any screenshot was returned | refused, the pointer does not move | test_input_before_any_frame_is_refused |
+| orphan takeover | a first click that is refused (no frame yet, or off the frame) | no takeover stays: the overlay is unmapped, another client takes over at once | test_a_refused_first_click_leaves_no_frame_on_screen |
+| token swap | another token's `X-Deskhand-Session`, and its `DELETE` | 400, nothing sent, the owner's takeover and session stay | test_another_tokens_session_is_refused_and_its_delete_ends_nothing |
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import json
 import pytest
 
 from computer_http import Computer, request
-from xhelpers import pointer
+from daemon import Client
+from xhelpers import overlay_viewable, pointer, poll
 
 ROUTES = [("POST", "/v1/actions"), ("POST", "/v1/computer/anthropic"),
           ("POST", "/v1/computer/openai"), ("GET", "/v1/computer/anthropic/tool")]
@@ -92,3 +95,54 @@ def test_input_before_any_frame_is_refused(daemon):
         assert pointer(daemon.display) == before
     finally:
         fresh.end()
+
+
+def test_a_refused_first_click_leaves_no_frame_on_screen(daemon):
+    """A session's first click refused (no frame yet; then off the frame)
+    leaves no takeover behind: no red frame, and another client is not
+    told BUSY."""
+    c = Computer(daemon)
+    try:
+        before = pointer(daemon.display)
+        r = c.actions([{"action_type": "left_click", "x": 5, "y": 5}])
+        assert r["error"]["failed_action_index"] == 0, r
+        assert not overlay_viewable(daemon.display), "no frame stays for a refused click"
+        c.actions([{"action_type": "screenshot"}])
+        r = c.actions([{"action_type": "left_click", "x": 99999, "y": 5}])
+        assert r["error"]["code"] == "desktop_coordinate_out_of_bounds", r
+        assert not overlay_viewable(daemon.display)
+        assert pointer(daemon.display) == before, "nothing was sent"
+        other = Client(daemon.ws_url, daemon.token, takeover=False)
+        try:
+            reply = other.request("TAKEOVER_REQUEST", {"on": True})
+            assert reply["type"] == "TAKEOVER_STATE" and reply["payload"]["on"] is True, reply
+            poll(lambda: overlay_viewable(daemon.display), timeout=5, what="the other's frame")
+        finally:
+            other.close()
+        poll(lambda: not overlay_viewable(daemon.display), timeout=5, what="the frame gone")
+    finally:
+        c.end()
+
+
+def test_another_tokens_session_is_refused_and_its_delete_ends_nothing(two_clients):
+    d, other = two_clients
+    mine = Computer(d)
+    try:
+        mine.actions([{"action_type": "screenshot"}])
+        mine.actions([{"action_type": "mouse_move", "x": 40, "y": 40}])
+        assert pointer(d.display) == (40, 40)
+        assert overlay_viewable(d.display), "the owner's takeover shows"
+        theirs = {"Authorization": f"Bearer {other}", "Content-Type": "application/json",
+                  "X-Deskhand-Session": mine.session}
+        move = json.dumps([{"action_type": "mouse_move", "x": 90, "y": 90}]).encode()
+        a = request(d.port, "POST", "/v1/actions", move, theirs)
+        assert a.status == 400, (a.status, a.body[:200])
+        assert a.json()["error"]["details"]["field"] == "X-Deskhand-Session"
+        assert request(d.port, "DELETE", "/v1/computer/session", None, theirs).status == 400
+        assert pointer(d.display) == (40, 40), "nothing was sent for the other token"
+        assert overlay_viewable(d.display), "its DELETE ended nothing"
+        mine.actions([{"action_type": "mouse_move", "x": 50, "y": 50}])
+        assert pointer(d.display) == (50, 50), "the owner's session still drives"
+    finally:
+        mine.end()
+    poll(lambda: not overlay_viewable(d.display), timeout=5, what="the owner's frame gone")

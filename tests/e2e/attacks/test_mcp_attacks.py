@@ -1,11 +1,11 @@
 """Attacks on MCP over Streamable HTTP (`/mcp`): the same guard as `/v1/ws`
 (token, loopback Host with our port, no foreign Origin, `Origin: null`
-included), the body limit, and one client's session used by another."""
+included), the body limit, one client's session used by another, and
+sessions opened by the thousand."""
 
 from __future__ import annotations
 
 import json
-import os
 import select
 import socket
 
@@ -64,18 +64,6 @@ def test_an_oversized_body_is_refused(daemon):
         assert read_status(s) == 413
 
 
-@pytest.fixture(scope="module")
-def two_clients(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("tokens")
-    os.chmod(tmp, 0o700)
-    other = tmp / "other.token"
-    other.write_text(os.urandom(32).hex() + "\n")
-    os.chmod(other, 0o600)
-    d = Daemon("--virtual=1280x800", "--client-token-file", str(other))
-    yield d, other.read_text().strip()
-    d.terminate()
-
-
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_another_clients_session_id_is_refused(two_clients, mode):
     d, other = two_clients
@@ -114,3 +102,63 @@ def test_an_http_session_id_is_refused_with_another_clients_token(two_clients):
     headers = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"}
     assert post(d.port, {"Authorization": f"Bearer {other}", **headers}, listing) == 404
     assert post(d.port, {"Authorization": f"Bearer {d.token}", **headers}, listing) == 200
+
+
+def rss_kib(pid: int) -> int:
+    """The process's resident set, from /proc."""
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+
+def initialize(port: int, token: str) -> tuple[int, str | None, bytes]:
+    """A legacy initialize: the status, the Mcp-Session-Id and the body."""
+    body = INIT.encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall((f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                   f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+                   "Accept: application/json, text/event-stream\r\nConnection: close\r\n"
+                   f"Content-Length: {len(body)}\r\n\r\n").encode() + body)
+        raw = b""
+        while chunk := s.recv(65536):
+            raw += chunk
+    head, _, rest = raw.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    sid = next((line.split(":", 1)[1].strip() for line in lines[1:]
+                if line.lower().startswith("mcp-session-id:")), None)
+    return int(lines[0].split()[1]), sid, rest
+
+
+def test_three_thousand_sessions_are_refused_past_the_cap_and_memory_stays_bounded():
+    """3,000 initializes with one token: the token's 128 are opened, the
+    rest refused with a JSON-RPC error (503) that says why; the daemon's
+    memory stays bounded; ending them frees their places."""
+    d = Daemon("--virtual=800x600")
+    try:
+        pid = d.proc.pid
+        before = rss_kib(pid)
+        opened, refused = [], []
+        for _ in range(3000):
+            status, sid, body = initialize(d.port, d.token)
+            if status == 200:
+                assert sid, "an opened session has its id"
+                opened.append(sid)
+            else:
+                assert status == 503, (status, body[:200])
+                refused.append(json.loads(body))
+        after = rss_kib(pid)
+        assert len(opened) == 128, len(opened)
+        assert len(refused) == 3000 - 128
+        assert "too many MCP sessions" in refused[0]["error"]["message"], refused[0]
+        assert after - before < 40 * 1024, f"RSS grew {before} -> {after} KiB"
+        # Ending them frees their places.
+        for sid in opened:
+            with socket.create_connection(("127.0.0.1", d.port), timeout=10) as s:
+                s.sendall((f"DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:{d.port}\r\n"
+                           f"Authorization: Bearer {d.token}\r\nMcp-Session-Id: {sid}\r\n"
+                           "MCP-Protocol-Version: 2025-06-18\r\n"
+                           "Content-Length: 0\r\n\r\n").encode())
+                assert read_status(s) in (200, 202, 204)
+        status, sid, _ = initialize(d.port, d.token)
+        assert status == 200 and sid, status
+    finally:
+        assert d.terminate() == 0
