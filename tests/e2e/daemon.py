@@ -69,11 +69,14 @@ class Daemon:
         # and away from the person's keychain: no session bus unless a test
         # brings its own (test_keychain.py)
         isolated["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path={self.tmp}/no-session-bus"
+        # the environment of the person's session it runs in, for a second
+        # process in the same session
+        self.env = {**os.environ, **isolated, **(env or {})}
         self.proc = subprocess.Popen(
             self.argv, stdout=subprocess.PIPE, stderr=self._stderr,
             stdin=stdin if stdin is not None else (
                 subprocess.PIPE if control else subprocess.DEVNULL),
-            env={**os.environ, **isolated, **(env or {})},
+            env=self.env,
         )
         self._lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
@@ -108,8 +111,12 @@ class Daemon:
 
     def control(self, message: dict) -> None:
         """One JSON line on the control pipe (stdin), as the host sends it."""
+        self.control_line(json.dumps(message).encode())
+
+    def control_line(self, raw: bytes) -> None:
+        """One line of any bytes on the control pipe."""
         assert self.proc.stdin is not None, "start the Daemon with control=True"
-        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.write(raw + b"\n")
         self.proc.stdin.flush()
 
     def next_event(self, timeout: float = REQUEST_TIMEOUT,

@@ -62,6 +62,21 @@ class Stdio:
     def stderr(self) -> str:
         return self.stderr_path.read_text("utf-8", "replace") if self.stderr_path.exists() else ""
 
+    def pids(self) -> list[int]:
+        """pids of the running `deskhand mcp` of this Stdio (its own audit
+        log path is on its command line)."""
+        mine = str(self.audit_log).encode()
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                if mine in cmdline.split(b"\0"):
+                    found.append(int(entry))
+        return found
+
     def display(self) -> str:
         def found():
             m = re.search(r"x_display=(:\d+)", self.stderr())

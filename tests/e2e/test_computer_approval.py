@@ -75,6 +75,36 @@ def test_under_write_input_waits_for_the_control_pipe(asking, apps, tmp_path):
     computer.end()
 
 
+def test_a_garbage_control_line_is_skipped_and_the_next_answer_counts(asking, apps, tmp_path):
+    """Bytes that are not UTF-8, a line that is not JSON: each is answered
+    with an error event and logged by its length; the pipe reads on, and
+    the host's approve that follows runs the batch."""
+    computer = Computer(asking)
+    term = XTerm(asking.display, command=SHELL, cwd=str(tmp_path))
+    apps.append(term)
+    cx, cy = term.rect().center()
+    assert computer.actions([{"action_type": "screenshot"}])["status"] == "success"
+    approved = tmp_path / "approved-after-garbage.txt"
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(computer.actions, _typed_command(cx, cy, f"touch {approved}"))
+        ask = asking.next_event()
+        assert ask["event"] == "approval.request", ask
+        asking.control_line(b'\xff\xfe{"method": "approve", "secret-ish": "\xc3"}')
+        assert asking.next_event() == {"event": "error", "message": "not UTF-8"}
+        asking.control_line(b"{not json")
+        assert asking.next_event() == {"event": "error", "message": "not JSON"}
+        asking.control({"method": "approve", "params": {"id": ask["id"]}})
+        assert asking.next_event() == {"event": "ack", "method": "approve", "id": ask["id"],
+                                       "waiting": True}
+        r = pending.result(timeout=30)
+    assert r["status"] == "success", r.get("error")
+    poll(approved.exists, timeout=10, what=f"{approved} to be created")
+    log = asking.stderr_tail(200)
+    assert "a control line is not UTF-8: skipped it bytes=" in log, log
+    assert "secret-ish" not in log, "a skipped line's content is not logged"
+    computer.end()
+
+
 def test_a_terminal_on_stdin_answers_nothing(apps, tmp_path):
     """`deskhand serve` in a terminal an agent could type into: nobody is
     asked, so an input batch under `--approval write` is denied at once and

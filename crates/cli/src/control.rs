@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 use deskhand_engine::{ConsentAnswer, ConsentAsk, Engine, TakeoverEvent};
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
+
+use crate::lines::{self, Line};
 
 /// Writes one JSON line to stdout.
 pub fn emit(v: &Value) {
@@ -110,6 +111,7 @@ fn consent_answer(params: &Value) -> Result<(&str, ConsentAnswer), &'static str>
 /// Answers one control line.
 async fn handle(engine: &Engine, line: &str) -> Value {
     let Ok(msg) = serde_json::from_str::<Value>(line) else {
+        tracing::warn!(bytes = line.len(), "a control line is not JSON: skipped it");
         return json!({"event": "error", "message": "not JSON"});
     };
     match msg["method"].as_str() {
@@ -147,6 +149,29 @@ async fn handle(engine: &Engine, line: &str) -> Value {
     }
 }
 
+/// The longest control line: answers and ids are short.
+const MAX_CONTROL_LINE: usize = 64 << 10;
+
+/// Answers one line read from the pipe; a line that is not text (or too
+/// long) is skipped and logged by its length, never its content.
+async fn answer_line(engine: &Engine, line: Line) -> Option<Value> {
+    match line {
+        Line::Text(text) if text.trim().is_empty() => None,
+        Line::Text(text) => Some(handle(engine, &text).await),
+        Line::NotUtf8(bytes) => {
+            tracing::warn!(bytes, "a control line is not UTF-8: skipped it");
+            Some(json!({"event": "error", "message": "not UTF-8"}))
+        }
+        Line::TooLong => {
+            tracing::warn!(
+                max = MAX_CONTROL_LINE,
+                "a control line is too long: skipped it"
+            );
+            Some(json!({"event": "error", "message": "line too long"}))
+        }
+    }
+}
+
 /// Reads control lines from stdin until it closes.
 pub async fn read_commands(engine: Arc<Engine>) {
     if std::io::stdin().is_terminal() {
@@ -156,12 +181,19 @@ pub async fn read_commands(engine: Arc<Engine>) {
         return;
     }
     engine.set_person_present(true);
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        if line.trim().is_empty() {
-            continue;
+    let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
+    loop {
+        let line = match lines::next(&mut stdin, MAX_CONTROL_LINE).await {
+            Ok(Some(line)) => line,
+            Ok(None) => break,
+            Err(e) => {
+                tracing::warn!(error = %e, "reading the control pipe failed");
+                break;
+            }
+        };
+        if let Some(answer) = answer_line(&engine, line).await {
+            emit(&answer);
         }
-        emit(&handle(&engine, &line).await);
     }
     engine.set_person_present(false);
     tracing::info!("the control pipe closed: approval questions are denied from now on");

@@ -5,6 +5,7 @@ mod audit_cmd;
 mod bench;
 mod control;
 mod doctor;
+mod lines;
 mod mcp;
 mod mcp_relay;
 mod serve;

@@ -1,14 +1,18 @@
 //! `deskhand mcp`: MCP over stdio. When a deskhand daemon already serves
-//! the same display it relays to that daemon's `/mcp` (one desktop, one
-//! queue, one indicator); otherwise, or with `--standalone`, it opens an
-//! engine of its own. stdout carries only the protocol: logs go to stderr.
+//! the display it relays to that daemon's `/mcp` (one desktop, one queue,
+//! one indicator); an engine of its own opens only when asked
+//! (`--standalone`, `--virtual`) or when no daemon runs, and never on a
+//! display another engine drives. stdout carries only the protocol: logs
+//! go to stderr.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use anyhow::bail;
 use clap::Args;
 use tokio::signal::unix::{SignalKind, signal};
 
 use deskhand_host::desktop::{self, DesktopArgs};
+use deskhand_host::display_claim;
 use deskhand_host::endpoint::{self, Found};
 use deskhand_host::files;
 
@@ -19,7 +23,8 @@ use crate::mcp_relay::{self, Daemon};
 pub struct McpArgs {
     #[command(flatten)]
     desktop: DesktopArgs,
-    /// Open an engine of its own even when a daemon serves this display.
+    /// Open an engine of its own instead of relaying to a running daemon
+    /// (refused on a display a daemon serves).
     #[arg(long)]
     standalone: bool,
     /// The running daemon's connection file (default: the one `serve`
@@ -28,22 +33,84 @@ pub struct McpArgs {
     connection_file: Option<PathBuf>,
 }
 
-/// The daemon serving `display`, per its connection file.
-fn daemon_for(path: &std::path::Path, display: &str) -> Option<Daemon> {
+/// Where the MCP requests of this process go.
+#[derive(Debug, PartialEq, Eq)]
+enum Plan {
+    /// To the daemon of this connection file.
+    Relay(PathBuf),
+    /// To an engine of its own.
+    OwnEngine,
+}
+
+/// What is known when `deskhand mcp` starts.
+struct Situation<'a> {
+    /// `--standalone`: an engine of its own was asked for.
+    standalone: bool,
+    /// `--virtual`: a desktop of its own was asked for.
+    virtual_asked: bool,
+    /// The display named (`--display`, else `$DISPLAY`).
+    display: Option<&'a str>,
+    /// Who drives that display, per its lock.
+    holder: Option<display_claim::Holder>,
+    /// The connection file given (or the default one).
+    connection_file: &'a Path,
+    /// The pid of its live daemon and the display it serves, if one runs.
+    connection_daemon: Option<(u32, String)>,
+}
+
+/// Relay or an engine of its own: a named display goes to the daemon that
+/// serves it; no display goes to the daemon of the connection file; the
+/// own engine only when asked or when no daemon serves, and never on a
+/// display a daemon serves.
+fn plan(s: &Situation) -> anyhow::Result<Plan> {
+    if s.virtual_asked {
+        return Ok(Plan::OwnEngine);
+    }
+    let Some(display) = s.display else {
+        return Ok(match &s.connection_daemon {
+            Some(_) if !s.standalone => Plan::Relay(s.connection_file.to_owned()),
+            _ => Plan::OwnEngine,
+        });
+    };
+    let holder = s.holder.clone().or_else(|| match &s.connection_daemon {
+        Some((pid, served)) if served == display => Some(display_claim::Holder {
+            pid: Some(*pid),
+            connection_file: Some(s.connection_file.to_owned()),
+        }),
+        _ => None,
+    });
+    match holder {
+        Some(holder) if s.standalone => bail!("{}", holder.refusal(display)),
+        Some(display_claim::Holder {
+            connection_file: Some(file),
+            ..
+        }) => return Ok(Plan::Relay(file)),
+        Some(holder) => bail!("{}", holder.refusal(display)),
+        None => {}
+    }
+    if let Some((_, served)) = &s.connection_daemon {
+        tracing::info!(
+            served = served.as_str(),
+            "the running daemon serves another display"
+        );
+    }
+    Ok(Plan::OwnEngine)
+}
+
+/// The live daemon of the connection file at `path`.
+fn daemon_at(path: &Path) -> Option<(Daemon, String)> {
     let Found::Live(pid) = endpoint::inspect(path) else {
         return None;
     };
     let found = endpoint::read(path)?;
-    if found.display != display {
-        tracing::info!(pid, "the running daemon serves another display");
-        return None;
-    }
-    Some(Daemon {
+    let daemon = Daemon {
         authority: found.authority,
         token: std::sync::Arc::new(std::sync::Mutex::new(found.token)),
         pid,
         connection_file: path.to_owned(),
-    })
+        display: found.display.clone(),
+    };
+    Some((daemon, found.display))
 }
 
 pub async fn run(args: McpArgs) -> anyhow::Result<()> {
@@ -53,21 +120,37 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         .clone()
         .or_else(|| std::env::var("DISPLAY").ok())
         .filter(|s| !s.is_empty());
-    if !args.standalone && !desktop::wants_virtual(d.display.as_deref(), d.virtual_size.as_deref())
-    {
-        let path = args
-            .connection_file
-            .clone()
-            .unwrap_or_else(|| files::runtime_dir().join("endpoint.json"));
-        if let Some(daemon) = display.as_deref().and_then(|x| daemon_for(&path, x)) {
-            tracing::info!(pid = daemon.pid, endpoint = %daemon.authority, "relaying MCP to the running deskhand daemon");
-            return mcp_relay::run(daemon).await;
-        }
+    let connection_file = args
+        .connection_file
+        .clone()
+        .unwrap_or_else(|| files::runtime_dir().join("endpoint.json"));
+    let situation = Situation {
+        standalone: args.standalone,
+        virtual_asked: d.virtual_size.is_some(),
+        display: display.as_deref(),
+        holder: display.as_deref().and_then(display_claim::holder),
+        connection_file: &connection_file,
+        connection_daemon: daemon_at(&connection_file).map(|(d, shown)| (d.pid, shown)),
+    };
+    if let Plan::Relay(file) = plan(&situation)? {
+        let Some((daemon, _)) = daemon_at(&file) else {
+            bail!(
+                "the deskhand daemon of {} cannot be reached (its connection file is gone or names no running deskhand)",
+                file.display()
+            );
+        };
+        tracing::info!(pid = daemon.pid, endpoint = %daemon.authority, x_display = %daemon.display, "relaying MCP to the running deskhand daemon");
+        return mcp_relay::run(daemon).await;
     }
+    own_engine(&args.desktop).await
+}
+
+/// Serves MCP on stdio with an engine of its own.
+async fn own_engine(args: &DesktopArgs) -> anyhow::Result<()> {
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
-    let desktop = desktop::open(&args.desktop, None).await?;
-    tracing::info!(x_display = %desktop.x_display, "serving MCP on stdio with an engine of its own");
+    let desktop = desktop::open(args, None).await?;
+    tracing::info!(x_display = %desktop.x_display, is_virtual = desktop.virtual_desktop.is_some(), "serving MCP on stdio with an engine of its own");
     let shared = deskhand_server::mcp::McpShared::new(
         desktop.engine.clone(),
         deskhand_host::doctor::health_source(&desktop.x_display),
@@ -84,4 +167,78 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     }
     desktop.stop().await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use deskhand_host::display_claim::Holder;
+
+    fn situation<'a>(display: Option<&'a str>, served: Option<&str>) -> Situation<'a> {
+        Situation {
+            standalone: false,
+            virtual_asked: false,
+            display,
+            holder: None,
+            connection_file: Path::new("/run/endpoint.json"),
+            connection_daemon: served.map(|d| (5, d.to_owned())),
+        }
+    }
+
+    #[test]
+    fn no_display_relays_to_the_running_daemon() {
+        let relay = Plan::Relay("/run/endpoint.json".into());
+        assert_eq!(plan(&situation(None, Some(":99"))).expect("plan"), relay);
+        assert_eq!(plan(&situation(None, None)).expect("plan"), Plan::OwnEngine);
+        assert_eq!(
+            plan(&situation(Some(":99"), Some(":99"))).expect("plan"),
+            relay
+        );
+        assert_eq!(
+            plan(&situation(Some(":0"), Some(":99"))).expect("plan"),
+            Plan::OwnEngine,
+            "a daemon of another display does not serve this one"
+        );
+    }
+
+    #[test]
+    fn the_displays_holder_decides_before_the_connection_file() {
+        let mut s = situation(Some(":7"), None);
+        s.holder = Some(Holder {
+            pid: Some(9),
+            connection_file: Some("/elsewhere/endpoint.json".into()),
+        });
+        assert_eq!(
+            plan(&s).expect("plan"),
+            Plan::Relay("/elsewhere/endpoint.json".into())
+        );
+        s.holder = Some(Holder {
+            pid: Some(9),
+            connection_file: None,
+        });
+        let refused = plan(&s).expect_err("no port to relay to").to_string();
+        assert!(
+            refused.contains("pid 9") && refused.contains(":7"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn an_own_engine_only_when_asked_and_never_on_a_served_display() {
+        let mut s = situation(None, Some(":99"));
+        s.standalone = true;
+        assert_eq!(plan(&s).expect("plan"), Plan::OwnEngine);
+        let mut s = situation(Some(":99"), Some(":99"));
+        s.standalone = true;
+        let refused = plan(&s).expect_err("served").to_string();
+        assert!(
+            refused.contains("pid 5") && refused.contains("/run/endpoint.json"),
+            "{refused}"
+        );
+        s.display = Some(":0");
+        assert_eq!(plan(&s).expect("plan"), Plan::OwnEngine);
+        let mut s = situation(Some(":99"), Some(":99"));
+        s.virtual_asked = true;
+        assert_eq!(plan(&s).expect("plan"), Plan::OwnEngine, "a new display");
+    }
 }

@@ -176,6 +176,7 @@ impl Daemon {
             .map_err(io("reading the bound address"))?;
         let ready = ready_line(addr, &token, &kept_in, &desktop.x_display);
         files::write_private_atomic(&connection_file, format!("{ready}\n").as_bytes())?;
+        desktop.claim.serve_with(&connection_file)?;
         let mut config = ServerConfig::new(token);
         let token = PortToken {
             token: config.token.clone(),

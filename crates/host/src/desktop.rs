@@ -10,6 +10,7 @@ use deskhand_engine::approval::ApprovalMode;
 use deskhand_engine::settings::{DisplayChoice, Settings};
 use deskhand_engine::{AuditLog, ClipboardPolicy, Consent, Engine};
 
+use crate::display_claim::{self, DisplayClaim};
 use crate::error::{io, refuse};
 use crate::secrets::{self, Secret};
 use crate::{HostError, files, settings};
@@ -65,6 +66,8 @@ pub struct Desktop {
     pub x_display: String,
     /// The virtual desktop, when deskhand started it.
     pub virtual_desktop: Option<VirtualDesktop>,
+    /// This engine's lock on the display: no second engine drives it.
+    pub claim: DisplayClaim,
     /// The settings file and what the command line fixed.
     pub settings: SettingsFile,
     /// The settings it started with.
@@ -183,6 +186,7 @@ pub async fn open(
 ) -> Result<Desktop, HostError> {
     let (x_display, virtual_desktop) =
         open_display(args.display.clone(), args.virtual_size.as_deref())?;
+    let claim = display_claim::claim(&x_display)?;
     let (mut consent, fixed) = consent_and_fixed(args, listen, virtual_desktop.is_some())?;
     let settings_path = args.settings.clone().unwrap_or_else(settings::default_path);
     let started_with = settings::initial(&settings_path, &fixed)?;
@@ -196,10 +200,7 @@ pub async fn open(
 
     // Held input and remapped keycodes survive a crash: a copy of each
     // list per display.
-    let display_tag: String = x_display
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
+    let display_tag = display_claim::display_tag(&x_display);
     let state = files::state_dir();
     files::private_dir(&state)?;
     let hotkey = deskhand_backend_x11::KillSwitchHotkey::new(&started_with.kill_switch)?;
@@ -227,6 +228,7 @@ pub async fn open(
         engine,
         x_display,
         virtual_desktop,
+        claim,
         settings: SettingsFile {
             path: settings_path,
             fixed,

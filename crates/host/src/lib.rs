@@ -6,6 +6,7 @@
 pub mod audit_file;
 pub mod daemon;
 pub mod desktop;
+pub mod display_claim;
 pub mod doctor;
 pub mod endpoint;
 mod error;

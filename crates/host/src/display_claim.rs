@@ -1,0 +1,264 @@
+//! One engine per display. Every engine a host opens (`serve`, the tray
+//! app, `deskhand mcp` with an engine of its own) holds an exclusive lock
+//! on `display-<tag>.lock` in the runtime directory while it runs; a
+//! second engine on that display is refused, whatever connection file it
+//! names, so that it can neither lift the person's pause nor fight the
+//! first over the pointer. The lock goes with the process (also when it
+//! is killed); the file says who holds it: the pid and, for a daemon, its
+//! connection file, where `deskhand mcp` finds the port to relay to.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::HostError;
+use crate::error::{io, refuse};
+use crate::files;
+
+/// Who drives a display, as its lock file says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    /// Its pid, when the file names one.
+    pub pid: Option<u32>,
+    /// Its connection file, when it serves a port.
+    pub connection_file: Option<PathBuf>,
+}
+
+impl Holder {
+    /// Why a second engine on `display` is refused, naming the running one.
+    pub fn refusal(&self, display: &str) -> String {
+        let who = self.pid.map_or_else(
+            || "another deskhand".to_owned(),
+            |p| format!("deskhand (pid {p})"),
+        );
+        match &self.connection_file {
+            Some(file) => format!(
+                "{who} already serves display {display} (connection file {}); one display has \
+                 one engine: run `deskhand mcp` without --standalone to relay to it, or stop it first",
+                file.display()
+            ),
+            None => format!(
+                "{who} already drives display {display} with an engine of its own (deskhand mcp \
+                 --standalone); one display has one engine: stop it first"
+            ),
+        }
+    }
+}
+
+/// The lock of a display this process drives; released when dropped.
+#[derive(Debug)]
+pub struct DisplayClaim {
+    file: File,
+    display: String,
+}
+
+/// A file name for `x_display` (`:0` → `_0`): letters and digits kept.
+pub fn display_tag(x_display: &str) -> String {
+    x_display
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+/// The display without its screen number (`:0.0` and `:0` are one display).
+fn without_screen(x_display: &str) -> &str {
+    match x_display.rsplit_once('.') {
+        Some((display, screen))
+            if display.contains(':')
+                && !screen.is_empty()
+                && screen.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            display
+        }
+        _ => x_display,
+    }
+}
+
+fn lock_path(x_display: &str) -> PathBuf {
+    files::runtime_dir().join(format!(
+        "display-{}.lock",
+        display_tag(without_screen(x_display))
+    ))
+}
+
+/// `flock(2)` without waiting; whether the lock was taken.
+fn try_lock(file: &File, exclusive: bool) -> std::io::Result<bool> {
+    let op = if exclusive {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_SH
+    };
+    // SAFETY: flock only reads the descriptor, which `file` keeps open.
+    if unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) } == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(false)
+    } else {
+        Err(e)
+    }
+}
+
+/// What a lock file says: its holder's pid and connection file.
+fn parse_holder(text: &str) -> Option<Holder> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    Some(Holder {
+        pid: v["pid"].as_u64().and_then(|p| u32::try_from(p).ok()),
+        connection_file: v["connection_file"].as_str().map(PathBuf::from),
+    })
+}
+
+/// Who drives `x_display` now, if anyone (in this user's runtime
+/// directory).
+pub fn holder(x_display: &str) -> Option<Holder> {
+    holder_at(&lock_path(x_display))
+}
+
+fn holder_at(path: &Path) -> Option<Holder> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .ok()?;
+    if try_lock(&file, false).ok()? {
+        return None;
+    }
+    // The holder writes its record right after it took the lock.
+    for _ in 0..50 {
+        let mut text = String::new();
+        if file.rewind().is_ok()
+            && file.read_to_string(&mut text).is_ok()
+            && let Some(found) = parse_holder(&text)
+        {
+            return Some(found);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Some(Holder {
+        pid: None,
+        connection_file: None,
+    })
+}
+
+/// Takes `x_display` for this process's engine; refused, naming the
+/// holder, while another deskhand drives it.
+pub fn claim(x_display: &str) -> Result<DisplayClaim, HostError> {
+    claim_at(&lock_path(x_display), x_display)
+}
+
+fn claim_at(path: &Path, x_display: &str) -> Result<DisplayClaim, HostError> {
+    if let Some(dir) = path.parent() {
+        files::private_dir(dir)?;
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(io(format!("opening {}", path.display())))?;
+    // A reader's brief shared lock (`holder`) is waited out; a holder is not.
+    let mut tries = 0;
+    while !try_lock(&file, true).map_err(io(format!("locking {}", path.display())))? {
+        tries += 1;
+        match holder_at(path) {
+            Some(found) => refuse!("{}", found.refusal(x_display)),
+            None if tries < 20 => std::thread::sleep(Duration::from_millis(5)),
+            None => refuse!("display {x_display}'s lock {} stays taken", path.display()),
+        }
+    }
+    let claim = DisplayClaim {
+        file,
+        display: x_display.to_owned(),
+    };
+    claim.record(None)?;
+    Ok(claim)
+}
+
+impl DisplayClaim {
+    /// Says in the lock file that this engine serves a port, described by
+    /// `connection_file`.
+    pub fn serve_with(&self, connection_file: &Path) -> Result<(), HostError> {
+        self.record(Some(connection_file))
+    }
+
+    fn record(&self, connection_file: Option<&Path>) -> Result<(), HostError> {
+        let line = json!({
+            "pid": std::process::id(),
+            "display": self.display,
+            "connection_file": connection_file,
+        });
+        let mut file = &self.file;
+        file.set_len(0)
+            .and_then(|()| file.rewind())
+            .and_then(|()| file.write_all(format!("{line}\n").as_bytes()))
+            .map_err(io("writing the display's lock file"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lock_in(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("dh-claim-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir.join("display-_5.lock")
+    }
+
+    #[test]
+    fn a_second_claim_is_refused_until_the_first_goes() {
+        let path = lock_in("second");
+        assert_eq!(holder_at(&path), None, "no file: nobody");
+        let first = claim_at(&path, ":5").expect("first");
+        first
+            .serve_with(Path::new("/run/x/endpoint.json"))
+            .expect("record");
+        let found = holder_at(&path).expect("held");
+        assert_eq!(found.pid, Some(std::process::id()));
+        assert_eq!(
+            found.connection_file.as_deref(),
+            Some(Path::new("/run/x/endpoint.json"))
+        );
+        let refused = claim_at(&path, ":5").expect_err("second").to_string();
+        assert!(refused.contains("already serves display :5"), "{refused}");
+        assert!(refused.contains("/run/x/endpoint.json"), "{refused}");
+        drop(first);
+        assert_eq!(holder_at(&path), None, "a released lock holds nothing");
+        let again = claim_at(&path, ":5").expect("after the first went");
+        assert_eq!(holder_at(&path).and_then(|h| h.connection_file), None);
+        drop(again);
+        let _ = std::fs::remove_dir_all(path.parent().expect("dir"));
+    }
+
+    #[test]
+    fn screens_of_one_display_share_its_lock() {
+        assert_eq!(lock_path(":0.0"), lock_path(":0"));
+        assert_eq!(lock_path("host:10.1"), lock_path("host:10"));
+        assert_ne!(lock_path(":1"), lock_path(":10"));
+        assert_eq!(without_screen("a.b:3"), "a.b:3");
+        assert_eq!(display_tag(":99"), "_99");
+    }
+
+    #[test]
+    fn refusals_name_the_running_engine() {
+        let own = Holder {
+            pid: Some(42),
+            connection_file: None,
+        };
+        let text = own.refusal(":3");
+        assert!(
+            text.contains("pid 42") && text.contains("engine of its own"),
+            "{text}"
+        );
+        assert_eq!(parse_holder("not json"), None);
+    }
+}
