@@ -62,7 +62,7 @@ struct Situation<'a> {
 /// serves it; no display goes to the daemon of the connection file; the
 /// own engine only when asked or when no daemon serves, and never on a
 /// display a daemon serves.
-fn plan(s: &Situation) -> anyhow::Result<Plan> {
+fn plan(s: &Situation<'_>) -> anyhow::Result<Plan> {
     if s.virtual_asked {
         return Ok(Plan::OwnEngine);
     }
