@@ -114,7 +114,8 @@ class RawStdio:
         return line
 
     def stderr(self) -> str:
-        self._stderr.flush()
+        if not self._stderr.closed:
+            self._stderr.flush()
         return self.stderr_path.read_text("utf-8", "replace")
 
     def wait(self, timeout: float = 15.0) -> int:
