@@ -46,9 +46,9 @@ pub use apps::RunningApp;
 pub use audit::{AuditLog, AuditRecord};
 pub use backend::{
     AppEntry, Apps, Backend, BackendError, Button, Capture, Clipboard, ClipboardContent,
-    ClipboardRead, Displays, EntryArgs, FileId, FrameCheck, Indicator, IndicatorEvent, IndicatorShown, Input,
-    InputWatcher, LaunchPlan, LaunchTarget, NativeWindow, Permissions, ProcessInfo, RunningProgram,
-    ScrollDirection, WatchedInput, Windows, typed_chars,
+    ClipboardRead, Displays, EntryArgs, FileId, FrameCheck, Indicator, IndicatorEvent,
+    IndicatorShown, Input, InputWatcher, LaunchPlan, LaunchTarget, NativeWindow, Permissions,
+    ProcessInfo, RunningProgram, ScrollDirection, WatchedInput, Windows, typed_chars,
 };
 pub use clipboard::ClipboardPolicy;
 pub use consent::{AppScope, Consent, ConsentSource};
