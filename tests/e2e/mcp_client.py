@@ -129,6 +129,11 @@ class Session:
         return e
 
     async def start(self, **args) -> dict:
+        """Starts a session, or restarts this client's own: a stateless
+        client names it (the daemon gives no session to a request that
+        names none)."""
+        if self.session_id and "session_id" not in args:
+            args["session_id"] = self.session_id
         r = await self.client.call_tool("start_session", args)
         s = r.structured_content
         self.session_id = s.get("session_id") or s.get("error", {}).get("session_id")
