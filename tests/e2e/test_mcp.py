@@ -55,7 +55,15 @@ async def in_thread(fn, *args):
 @both
 def test_tools_are_listed_with_contract_schemas(daemon, transport, mode):
     async def body():
-        async with connect(transport, mode, daemon) as (s, _):
+        async with connect(transport, mode, daemon) as (s, display):
+            # The first answer says which desktop is driven: a standalone
+            # `deskhand mcp` names its own virtual one.
+            instructions = s.client.instructions or ""
+            assert "start_session" in instructions, instructions
+            if transport == "stdio":
+                assert f"virtual desktop it started (X display {display})" in instructions
+            else:
+                assert "deskhand mcp" not in instructions, instructions
             tools = (await s.client.list_tools()).tools
             assert {t.name for t in tools} == TOOLS
             for t in tools:

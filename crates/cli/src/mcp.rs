@@ -151,9 +151,20 @@ async fn own_engine(args: &DesktopArgs) -> anyhow::Result<()> {
     let mut int = signal(SignalKind::interrupt())?;
     let desktop = desktop::open(args, None).await?;
     tracing::info!(x_display = %desktop.x_display, is_virtual = desktop.virtual_desktop.is_some(), "serving MCP on stdio with an engine of its own");
-    let shared = deskhand_server::mcp::McpShared::new(
+    let note = match &desktop.virtual_desktop {
+        Some(_) => format!(
+            "This is `deskhand mcp` with an engine of its own on a virtual desktop it started (X display {}), seen by no person: nothing it does shows on the person's screen.",
+            desktop.x_display
+        ),
+        None => format!(
+            "This is `deskhand mcp` with an engine of its own on X display {} (no deskhand daemon serves it).",
+            desktop.x_display
+        ),
+    };
+    let shared = deskhand_server::mcp::McpShared::naming_desktop(
         desktop.engine.clone(),
         deskhand_host::doctor::health_source(&desktop.x_display),
+        note,
     );
     tokio::select! {
         r = deskhand_server::mcp::serve_stdio(shared) => {

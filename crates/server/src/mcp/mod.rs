@@ -44,18 +44,36 @@ pub struct McpShared {
     engine: Arc<Engine>,
     sessions: Arc<Sessions>,
     health: HealthSource,
+    /// Which desktop this engine drives, told to every client in the
+    /// instructions when the process serves one client of its own.
+    desktop_note: Option<String>,
 }
 
 impl McpShared {
     /// The adapter's state over `engine`; ends expired and idle sessions
     /// in the background.
     pub fn new(engine: Arc<Engine>, health: HealthSource) -> Arc<Self> {
+        Self::build(engine, health, None)
+    }
+
+    /// [`McpShared::new`] whose instructions end with `desktop_note`:
+    /// which desktop this engine drives (`deskhand mcp`'s own engine).
+    pub fn naming_desktop(
+        engine: Arc<Engine>,
+        health: HealthSource,
+        desktop_note: String,
+    ) -> Arc<Self> {
+        Self::build(engine, health, Some(desktop_note))
+    }
+
+    fn build(engine: Arc<Engine>, health: HealthSource, desktop_note: Option<String>) -> Arc<Self> {
         let sessions = Arc::new(Sessions::default());
         sessions::start_reaper(sessions.clone(), engine.clone());
         Arc::new(Self {
             engine,
             sessions,
             health,
+            desktop_note,
         })
     }
 }
@@ -85,6 +103,11 @@ impl Drop for Conn {
         }
     }
 }
+
+/// What every client is told first.
+const INSTRUCTIONS: &str = "deskhand drives this desktop for you while the person stays in charge. \
+     Call start_session first (input \"takeover\" to use mouse and keyboard), \
+     then list_windows and screenshot; coordinates are desktop pixels.";
 
 /// The MCP server handler rmcp drives.
 #[derive(Clone)]
@@ -375,11 +398,10 @@ impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("deskhand", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "deskhand drives this desktop for you while the person stays in charge. \
-                 Call start_session first (input \"takeover\" to use mouse and keyboard), \
-                 then list_windows and screenshot; coordinates are desktop pixels.",
-            )
+            .with_instructions(match &self.shared().desktop_note {
+                Some(note) => format!("{INSTRUCTIONS}\n\n{note}"),
+                None => INSTRUCTIONS.to_owned(),
+            })
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
