@@ -17,7 +17,7 @@ use crate::emit;
 use deskhand_protocol::geometry::{Point, Rect};
 use deskhand_protocol::overlay::{Command, Event};
 
-use crate::paint::{Layout, relative_to};
+use crate::paint::{Layout, Press, relative_to};
 use crate::x11::{WindowNews, X11Side};
 
 /// What reaches the event loop from the other threads.
@@ -53,7 +53,7 @@ pub struct App {
     windows: Vec<Overlay>,
     phase: Phase,
     cursor: Option<(WindowId, PhysicalPosition<f64>)>,
-    armed: bool,
+    armed: Option<Press>,
 }
 
 fn xid_of(window: &Window) -> anyhow::Result<u32> {
@@ -76,7 +76,7 @@ impl App {
             windows: Vec::new(),
             phase: Phase::Hidden,
             cursor: None,
-            armed: false,
+            armed: None,
         }
     }
 
@@ -124,7 +124,11 @@ impl App {
                 .map(local)
                 .collect();
             let input: Vec<Rect> = if o.index == 0 {
-                self.layout.button().into_iter().map(local).collect()
+                self.layout
+                    .buttons()
+                    .into_iter()
+                    .map(|(_, r)| local(r))
+                    .collect()
             } else {
                 Vec::new()
             };
@@ -185,7 +189,7 @@ impl App {
 
     fn set_paused(&mut self, paused: bool) -> anyhow::Result<()> {
         self.layout.paused = paused;
-        self.armed = false;
+        self.armed = None;
         self.reshape()?;
         self.redraw_all();
         emit(&Event::Changed {
@@ -290,29 +294,29 @@ impl App {
         }
     }
 
-    /// A left press and release both on Continue, while paused, is a
-    /// click; winit reads XInput 2 device events, so a SendEvent cannot
-    /// make one.
+    /// A left press and release both on the same button, while paused,
+    /// is a click; winit reads XInput 2 device events, so a SendEvent
+    /// cannot make one.
     fn mouse(&mut self, id: WindowId, state: ElementState) {
-        let Some(button) = self.layout.button() else {
-            self.armed = false;
-            return;
-        };
-        let on_button = self.cursor.is_some_and(|(wid, p)| {
-            wid == id
-                && self.windows.iter().any(|o| {
-                    let m = self.layout.monitors[o.index];
-                    o.window.id() == id
-                        && button.contains(Point::new(m.x + p.x as i32, m.y + p.y as i32))
-                })
+        let on = self.cursor.and_then(|(wid, p)| {
+            let o = self
+                .windows
+                .iter()
+                .find(|o| wid == id && o.window.id() == id)?;
+            let m = self.layout.monitors[o.index];
+            self.layout
+                .button_at(Point::new(m.x + p.x as i32, m.y + p.y as i32))
         });
         match state {
-            ElementState::Pressed => self.armed = on_button,
+            ElementState::Pressed => self.armed = on,
             ElementState::Released => {
-                if self.armed && on_button && self.phase == Phase::Shown {
-                    emit(&Event::ContinueClicked);
+                if self.phase == Phase::Shown && on.is_some() && self.armed == on {
+                    emit(&match on {
+                        Some(Press::Stop) => Event::StopClicked,
+                        _ => Event::ContinueClicked,
+                    });
                 }
-                self.armed = false;
+                self.armed = None;
             }
         }
     }

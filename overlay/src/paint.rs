@@ -1,8 +1,8 @@
 //! Where the indicator's parts go and how they look: the frame round each
-//! monitor, the label on the first, the Continue button under it while
-//! paused. Text is an 8×8 bitmap font drawn at twice its size.
+//! monitor, the label on the first, the Continue and Stop buttons under it
+//! while paused. Text is an 8×8 bitmap font drawn at twice its size.
 
-use deskhand_protocol::geometry::Rect;
+use deskhand_protocol::geometry::{Point, Rect};
 use font8x8::UnicodeFonts;
 
 /// `r` moved by (-dx, -dy): from global to a window's own coordinates.
@@ -17,11 +17,39 @@ const SCALE: u32 = 2;
 const GLYPH: u32 = 8 * SCALE;
 const PAD: u32 = 8;
 
-/// The label while deskhand drives.
-pub const ACTIVE_LABEL: &str = "deskhand: AI takeover active";
+/// The label while deskhand drives: who, and how to take back control.
+pub const ACTIVE_LABEL: &str = "deskhand: an agent is at work \u{b7} move your mouse to take over";
 /// The label once the person took over.
-pub const PAUSED_LABEL: &str = "You took over \u{b7} Continue when ready";
-const BUTTON_LABEL: &str = "Continue";
+pub const PAUSED_LABEL: &str = "You have control \u{b7} the agent waits for you";
+/// The button that gives the desktop back to the agent that was paused.
+const CONTINUE_LABEL: &str = "Let the agent continue";
+/// The button that stops every agent (as the kill switch does).
+const STOP_LABEL: &str = "Stop agents";
+
+/// A button of the paused indicator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Press {
+    /// Resume the paused takeover.
+    Continue,
+    /// End every takeover.
+    Stop,
+}
+
+impl Press {
+    fn text(self) -> &'static str {
+        match self {
+            Press::Continue => CONTINUE_LABEL,
+            Press::Stop => STOP_LABEL,
+        }
+    }
+
+    fn colour(self) -> u32 {
+        match self {
+            Press::Continue => GREEN,
+            Press::Stop => DARK,
+        }
+    }
+}
 
 const RED: u32 = 0x00e0_1b24;
 const DIM_RED: u32 = 0x0078_2828;
@@ -77,20 +105,44 @@ impl Layout {
         ))
     }
 
-    /// The Continue button (global), under the label, while paused.
-    pub fn button(&self) -> Option<Rect> {
-        if !self.paused {
-            return None;
-        }
-        let label = self.label()?;
-        let w = text_width(BUTTON_LABEL) + 3 * PAD;
-        let h = GLYPH + 2 * PAD;
-        Some(Rect::new(
-            label.x + ((label.width.saturating_sub(w)) / 2) as i32,
+    /// The buttons (global) while paused: Continue centred under the
+    /// label, Stop beside it on the right (under Continue where the
+    /// monitor is too narrow).
+    pub fn buttons(&self) -> Vec<(Press, Rect)> {
+        let (Some(m), Some(label), true) = (self.monitors.first(), self.label(), self.paused)
+        else {
+            return Vec::new();
+        };
+        let size = |p: Press| (text_width(p.text()) + 3 * PAD, GLYPH + 2 * PAD);
+        let (w, h) = size(Press::Continue);
+        let centre = m.x + (m.width / 2) as i32;
+        let go = Rect::new(
+            centre - (w / 2) as i32,
             label.y + label.height as i32 + PAD as i32,
             w,
             h,
-        ))
+        );
+        let (sw, sh) = size(Press::Stop);
+        let beside = go.x + w as i32 + 2 * PAD as i32;
+        let stop = if beside + sw as i32 <= m.x + m.width as i32 - FRAME as i32 {
+            Rect::new(beside, go.y, sw, sh)
+        } else {
+            Rect::new(
+                centre - (sw / 2) as i32,
+                go.y + h as i32 + PAD as i32,
+                sw,
+                sh,
+            )
+        };
+        vec![(Press::Continue, go), (Press::Stop, stop)]
+    }
+
+    /// The button at global point `p`, if any.
+    pub fn button_at(&self, p: Point) -> Option<Press> {
+        self.buttons()
+            .into_iter()
+            .find(|(_, r)| r.contains(p))
+            .map(|(press, _)| press)
     }
 
     /// Everything the indicator covers on monitor `i` (global).
@@ -101,7 +153,7 @@ impl Layout {
         let mut rects = Layout::frame(m).to_vec();
         if i == 0 {
             rects.extend(self.label());
-            rects.extend(self.button());
+            rects.extend(self.buttons().into_iter().map(|(_, r)| r));
         }
         rects.retain(|r| r.width > 0 && r.height > 0);
         rects
@@ -138,10 +190,10 @@ impl Layout {
             canvas.fill(local, if self.paused { DARK } else { RED });
             canvas.text(local, self.label_text(), WHITE);
         }
-        if let Some(button) = self.button() {
+        for (press, button) in self.buttons() {
             let local = relative_to(&button, m.x, m.y);
-            canvas.fill(local, GREEN);
-            canvas.text(local, BUTTON_LABEL, WHITE);
+            canvas.fill(local, press.colour());
+            canvas.text(local, press.text(), WHITE);
         }
     }
 }
@@ -221,13 +273,37 @@ mod tests {
     }
 
     #[test]
-    fn button_only_while_paused_and_under_the_label() {
-        assert!(one(false).button().is_none());
+    fn buttons_only_while_paused_continue_centred_under_the_label_stop_beside() {
+        assert!(one(false).buttons().is_empty());
         let l = one(true);
-        let (label, button) = (l.label().expect("label"), l.button().expect("button"));
-        assert!(button.y > label.y + label.height as i32);
-        assert_eq!(l.covered().len(), 6);
+        let label = l.label().expect("label");
+        let [(Press::Continue, go), (Press::Stop, stop)] = l.buttons()[..] else {
+            panic!("Continue and Stop: {:?}", l.buttons());
+        };
+        assert!(go.y > label.y + label.height as i32);
+        // Where tests/e2e/person.py clicks Continue: the top centre.
+        assert!(go.contains(Point::new(640, 6 + 32 + 8 + 16)));
+        assert_eq!((stop.y, stop.x > go.x + go.width as i32), (go.y, true));
+        assert_eq!(
+            l.button_at(Point::new(stop.x + 1, stop.y + 1)),
+            Some(Press::Stop)
+        );
+        assert_eq!(l.button_at(Point::new(640, 400)), None);
+        assert_eq!(l.covered().len(), 7);
         assert_eq!(one(false).covered().len(), 5);
+    }
+
+    #[test]
+    fn on_a_narrow_monitor_stop_goes_under_continue_and_stays_on_it() {
+        let l = Layout {
+            monitors: vec![Rect::new(0, 0, 640, 480)],
+            paused: true,
+        };
+        let [(_, go), (_, stop)] = l.buttons()[..] else {
+            panic!("two buttons");
+        };
+        assert!(stop.y >= go.y + go.height as i32);
+        assert!(stop.x >= 0 && stop.x + stop.width as i32 <= 640);
     }
 
     #[test]

@@ -17,6 +17,15 @@ from xhelpers import missing, run
 CONTINUE_Y = 6 + 32 + 8 + 16
 
 
+def stop_button(width: int) -> tuple[int, int, int, int]:
+    """The overlay's "Stop agents" button (x, y, width, height) on a display
+    `width` pixels wide: right of Continue ("Let the agent continue"),
+    which is centred; 16 pixels a character, 24 of padding."""
+    go_width = len("Let the agent continue") * 16 + 24
+    x = width // 2 - go_width // 2 + go_width + 16
+    return x, CONTINUE_Y - 16, len("Stop agents") * 16 + 24, 32
+
+
 def _lib(name: str) -> ctypes.CDLL:
     path = ctypes.util.find_library(name)
     if path is None:

@@ -14,7 +14,7 @@ import pytest
 
 from daemon import Daemon, ErrorReply
 from imaging import decode_png
-from person import CONTINUE_Y, device_click
+from person import CONTINUE_Y, device_click, stop_button
 from xhelpers import (REPO, App, XTerm, keys_down, map_state, overlay_window, pointer,
                       pointer_buttons_down, poll, require, run, unique_title)
 
@@ -177,6 +177,30 @@ def test_the_kill_switch_ends_the_takeover_and_releases_everything(client, displ
     no_keys_or_buttons_held(display)
     wid, _ = overlay_window(display)
     assert map_state(display, wid) == "IsUnMapped"
+
+
+def test_stop_agents_on_the_paused_frame_ends_the_takeover_until_the_persons_continue(
+        daemon, client, display):
+    client.act("mouse_down", coordinate=[700, 500], button="left")
+    time.sleep(0.3)
+    run(display, "xdotool", "key", "shift")  # the person's key: paused
+    assert client.pushed_state()["paused"] is True
+    x, y, w, h = stop_button(1280)
+    poll(lambda: pixel_of_import(display, x + 2, y + 2) == (0x20, 0x20, 0x20), timeout=5,
+         what="the paused frame to show Stop agents")
+    device_click(display, x + w // 2, y + h // 2)  # the person's click on Stop
+    state = client.pushed_state()
+    assert (state["on"], state["reason"]) == (False, "kill_switch"), state
+    no_keys_or_buttons_held(display)
+    poll(lambda: map_state(display, overlay_window(display)[0]) == "IsUnMapped", timeout=5,
+         what="the frame to go")
+    # Agents stay stopped: a new takeover comes up paused until Continue.
+    other = daemon.client(takeover=False)
+    try:
+        again = other.take_over()["payload"]
+        assert (again["paused"], again["paused_reason"]) == (True, "kill_switch"), again
+    finally:
+        other.close()
 
 
 def test_the_host_resumes_on_the_control_pipe():

@@ -79,6 +79,15 @@ impl MockDesktop {
         }
     }
 
+    /// The person clicks "Stop agents" on the paused indicator.
+    pub fn click_stop(&self) {
+        self.person(WatchedInput::ButtonPress { synthetic: false });
+        let sink = self.hooks().indicator_events.clone();
+        if let Some(sink) = sink {
+            sink(IndicatorEvent::StopClicked);
+        }
+    }
+
     /// Someone else takes the indicator down.
     pub fn lose_indicator(&self) {
         self.state().indicator.shown = false;

@@ -442,6 +442,10 @@ pub trait InputWatcher: Send {
 pub enum IndicatorEvent {
     /// A real left click on Continue, when it was seen.
     ContinueClicked(std::time::Instant),
+    /// A click on the indicator's "Stop agents": every takeover ends, as
+    /// with the kill switch (stopping needs no proof of a person: it only
+    /// takes power away).
+    StopClicked,
     /// The indicator went away without being told (`unmapped`,
     /// `destroyed`, `display_closed`, `exited`).
     Lost(String),

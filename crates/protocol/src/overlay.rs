@@ -55,6 +55,8 @@ pub enum Event {
     Hidden,
     /// A left click (press and release) on Continue.
     ContinueClicked,
+    /// A left click on "Stop agents".
+    StopClicked,
     /// The indicator went away without being told to.
     Lost {
         /// `unmapped`, `destroyed` or `display_closed`.

@@ -192,6 +192,7 @@ fn read_events(
             OverlayEvent::ContinueClicked => {
                 report(IndicatorEvent::ContinueClicked(std::time::Instant::now()));
             }
+            OverlayEvent::StopClicked => report(IndicatorEvent::StopClicked),
             OverlayEvent::Lost { reason } => report(IndicatorEvent::Lost(reason)),
             answer => {
                 if replies.send(answer).is_err() {

@@ -257,7 +257,9 @@ impl Takeovers {
                             tracing::warn!(why, "the takeover indicator went away");
                             core.end_holder("indicator_lost");
                         }
-                        Signal::Kill => core.kill(),
+                        Signal::Kill | Signal::Indicator(IndicatorEvent::StopClicked) => {
+                            core.kill()
+                        }
                         Signal::WatcherLost => {
                             tracing::error!(
                                 "the hand-back watcher stopped: no takeover from now on"

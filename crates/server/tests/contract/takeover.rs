@@ -262,6 +262,36 @@ async fn the_kill_switch_ends_the_takeover_and_releases_held_input() {
 }
 
 #[tokio::test]
+async fn stop_on_the_paused_indicator_ends_the_takeover_and_keeps_the_persons_hold() {
+    let server = Server::sandbox().await;
+    let mut c = server.ready_client().await;
+    c.act(json!({"action": "mouse_down", "coordinate": [10, 10]}))
+        .await;
+    server.desktop.person_moves_pointer(400, 300);
+    assert_eq!(state(&c.next_push().await)["paused"], true);
+    server
+        .eventually("Continue to be shown", |d| d.state().indicator.paused)
+        .await;
+    server.desktop.click_stop();
+    let off = c.next_push().await;
+    assert_eq!(
+        (&state(&off)["on"], &state(&off)["reason"]),
+        (&json!(false), &json!("kill_switch"))
+    );
+    {
+        let s = server.desktop.state();
+        assert!(
+            s.buttons.is_empty() && !s.indicator.shown,
+            "released, frame gone"
+        );
+    }
+    // Stopped agents stay stopped until the person's own Continue.
+    drop(c);
+    let mut again = server.handshaken_client().await;
+    assert_eq!(take_over(&mut again, true).await["paused"], true);
+}
+
+#[tokio::test]
 async fn a_lost_indicator_ends_the_takeover_and_a_disconnect_hides_it() {
     let server = Server::sandbox().await;
     let mut c = server.ready_client().await;
