@@ -1,13 +1,13 @@
 //! The Activity window's commands: the live sessions (client, protocol,
-//! takeover, since) with End, the latest audit records, which the page
+//! takeover, since, what the person allowed them) with Revoke, the latest audit records, which the page
 //! groups into each session's timeline, and the thumbnails of what agents
 //! were shown, which the page puts beside the act they came with.
 
 use std::sync::Arc;
 
 use base64::Engine as _;
-use deskhand_engine::Engine;
 use deskhand_engine::thumbnails::ThumbnailInfo;
+use deskhand_engine::{AppScope, Consent, Engine, Grant};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -34,6 +34,36 @@ pub struct SessionView {
     opened: Opened,
     takeover: bool,
     paused: bool,
+    /// What the person allowed it, in words.
+    allowed: String,
+}
+
+/// What a session may do, in the person's words: what they allowed it in
+/// the consent dialog, else what the consent in force gives every session.
+fn allowed_words(grant: Option<&Grant>, consent: &Consent) -> String {
+    let (input, clipboard, apps, until) = match grant {
+        Some(g) => (g.takeover, g.clipboard_read, &g.apps, g.until),
+        None => (consent.input, consent.clipboard_read, &consent.apps, None),
+    };
+    let mut can = vec!["see the screen"];
+    if input {
+        can.push("use mouse and keyboard (red frame)");
+    }
+    if clipboard {
+        can.push("ask to read the clipboard");
+    }
+    let mut words = can.join(", ");
+    match apps {
+        AppScope::Named(names) if names.is_empty() => words.push_str("; in no app"),
+        AppScope::Named(names) => words.push_str(&format!("; only in {}", names.join(", "))),
+        AppScope::All => {}
+    }
+    match until.map(|t| t.saturating_duration_since(std::time::Instant::now())) {
+        Some(left) => words.push_str(&format!("; for {} more min", left.as_secs().div_ceil(60))),
+        None if grant.is_some() => words.push_str("; until it ends"),
+        None => words.push_str(" (your consent settings)"),
+    }
+    words
 }
 
 /// The window's content.
@@ -56,6 +86,7 @@ pub async fn activity(panel: tauri::State<'_, ActivityPanel>) -> Result<Activity
         .into_iter()
         .map(|(id, opened, (takeover, paused))| SessionView {
             client: panel.engine.client_name(&id),
+            allowed: allowed_words(panel.engine.granted(&id).as_ref(), panel.engine.consent()),
             id,
             opened,
             takeover,
@@ -111,4 +142,28 @@ pub async fn session_end(
     tracing::warn!(%session, "the person ended a session in the Activity window");
     panel.engine.revoke_session(&session).await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn what_was_allowed_reads_as_words() {
+        let grant = Grant {
+            takeover: true,
+            clipboard_read: false,
+            apps: AppScope::Named(vec!["XTerm".into()]),
+            until: Some(Instant::now() + Duration::from_secs(59 * 60 + 30)),
+        };
+        assert_eq!(
+            allowed_words(Some(&grant), &Consent::none()),
+            "see the screen, use mouse and keyboard (red frame); only in XTerm; for 60 more min"
+        );
+        assert_eq!(
+            allowed_words(None, &Consent::none()),
+            "see the screen; in no app (your consent settings)"
+        );
+    }
 }

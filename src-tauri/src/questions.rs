@@ -42,6 +42,8 @@ struct Open {
     ticked: BTreeSet<&'static str>,
     lease: &'static str,
     until: Instant,
+    /// The kill-switch chord when the dialog opened, to tell the person.
+    chord: String,
 }
 
 /// A box of the dialog, as the page shows it.
@@ -81,6 +83,7 @@ impl Serialize for AskError {
 /// The open dialogs of the app.
 pub struct Questions {
     engine: Arc<Engine>,
+    chord: Box<dyn Fn() -> String + Send + Sync>,
     open: Mutex<HashMap<String, Open>>,
 }
 
@@ -126,20 +129,6 @@ fn consent_view(
     seconds_left: u64,
     note: Option<&'static str>,
 ) -> View {
-    let apps = match &ask.wants.apps {
-        None => "the whole desktop".to_owned(),
-        Some(apps) => apps.join(", "),
-    };
-    let mut lines = vec![
-        format!(
-            "{} (over {}) asks to work with: {apps}.",
-            ask.client, ask.protocol
-        ),
-        "The client's name is its own word; deskhand cannot check it.".to_owned(),
-    ];
-    if let Some(s) = ask.wants.lease_s {
-        lines.push(format!("It asks for {s} seconds at most."));
-    }
     let label = |key: &str| match key {
         "takeover" => {
             "ALSO allow VISIBLE TAKEOVER (it moves your mouse and types; a red frame shows)"
@@ -149,7 +138,7 @@ fn consent_view(
     View {
         kind: "consent",
         title: "An agent asks to use your desktop".to_owned(),
-        lines,
+        lines: consent_lines(ask, &open.chord),
         boxes: open
             .boxes()
             .into_iter()
@@ -170,6 +159,31 @@ fn consent_view(
         seconds_left,
         note,
     }
+}
+
+/// What a consent dialog says: who asks (in its own words), what it can
+/// already do, what Allow adds, and how the person stops it.
+fn consent_lines(ask: &ConsentAsk, chord: &str) -> Vec<String> {
+    let apps = match &ask.wants.apps {
+        None => "the whole desktop".to_owned(),
+        Some(apps) => apps.join(", "),
+    };
+    let mut lines = vec![
+        format!(
+            "{} (over {}) asks to work with {apps}. That name is its own claim; deskhand cannot check it.",
+            ask.client, ask.protocol
+        ),
+        format!(
+            "It can already see your screen: it has the token. Allow lets it work with {apps}, and do what you tick below, nothing more."
+        ),
+    ];
+    if let Some(s) = ask.wants.lease_s {
+        lines.push(format!("It asks for {s} seconds at most."));
+    }
+    lines.push(format!(
+        "To stop it at any time: move your mouse, press {chord}, or choose Stop all agents in the tray."
+    ));
+    lines
 }
 
 fn approval_view(ask: &ApprovalAsk, seconds_left: u64, note: Option<&'static str>) -> View {
@@ -204,10 +218,12 @@ fn approval_view(ask: &ApprovalAsk, seconds_left: u64, note: Option<&'static str
 }
 
 impl Questions {
-    /// No dialog open yet, over `engine`.
-    pub fn new(engine: Arc<Engine>) -> Arc<Self> {
+    /// No dialog open yet, over `engine`; `chord` says the kill switch's
+    /// keys as they are now.
+    pub fn new(engine: Arc<Engine>, chord: Box<dyn Fn() -> String + Send + Sync>) -> Arc<Self> {
         Arc::new(Self {
             engine,
+            chord,
             open: Mutex::new(HashMap::new()),
         })
     }
@@ -278,6 +294,7 @@ pub async fn follow<R: Runtime>(app: AppHandle<R>, questions: Arc<Questions>) {
                 ticked: BTreeSet::new(),
                 lease: DEFAULT_LEASE,
                 until,
+                chord: (questions.chord)(),
             },
         );
         if let Err(e) = show(&app, &questions, &id) {
@@ -299,7 +316,7 @@ fn show<R: Runtime>(app: &AppHandle<R>, questions: &Arc<Questions>, id: &str) ->
     let page = format!("ask.html#{id}");
     let window = WebviewWindowBuilder::new(app, label_of(id), WebviewUrl::App(page.into()))
         .title("deskhand: your answer")
-        .inner_size(440.0, 420.0)
+        .inner_size(440.0, 520.0)
         .resizable(false)
         .always_on_top(true)
         .center()
@@ -415,6 +432,30 @@ pub fn deny<R: Runtime>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_consent_dialog_says_what_allow_adds_and_how_to_stop() {
+        let ask = ConsentAsk {
+            id: "consent-1".into(),
+            session: "mcp-1".into(),
+            protocol: "mcp",
+            client: "\u{201c}claude-code\u{201d}".into(),
+            wants: deskhand_engine::ConsentWants {
+                takeover: true,
+                ..Default::default()
+            },
+            timeout_s: 60,
+        };
+        let text = consent_lines(&ask, "ctrl+alt+Escape").join("\n");
+        assert!(text.contains("claim"), "{text}");
+        assert!(text.contains("it can see your screen"), "{text}");
+        assert!(
+            text.contains("move your mouse and type, if you tick the box"),
+            "{text}"
+        );
+        assert!(!text.contains("read what you copied"), "not asked: {text}");
+        assert!(text.contains("press ctrl+alt+Escape"), "{text}");
+    }
 
     #[test]
     fn labels_are_window_labels() {

@@ -26,8 +26,8 @@ impl Status {
     /// The status line of the menu.
     pub fn line(self, sessions: usize) -> String {
         match self {
-            Self::Paused => "Paused: click Continue to let the agent go on".into(),
-            Self::Takeover => "An agent is driving the desktop".into(),
+            Self::Paused => "Paused: you have control".into(),
+            Self::Takeover => "An agent is using the desktop".into(),
             Self::Connected if sessions == 1 => "1 agent connected".into(),
             Self::Connected => format!("{sessions} agents connected"),
             Self::Idle => "No agent connected".into(),

@@ -17,10 +17,10 @@ from test_app import (app_binary, bus, find, icon_window, menu_item,  # noqa: F4
 from xhelpers import close_window, poll, run, window_rect
 
 # Places inside the dialog, from its fixed layout (ui/ask.css).
-TAKEOVER_BOX = (220, 176)
-LEASE_15_MINUTES = (84, 274)
-DENY = (115, 382)
-ALLOW = (325, 382)
+TAKEOVER_BOX = (220, 276)
+LEASE_15_MINUTES = (84, 374)
+DENY = (115, 482)
+ALLOW = (325, 482)
 
 
 def start_asking_app(display: str, bus: str, tmp_path, timeout_s: int = 60) -> Daemon:
@@ -37,7 +37,7 @@ def dialog(display: str):
     wid = poll(lambda: find(display, "--name", "^deskhand: your answer$"), timeout=20,
                what="the consent dialog")
     rect = window_rect(display, wid)
-    assert (rect.w, rect.h) == (440, 420), rect
+    assert (rect.w, rect.h) == (440, 520), rect
     return rect
 
 

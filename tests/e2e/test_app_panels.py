@@ -269,7 +269,8 @@ def test_the_doctor_shows_the_displays_checklist_and_runs_again(xvfb, bus):  # n
         settings_shown(d)
 
 
-def test_activity_lists_an_agent_and_end_takes_its_input_away(xvfb, bus):  # noqa: F811
+def test_activity_lists_an_agent_and_what_it_was_allowed_and_revoke_takes_its_input_away(
+        xvfb, bus):  # noqa: F811
     with DrivenApp(xvfb.display, bus, "activity") as app:
         c = app.client(hello_ack={"client": "activity test agent"})
         assert c.takeover_state and c.takeover_state["on"], c.takeover_state
@@ -279,10 +280,13 @@ def test_activity_lists_an_agent_and_end_takes_its_input_away(xvfb, bus):  # noq
         row = 'tr.session td:first-child'
         d.wait_text(row, lambda t: "activity test agent" in t, what="the agent in the list")
         assert "driving" in d.text("tr.session")
-        d.wait_text("section.timeline", lambda t: "input.mouse_move" in t,
+        allowed = d.text("tr.session td.allowed")
+        assert allowed.startswith("see the screen, use mouse and keyboard (red frame)"), allowed
+        d.wait_text("section.timeline", lambda t: "mouse move" in t,
                     what="the agent's move in its timeline")
         d.click("tr.session button.end")
-        d.wait_text("#message", lambda t: t.startswith("Ended"), what="End's answer")
+        d.wait_text("#message", lambda t: t.startswith("Revoked: activity test agent"),
+                    what="Revoke's answer")
         msg = c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [5, 5]})
         assert msg["type"] == "ERROR", msg
         assert pointer(xvfb.display) == (50, 60), "no input after End"

@@ -6,7 +6,8 @@ import { calls, launch, open } from "./harness.mjs";
 const NOW = 1_795_000_000;
 const VIEW = {
   sessions: [
-    { id: "wire-1", client: "“claude-code”", protocol: "wire", since: NOW, takeover: true, paused: false },
+    { id: "wire-1", client: "“claude-code”", protocol: "wire", since: NOW, takeover: true, paused: false,
+      allowed: "see the screen, use mouse and keyboard (red frame); for 60 more min" },
     { id: "http-2", client: null, protocol: "http", since: NOW + 5, takeover: false, paused: true },
   ],
   records: [
@@ -27,7 +28,7 @@ test("live sessions show their client, protocol and state", async () => {
   await tab.waitForSelector("tr.session");
   const rows = await tab.locator("tr.session").allTextContents();
   assert.equal(rows.length, 2);
-  assert.match(rows[0], /“claude-code”wiredriving/);
+  assert.match(rows[0], /“claude-code”wiredriving.*see the screen, use mouse and keyboard \(red frame\); for 60 more min/);
   assert.match(rows[1], /an unnamed clienthttppaused/);
   assert.deepEqual(tab.errors, []);
 });
@@ -39,19 +40,21 @@ test("each session's timeline lists its acts in order, newest session first", as
   assert.deepEqual(sections, ["http-2", "wire-1"], "the session seen last comes first");
   const acts = await tab.locator('section[data-session="wire-1"] tr.act').allTextContents();
   assert.equal(acts.length, 3);
-  assert.match(acts[1], /input\.left_clickok3\.2 ms/);
+  assert.match(acts[1], /left clickok3\.2 ms/, "the act in words, not the log's name");
   const refused = tab.locator('section[data-session="wire-1"] tr.act td.bad');
-  assert.equal(await refused.textContent(), "USER_TOOK_OVER");
+  assert.equal(await refused.textContent(), "user took over");
+  const heading = await tab.textContent('section[data-session="wire-1"] h2');
+  assert.match(heading, /^“claude-code” over wire, from /, "the client, not the session id");
 });
 
-test("End ends that session and the list is read again", async () => {
+test("Revoke ends that session and the list is read again", async () => {
   const ended = { ...VIEW, sessions: VIEW.sessions.slice(1) };
   const tab = await open(browser, "activity.html", { activity: [VIEW, ended], session_end: null });
   await tab.waitForSelector("tr.session");
   await tab.click('tr.session[data-session="wire-1"] button.end');
   await tab.waitForFunction(() => document.querySelectorAll("tr.session").length === 1);
   assert.deepEqual(await calls(tab, "session_end"), [["session_end", { session: "wire-1" }]]);
-  assert.match(await tab.textContent("#message"), /Ended wire-1/);
+  assert.match(await tab.textContent("#message"), /Revoked: “claude-code” gets no input again/);
 });
 
 test("with nothing recorded the window says why", async () => {

@@ -205,6 +205,12 @@ impl Engine {
         self.consent_asks.grant(&session.id)
     }
 
+    /// What the person allowed the session `id` in the consent dialog,
+    /// while it holds (for the host's list of what was allowed).
+    pub fn granted(&self, id: &str) -> Option<Grant> {
+        self.consent_asks.grant(id)
+    }
+
     /// Whether `session` may still ask the person (a host can ask, and it
     /// has not asked before).
     pub fn may_ask_consent(&self, session: &Session) -> bool {
