@@ -126,11 +126,33 @@ fn show_or_build<R: Runtime>(
         window.show()?;
         return window.set_focus();
     }
+    let screen = app
+        .primary_monitor()
+        .ok()
+        .flatten()
+        .map(|m| m.size().to_logical::<f64>(m.scale_factor()));
+    let (width, height) = fit((width, height), screen.map(|s| (s.width, s.height)));
     WebviewWindowBuilder::new(app, label, WebviewUrl::App(page.into()))
         .title(title)
         .inner_size(width, height)
+        .center()
         .build()?;
     Ok(())
+}
+
+/// Room left round a window for its title bar and the desktop's panels.
+const SCREEN_MARGIN: (f64, f64) = (40.0, 100.0);
+
+/// A window `size` made to fit wholly on a `screen` (logical pixels);
+/// the page scrolls what no longer fits.
+fn fit((width, height): (f64, f64), screen: Option<(f64, f64)>) -> (f64, f64) {
+    match screen {
+        Some((w, h)) => (
+            width.min(w - SCREEN_MARGIN.0).max(320.0),
+            height.min(h - SCREEN_MARGIN.1).max(240.0),
+        ),
+        None => (width, height),
+    }
 }
 
 /// `s` as a URL fragment (letters, digits and `-._~` as they are).
@@ -148,6 +170,13 @@ fn encode(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_window_fits_on_a_small_screen_and_keeps_its_size_on_a_large_one() {
+        assert_eq!(fit((560.0, 720.0), Some((1024.0, 600.0))), (560.0, 500.0));
+        assert_eq!(fit((560.0, 720.0), Some((1920.0, 1080.0))), (560.0, 720.0));
+        assert_eq!(fit((760.0, 640.0), None), (760.0, 640.0));
+    }
 
     #[test]
     fn reasons_are_escaped_for_the_fragment() {

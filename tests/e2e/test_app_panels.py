@@ -26,7 +26,7 @@ from test_app import app_binary, bus, find, xvfb  # noqa: F401 (fixtures)
 from test_clipboard import paste_with_xclip
 from test_keychain import lookup, secret_service  # noqa: F401 (a fixture)
 from webdriver import Driver, WebDriverError
-from xhelpers import pointer, poll, scratch_dir, start_xorg_dummy, window_rect
+from xhelpers import pointer, poll, scratch_dir, start_xorg_dummy, start_xvfb, window_rect
 from xhelpers import run as run_x
 
 
@@ -108,6 +108,19 @@ def click_as_the_person(display: str, d: Driver, css: str, title: str = "deskhan
                 "return {x: r.x, y: r.y, width: r.width, height: r.height};", css)
     device_click(display, window.x + round(box["x"] + box["width"] / 2),
                  window.y + round(box["y"] + box["height"] / 2))
+
+
+def test_on_a_small_screen_settings_opens_wholly_on_it_and_scrolls(bus):  # noqa: F811
+    small = start_xvfb("800x600")
+    try:
+        with DrivenApp(small.display, bus, "settings") as app:
+            d = app.driver
+            settings_shown(d)
+            r = window_rect(small.display, find(small.display, "--name", "^deskhand settings$"))
+            assert r.x >= 0 and r.y >= 0 and r.x + r.w <= 800 and r.y + r.h <= 600, r
+            assert d.run("return document.scrollingElement.scrollHeight > innerHeight")
+    finally:
+        small.stop()
 
 
 def test_settings_turn_the_clipboard_off_but_cannot_turn_it_on(xvfb, bus):  # noqa: F811
