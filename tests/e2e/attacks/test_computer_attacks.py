@@ -10,12 +10,14 @@
 | session from nowhere | an invented `X-Deskhand-Session` | 400, no session, nothing sent | test_an_invented_session_grants_nothing |
 | blind input | a click before any screenshot was returned | refused, the pointer does not move | test_input_before_any_frame_is_refused |
 | orphan takeover | a first click that is refused (no frame yet, or off the frame) | no takeover stays: the overlay is unmapped, another client takes over at once | test_a_refused_first_click_leaves_no_frame_on_screen |
+| abandoned takeover | one click, then silence | the takeover ends after 60 s without input: the frame goes, another client takes over | test_a_takeover_left_idle_ends_after_a_minute |
 | token swap | another token's `X-Deskhand-Session`, and its `DELETE` | 400, nothing sent, the owner's takeover and session stay | test_another_tokens_session_is_refused_and_its_delete_ends_nothing |
 """
 
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -121,6 +123,26 @@ def test_a_refused_first_click_leaves_no_frame_on_screen(daemon):
             other.close()
         poll(lambda: not overlay_viewable(daemon.display), timeout=5, what="the frame gone")
     finally:
+        c.end()
+
+
+def test_a_takeover_left_idle_ends_after_a_minute(daemon):
+    """A client that clicked once and went silent holds the desktop only
+    for the idle time (60 s), without a DELETE."""
+    c = Computer(daemon)
+    c.actions([{"action_type": "screenshot"}])
+    c.actions([{"action_type": "mouse_move", "x": 40, "y": 40}])
+    assert overlay_viewable(daemon.display), "the first input shows the frame"
+    started = time.monotonic()
+    poll(lambda: not overlay_viewable(daemon.display), timeout=90, interval=0.5,
+         what="the idle takeover to end")
+    assert time.monotonic() - started > 50, "it ended before its idle time"
+    other = Client(daemon.ws_url, daemon.token, takeover=False)
+    try:
+        reply = other.request("TAKEOVER_REQUEST", {"on": True})
+        assert reply["type"] == "TAKEOVER_STATE" and reply["payload"]["on"] is True, reply
+    finally:
+        other.close()
         c.end()
 
 
