@@ -12,6 +12,7 @@ import json
 import os
 import pty
 import time
+from pathlib import Path
 
 import pytest
 
@@ -162,6 +163,19 @@ def test_openai_safety_checks_run_once_the_person_approves(apps, tmp_path):
         d.terminate()
 
 
+def _click_and_type_refused(computer: Computer, term: XTerm, tmp_path) -> Path:
+    """Clicks into `term` and types a command: refused as a terminal at the
+    first action. Returns the file the command would have made."""
+    cx, cy = term.rect().center()
+    computer.actions([{"action_type": "screenshot"}])
+    out = tmp_path / "refused.txt"
+    r = computer.actions(_typed_command(cx, cy, f"touch {out}"))
+    assert r["error"]["code"] == "permission_denied", r["error"]
+    assert "terminals" in r["error"]["message"], r["error"]
+    assert r["error"]["failed_action_index"] == 0
+    return out
+
+
 def test_refused_terminals_get_no_input(apps, tmp_path):
     consent = tmp_path / "consent.json"
     consent.write_text(json.dumps({"input": True, "refuse_apps": ["terminals"]}))
@@ -170,13 +184,7 @@ def test_refused_terminals_get_no_input(apps, tmp_path):
         computer = Computer(d)
         term = XTerm(d.display, command=SHELL, cwd=str(tmp_path))
         apps.append(term)
-        cx, cy = term.rect().center()
-        computer.actions([{"action_type": "screenshot"}])
-        out = tmp_path / "refused.txt"
-        r = computer.actions(_typed_command(cx, cy, f"touch {out}"))
-        assert r["error"]["code"] == "permission_denied", r["error"]
-        assert "terminals" in r["error"]["message"], r["error"]
-        assert r["error"]["failed_action_index"] == 0
+        out = _click_and_type_refused(computer, term, tmp_path)
         time.sleep(1.0)
         assert not out.exists(), "nothing reached the terminal"
         computer.end()
@@ -197,13 +205,7 @@ def test_a_terminal_under_another_class_gets_no_input(apps, tmp_path):
         apps.append(term)
         wm_class = run(d.display, "xprop", "-id", term.wid, "WM_CLASS")
         assert '"notes", "Notes"' in wm_class, wm_class
-        cx, cy = term.rect().center()
-        computer.actions([{"action_type": "screenshot"}])
-        out = tmp_path / "refused.txt"
-        r = computer.actions(_typed_command(cx, cy, f"touch {out}"))
-        assert r["error"]["code"] == "permission_denied", r["error"]
-        assert "terminals" in r["error"]["message"], r["error"]
-        assert r["error"]["failed_action_index"] == 0
+        out = _click_and_type_refused(computer, term, tmp_path)
         # Focused by the person: typing into it is refused as well.
         run(d.display, "xdotool", "windowfocus", "--sync", term.wid)
         r = computer.actions([{"action_type": "type", "text": f"touch {out}"},

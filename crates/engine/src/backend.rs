@@ -519,6 +519,27 @@ pub struct Backend {
     pub accessibility: Option<std::sync::Arc<dyn crate::accessibility::Accessibility>>,
 }
 
+impl Backend {
+    /// A backend of only `displays` and `input`, for the engine's unit
+    /// tests.
+    #[cfg(test)]
+    pub(crate) fn input_only(displays: Box<dyn Displays>, input: Box<dyn Input>) -> Self {
+        Self {
+            name: "test",
+            displays,
+            capture: None,
+            input: Some(input),
+            windows: None,
+            apps: None,
+            permissions: None,
+            clipboard: None,
+            indicator: None,
+            watcher: None,
+            accessibility: None,
+        }
+    }
+}
+
 impl std::fmt::Debug for Backend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Backend")

@@ -671,19 +671,7 @@ mod tests {
 
     fn desk(found: Vec<FrameCheck>) -> (Desk, Sent) {
         let keys = Arc::new(Mutex::new(Vec::new()));
-        let backend = Backend {
-            name: "test",
-            displays: Box::new(OneDisplay),
-            capture: None,
-            input: Some(Box::new(KeyLog(keys.clone()))),
-            windows: None,
-            apps: None,
-            permissions: None,
-            clipboard: None,
-            indicator: None,
-            watcher: None,
-            accessibility: None,
-        };
+        let backend = Backend::input_only(Box::new(OneDisplay), Box::new(KeyLog(keys.clone())));
         let handback = Arc::new(HandBack::new());
         handback.arm(Point::new(0, 0));
         let mut desk = Desk::new(backend, handback);

@@ -234,19 +234,7 @@ mod tests {
 
     fn executor() -> (Executor, Releases) {
         let releases = Releases::default();
-        let backend = Backend {
-            name: "test",
-            displays: Box::new(NoDisplays),
-            capture: None,
-            input: Some(Box::new(ButtonLog(releases.clone()))),
-            windows: None,
-            apps: None,
-            permissions: None,
-            clipboard: None,
-            indicator: None,
-            watcher: None,
-            accessibility: None,
-        };
+        let backend = Backend::input_only(Box::new(NoDisplays), Box::new(ButtonLog(releases.clone())));
         let desk = Desk::new(backend, Arc::new(HandBack::new()));
         (Executor::spawn(desk), releases)
     }
