@@ -14,7 +14,6 @@ use tokio::signal::unix::{SignalKind, signal};
 use deskhand_host::desktop::{self, DesktopArgs};
 use deskhand_host::display_claim;
 use deskhand_host::endpoint::{self, Found};
-use deskhand_host::files;
 
 use crate::mcp_relay::{self, Daemon};
 
@@ -123,7 +122,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     let connection_file = args
         .connection_file
         .clone()
-        .unwrap_or_else(|| files::runtime_dir().join("endpoint.json"));
+        .unwrap_or_else(deskhand_host::endpoint::default_path);
     let situation = Situation {
         standalone: args.standalone,
         virtual_asked: d.virtual_size.is_some(),

@@ -234,7 +234,8 @@ mod tests {
 
     fn executor() -> (Executor, Releases) {
         let releases = Releases::default();
-        let backend = Backend::input_only(Box::new(NoDisplays), Box::new(ButtonLog(releases.clone())));
+        let backend =
+            Backend::input_only(Box::new(NoDisplays), Box::new(ButtonLog(releases.clone())));
         let desk = Desk::new(backend, Arc::new(HandBack::new()));
         (Executor::spawn(desk), releases)
     }
