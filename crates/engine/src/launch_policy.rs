@@ -108,6 +108,8 @@ const COMMAND_RUNNERS: &[&str] = &[
     "sg",
     "newgrp",
     "flock",
+    "wine",
+    "wine64",
     "exec",
     "eval",
     "xdg-open",
@@ -247,15 +249,34 @@ fn refused(program: &str, why: &'static str) -> EngineError {
     }
 }
 
+/// The URL schemes an entry's `%u`/`%U` may be given: documents, pages and
+/// mail, never a scheme an app runs (`macro:`, `javascript:`, `vnd.…`).
+const URL_SCHEMES: &[&str] = &["http", "https", "file", "ftp", "sftp", "smb", "mailto"];
+
+/// Whether `arg` is a file or URL as a field code takes it: an absolute
+/// path, or a URL of a document scheme. Anything else may be read by the
+/// app as a command or an option (`-e`, vim's `+!cmd`, a bare name).
+fn file_or_url(arg: &str) -> bool {
+    if arg.contains('\0') {
+        return false;
+    }
+    if arg.starts_with('/') {
+        return true;
+    }
+    arg.split_once(':').is_some_and(|(scheme, rest)| {
+        !rest.is_empty() && URL_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str())
+    })
+}
+
 /// Whether `entry` accepts `args` from the caller: as many as its field
-/// code takes, each a file or URL (not empty, not an option).
+/// code takes, each an absolute path or a document URL.
 fn accepts(entry: &AppEntry, args: &[String]) -> bool {
     let fits = match entry.args {
         EntryArgs::None => args.is_empty(),
         EntryArgs::One => args.len() <= 1,
         EntryArgs::Many => true,
     };
-    fits && args.iter().all(|a| !a.is_empty() && !a.starts_with('-'))
+    fits && args.iter().all(|a| file_or_url(a))
 }
 
 /// Checks `plan`, started with the caller's `args`, against the policy;
@@ -290,7 +311,7 @@ pub fn check(plan: &LaunchPlan, args: &[String], allowed: &[FileId]) -> Result<(
     } else if apps.is_empty() {
         "its application entry runs it in a terminal (Terminal=true): it is a command-line program"
     } else if !apps.iter().any(|e| accepts(e, args)) {
-        "its application entry accepts only files and URLs (one for %f or %u, any for %F or %U), never options, and no arguments when its Exec line has no field code"
+        "its application entry accepts only files and URLs (one for %f or %u, any for %F or %U): absolute paths or http(s), file, ftp, sftp, smb and mailto URLs, never options, and no arguments when its Exec line has no field code"
     } else {
         return Ok(());
     };
@@ -418,9 +439,21 @@ mod tests {
         let viewer = |args: &[&str]| plan("/usr/bin/viewer", args, XCLOCK, many());
         assert!(check_plan(&viewer(&[]), &[]).is_ok());
         assert!(check_plan(&viewer(&["/tmp/a.png", "https://x.org/b.png"]), &[]).is_ok());
-        for bad in [&["-es", "-c", "!id"][..], &["/tmp/a", "--x"], &[""]] {
+        for bad in [
+            &["-es", "-c", "!id"][..],
+            &["/tmp/a", "--x"],
+            &[""],
+            // vim runs `+cmd`; LibreOffice runs `macro:`; a bare name is
+            // anything the app makes of it.
+            &["+!touch /tmp/x"],
+            &["macro:///Standard.Module1.Run"],
+            &["javascript:alert(1)"],
+            &["notes.txt"],
+            &["https:"],
+        ] {
             refused_because(&viewer(bad), &[], "never options");
         }
+        assert!(check_plan(&viewer(&["FILE:///tmp/a", "mailto:p@x.org"]), &[]).is_ok());
         let one = plan(
             "/usr/bin/viewer",
             &["/a", "/b"],
