@@ -81,29 +81,50 @@ impl Owners {
     }
 
     /// Counts one more `initialize` of `token` under way, unless its
-    /// token or the daemon keeps as many sessions as they may.
-    fn reserve(&self, token: usize) -> bool {
+    /// token or the daemon keeps as many sessions as they may. The count
+    /// ends with the reservation, even when the client goes away first.
+    fn reserve(&self, token: usize) -> Option<Reservation<'_>> {
         let mut inner = self.lock();
         let (own, all) = inner.count(token);
         if own >= self.limits.per_token || all >= self.limits.total {
-            return false;
+            return None;
         }
         *inner.pending.entry(token).or_insert(0) += 1;
-        true
+        Some(Reservation {
+            owners: self,
+            token,
+        })
     }
+}
 
-    /// The `initialize` of `token` was answered, with `created` if rmcp
-    /// made a session.
-    fn settle(&self, token: usize, created: Option<&str>) {
-        let mut inner = self.lock();
-        if let Some(n) = inner.pending.get_mut(&token) {
+/// An `initialize` under way, counted against its token's share.
+struct Reservation<'a> {
+    owners: &'a Owners,
+    token: usize,
+}
+
+impl Reservation<'_> {
+    /// The `initialize` was answered, with `created` if rmcp made a
+    /// session.
+    fn settle(self, created: Option<&str>) {
+        if let Some(id) = created {
+            self.owners
+                .lock()
+                .owners
+                .entry(id.to_owned())
+                .or_insert(self.token);
+        }
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        let mut inner = self.owners.lock();
+        if let Some(n) = inner.pending.get_mut(&self.token) {
             *n = n.saturating_sub(1);
             if *n == 0 {
-                inner.pending.remove(&token);
+                inner.pending.remove(&self.token);
             }
-        }
-        if let Some(id) = created {
-            inner.owners.entry(id.to_owned()).or_insert(token);
         }
     }
 }
@@ -135,7 +156,7 @@ pub(crate) async fn check(
     }
     let deleting = request.method() == axum::http::Method::DELETE;
     let mut request = request;
-    let mut reserved = false;
+    let mut reserved = None;
     if asked.is_none() && request.method() == axum::http::Method::POST {
         let (parts, body) = request.into_parts();
         let Ok(bytes) = axum::body::to_bytes(body, owners.limits.max_body).await else {
@@ -148,11 +169,11 @@ pub(crate) async fn check(
         request = Request::from_parts(parts, Body::from(bytes));
         if let Some(id) = init_id {
             owners.prune().await;
-            if !owners.reserve(token) {
+            reserved = owners.reserve(token);
+            if reserved.is_none() {
                 tracing::warn!(token, "refused an MCP session: too many open");
                 return too_many(&owners.limits, id);
             }
-            reserved = true;
         }
     }
     let response = next.run(request).await;
@@ -160,12 +181,20 @@ pub(crate) async fn check(
         .headers()
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok());
-    if reserved {
-        owners.settle(token, created);
-    } else if let Some(id) = created {
-        owners.lock().owners.entry(id.to_owned()).or_insert(token);
+    match reserved {
+        Some(reservation) => reservation.settle(created),
+        None => {
+            if let Some(id) = created {
+                owners.lock().owners.entry(id.to_owned()).or_insert(token);
+            }
+        }
     }
-    if deleting && let Some(id) = asked {
+    // Only a session rmcp ended stops counting: a refused DELETE (a bad
+    // version, say) leaves it open, and so counted.
+    if deleting
+        && response.status().is_success()
+        && let Some(id) = asked
+    {
         owners.lock().owners.remove(&id);
     }
     response

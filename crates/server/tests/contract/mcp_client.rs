@@ -52,11 +52,16 @@ impl Answer {
 }
 
 pub async fn post(port: u16, headers: &[(&str, &str)], body: &str) -> Answer {
+    send(port, "POST", headers, body).await
+}
+
+/// An HTTP request of `method` to `/mcp`, its answer read to the end.
+pub async fn send(port: u16, method: &str, headers: &[(&str, &str)], body: &str) -> Answer {
     let mut s = TcpStream::connect(("127.0.0.1", port))
         .await
         .expect("connect");
     let mut head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+        "{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nConnection: close\r\n\
          Content-Length: {}\r\n",
         body.len()

@@ -324,9 +324,27 @@ async fn mcp_sessions_are_capped_per_token_and_in_all_and_expire() {
         c.mcp_session_idle = Duration::from_millis(1500);
     })
     .await;
+    let mut ids = Vec::new();
     for _ in 0..3 {
-        assert_eq!(initialize(s.port, TOKEN).await.status, 200);
+        let opened = initialize(s.port, TOKEN).await;
+        assert_eq!(opened.status, 200);
+        ids.push(opened.header("mcp-session-id").expect("an id").to_owned());
     }
+    // A DELETE rmcp refuses (an unknown protocol version) ends nothing, so
+    // the session still counts.
+    let auth = format!("Bearer {TOKEN}");
+    let bogus = mcp_client::send(
+        s.port,
+        "DELETE",
+        &[
+            ("Authorization", auth.as_str()),
+            ("Mcp-Session-Id", ids[0].as_str()),
+            ("MCP-Protocol-Version", "1999-01-01"),
+        ],
+        "",
+    )
+    .await;
+    assert!(bogus.status >= 400, "{}", bogus.status);
     let refused = initialize(s.port, TOKEN).await;
     assert_eq!(refused.status, 503, "{}", refused.body);
     let e: Value = serde_json::from_str(&refused.body).expect("JSON-RPC");
