@@ -7,6 +7,7 @@ kept BUSY; a second engine on a display a daemon serves refuses to start."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import queue
@@ -180,6 +181,25 @@ def test_a_relay_closed_by_its_client_ends_its_takeover(daemon, mode):
     assert "the relay ended a session it started ended=true" in proc.stderr(), proc.stderr()
     free = _takeover_is_free(daemon)
     assert free["type"] == "TAKEOVER_STATE" and free["payload"]["on"] is True, free
+
+
+def test_a_relay_goes_on_after_the_daemon_closed_its_idle_session(tmp_path):
+    """The daemon closes an MCP HTTP session unused for its idle time (30
+    minutes; 2 s here): the relay opens a new one with the client's own
+    initialize, and the client's next call is answered."""
+    d = Daemon("--virtual=800x600", "--mcp-session-idle", "2")
+    proc = Stdio("--display", d.display, "--connection-file", str(d.connection_file))
+    try:
+        async def body():
+            async with proc.connect("legacy") as s:
+                assert "windows" in await s.call("list_windows")
+                await asyncio.sleep(4)
+                assert "windows" in await s.call("list_windows")
+
+        run(body())
+        assert "opened a new one" in proc.stderr(), proc.stderr()
+    finally:
+        d.terminate()
 
 
 def _second_engine(argv: list[str], env: dict, lines: list[bytes]) -> subprocess.CompletedProcess:

@@ -84,6 +84,9 @@ struct State {
     meta: Option<Value>,
     /// deskhand sessions started through this relay and not ended.
     started: BTreeSet<String>,
+    /// The client's `initialize`, to open a new HTTP session with when the
+    /// daemon closed an idle one.
+    initialize: Option<String>,
 }
 
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -387,24 +390,35 @@ async fn forward(
         (s.session.clone(), s.version.clone())
     };
     let sent = Sent::of(&message);
+    if message["method"] == "initialize" {
+        state.lock().unwrap_or_else(|e| e.into_inner()).initialize = Some(line.clone());
+    }
     let routing = routing_headers(&message);
-    let post = |line| {
-        request(
-            daemon,
-            hyper::Method::POST,
-            session.as_deref(),
-            version.as_deref(),
-            &routing,
-            Some(line),
-        )
+    let post = |session: Option<String>, line| {
+        let (routing, version) = (&routing, version.clone());
+        async move {
+            request(
+                daemon,
+                hyper::Method::POST,
+                session.as_deref(),
+                version.as_deref(),
+                routing,
+                Some(line),
+            )
+            .await
+        }
     };
-    let mut response = post(line.clone()).await;
-    if response
-        .as_ref()
-        .is_ok_and(|r| r.status() == hyper::StatusCode::UNAUTHORIZED)
-        && daemon.renew_token()
+    let status_is =
+        |r: &anyhow::Result<hyper::Response<_>>, s| r.as_ref().is_ok_and(|r| r.status() == s);
+    let mut response = post(session.clone(), line.clone()).await;
+    if status_is(&response, hyper::StatusCode::UNAUTHORIZED) && daemon.renew_token() {
+        response = post(session.clone(), line.clone()).await;
+    }
+    if let Some(closed) = session.as_deref()
+        && status_is(&response, hyper::StatusCode::NOT_FOUND)
+        && let Some(renewed) = reopen(daemon, state, closed).await
     {
-        response = post(line).await;
+        response = post(Some(renewed), line).await;
     }
     let response = match response {
         Ok(r) => r,
@@ -472,6 +486,51 @@ async fn forward(
     Ok(())
 }
 
+/// Opens a new HTTP session on the daemon with the client's own
+/// `initialize` (the daemon closes one unused for 30 minutes), and returns
+/// its id. The client's deskhand sessions ended with the old one.
+async fn reopen(daemon: &Daemon, state: &Mutex<State>, closed: &str) -> Option<String> {
+    let (init, version) = {
+        let s = state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(current) = s.session.as_deref().filter(|s| *s != closed) {
+            // Another request of the client reopened it already.
+            return Some(current.to_owned());
+        }
+        (s.initialize.clone()?, s.version.clone())
+    };
+    let answer = request(
+        daemon,
+        hyper::Method::POST,
+        None,
+        version.as_deref(),
+        &[],
+        Some(init),
+    )
+    .await
+    .ok()?;
+    let id = answer
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())?
+        .to_owned();
+    let _ = answer.into_body().collect().await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let _ = request(
+        daemon,
+        hyper::Method::POST,
+        Some(&id),
+        version.as_deref(),
+        &[],
+        Some(initialized.to_string()),
+    )
+    .await;
+    tracing::info!("the daemon had closed the relay's idle MCP session: opened a new one");
+    let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+    s.session = Some(id.clone());
+    s.started.clear();
+    Some(id)
+}
+
 /// A line from the daemon on its way to the client, and whether it
 /// answers the request: the negotiated revision is learnt, the sessions
 /// started and ended are tracked, the first answer names the desktop.
@@ -525,16 +584,19 @@ fn outgoing(line: String, sent: &Sent, state: &Mutex<State>, daemon: &Daemon) ->
 /// Splits an SSE stream into the JSON payloads of its events.
 #[derive(Default)]
 struct SseLines {
-    buffer: String,
+    /// Bytes up to the next line end: a character split between two
+    /// frames is decoded whole.
+    buffer: Vec<u8>,
     data: String,
 }
 
 impl SseLines {
     fn push(&mut self, bytes: &[u8]) -> Vec<String> {
-        self.buffer.push_str(&String::from_utf8_lossy(bytes));
+        self.buffer.extend_from_slice(bytes);
         let mut events = Vec::new();
-        while let Some(end) = self.buffer.find('\n') {
-            let line: String = self.buffer.drain(..=end).collect();
+        while let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
+            let raw: Vec<u8> = self.buffer.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&raw);
             let line = line.trim_end_matches(['\r', '\n']);
             if line.is_empty() {
                 if !self.data.trim().is_empty() {
@@ -699,5 +761,10 @@ mod tests {
             s.push(b":1}\n\ndata: {\"b\":2}\r\n\r\n"),
             ["{\"a\":1}", "{\"b\":2}"]
         );
+        // A character split between two frames arrives whole.
+        let e = "data: {\"t\":\"é\"}\n\n".as_bytes();
+        let cut = e.iter().position(|b| *b == 0xc3).expect("é") + 1;
+        assert!(s.push(&e[..cut]).is_empty());
+        assert_eq!(s.push(&e[cut..]), ["{\"t\":\"é\"}"]);
     }
 }

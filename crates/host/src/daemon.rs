@@ -55,6 +55,10 @@ pub struct DaemonArgs {
     /// Seconds without a request before a connection is closed (tests).
     #[arg(long, hide = true, value_parser = parse_seconds)]
     pub idle_timeout: Option<Duration>,
+    /// Seconds an MCP HTTP session may stay unused before it is closed
+    /// (tests).
+    #[arg(long, hide = true, value_parser = parse_seconds)]
+    pub mcp_session_idle: Option<Duration>,
     /// Seconds a connection has to send its headers and token (tests).
     #[arg(long, hide = true, value_parser = parse_seconds)]
     pub header_timeout: Option<Duration>,
@@ -190,6 +194,9 @@ impl Daemon {
         config.allowed_origins = args.allow_origins;
         if let Some(idle) = args.idle_timeout {
             config.idle_timeout = idle;
+        }
+        if let Some(idle) = args.mcp_session_idle {
+            config.mcp_session_idle = idle;
         }
         if let Some(headers) = args.header_timeout {
             config.header_timeout = headers;
