@@ -38,12 +38,15 @@ pub struct SessionView {
     allowed: String,
 }
 
-/// What a session may do, in the person's words: what they allowed it in
-/// the consent dialog, else what the consent in force gives every session.
+/// What a session may do, in the person's words: what the consent in
+/// force gives every session, with what they allowed it in the consent
+/// dialog (its apps and lease when there is one).
 fn allowed_words(grant: Option<&Grant>, consent: &Consent) -> String {
-    let (input, clipboard, apps, until) = match grant {
-        Some(g) => (g.takeover, g.clipboard_read, &g.apps, g.until),
-        None => (consent.input, consent.clipboard_read, &consent.apps, None),
+    let input = consent.input || grant.is_some_and(|g| g.takeover);
+    let clipboard = consent.clipboard_read || grant.is_some_and(|g| g.clipboard_read);
+    let (apps, until) = match grant {
+        Some(g) => (&g.apps, g.until),
+        None => (&consent.apps, None),
     };
     let mut can = vec!["see the screen"];
     if input {
@@ -165,5 +168,15 @@ mod tests {
             allowed_words(None, &Consent::none()),
             "see the screen; in no app (your consent settings)"
         );
+        // The consent in force counts too: input it gives needs no box.
+        let file = Consent {
+            input: true,
+            ..Consent::none()
+        };
+        let asked = Grant {
+            takeover: false,
+            ..grant
+        };
+        assert!(allowed_words(Some(&asked), &file).contains("use mouse and keyboard"));
     }
 }

@@ -296,8 +296,8 @@ impl Desk {
     }
 
     /// The frame must show the takeover as it was put up: when another
-    /// program moved, resized or covered it, it is put back and this act
-    /// is refused (nothing sent), so that input never runs unseen.
+    /// program moved or resized it, it is put back and this act is
+    /// refused (nothing sent), so that input never runs unseen.
     fn check_frame(&mut self) -> Result<(), EngineError> {
         let Some(indicator) = &self.indicator else {
             return Ok(());

@@ -133,13 +133,13 @@ pub enum EngineError {
     /// client, and until when.
     #[error("{0}")]
     Busy(Box<crate::holder::Holder>),
-    /// Another program moved, resized or covered the takeover frame;
-    /// deskhand put it back and sent nothing: the act may be sent again.
+    /// Another program moved or resized the takeover frame; deskhand put
+    /// it back and sent nothing: the act may be sent again.
     #[error(
         "the takeover frame was {what} by another program; deskhand put it back and sent nothing: send the act again"
     )]
     FrameDisturbed {
-        /// `moved`, `resized`, `covered` or `unmapped`.
+        /// `moved` or `resized`.
         what: &'static str,
     },
     /// The backend failed; something may have happened.
