@@ -76,6 +76,15 @@ pub(crate) fn read(conn: &impl Connection) -> Result<Devices, BackendError> {
         .reply()
         .backend()?
         .atom;
+    if atom == x11rb::NONE {
+        // Without the server's mark every XTEST event would pass for the
+        // person's: no hand-back watcher rather than one that fails open.
+        return Err(BackendError::Failed(
+            "this X server does not mark its XTEST devices (no \"XTEST Device\" property): \
+             synthetic input could not be told from the person's"
+                .into(),
+        ));
+    }
     let infos = conn
         .xinput_xi_query_device(Device::ALL)
         .backend()?
@@ -89,10 +98,7 @@ pub(crate) fn read(conn: &impl Connection) -> Result<Devices, BackendError> {
     };
     // Every property read is sent before the first answer is awaited.
     let mut asked = Vec::new();
-    for d in infos
-        .iter()
-        .filter(|d| slave(d.type_) && atom != x11rb::NONE)
-    {
+    for d in infos.iter().filter(|d| slave(d.type_)) {
         let cookie = conn
             .xinput_xi_get_property(d.deviceid, false, atom, AtomEnum::ANY.into(), 0, 1)
             .backend()?;
