@@ -79,10 +79,22 @@ fn without_screen(x_display: &str) -> &str {
     }
 }
 
+/// One name for each display of this machine: without its screen, and
+/// `unix:0`, `localhost:0` and `127.0.0.1:0` as `:0` (the same server).
+fn canonical(x_display: &str) -> &str {
+    let display = without_screen(x_display);
+    match display.rsplit_once(':') {
+        Some((host, _)) if matches!(host, "unix" | "localhost" | "127.0.0.1") => {
+            &display[host.len()..]
+        }
+        _ => display,
+    }
+}
+
 fn lock_path(x_display: &str) -> PathBuf {
     files::runtime_dir().join(format!(
         "display-{}.lock",
-        display_tag(without_screen(x_display))
+        display_tag(canonical(x_display))
     ))
 }
 
@@ -245,6 +257,11 @@ mod tests {
         assert_eq!(lock_path("host:10.1"), lock_path("host:10"));
         assert_ne!(lock_path(":1"), lock_path(":10"));
         assert_eq!(without_screen("a.b:3"), "a.b:3");
+        // Other names of the same local server share it too.
+        for same in ["unix:0", "localhost:0.0", "127.0.0.1:0"] {
+            assert_eq!(lock_path(same), lock_path(":0"), "{same}");
+        }
+        assert_ne!(lock_path("otherhost:0"), lock_path(":0"));
         assert_eq!(display_tag(":99"), "_99");
     }
 
