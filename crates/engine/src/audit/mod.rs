@@ -616,9 +616,19 @@ mod tests {
             .map(|l| serde_json::from_str(l).expect("JSON"))
             .collect();
         assert!(!rotated_path(&path, 1).exists(), "nothing was rotated out");
-        assert_eq!(records.len(), 3, "{text}");
         assert_eq!(records[0]["session"], "person's agent");
-        assert_eq!(records[2]["target"]["repeated"], 99_999);
+        // The first refusal, then its repeats counted: in one summary, or
+        // in one per 10 s when the flood takes longer (a loaded machine).
+        let repeated: u64 = records[2..]
+            .iter()
+            .map(|r| r["target"]["repeated"].as_u64().expect("a count"))
+            .sum();
+        assert_eq!(repeated, 99_999, "{text}");
+        assert!(
+            records.len() <= 12,
+            "a few summaries, not a record each: {}",
+            records.len()
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
