@@ -11,8 +11,8 @@
 #[cfg(target_os = "linux")]
 mod atspi;
 
-use deskhand_engine::BackendError;
-use deskhand_engine::accessibility::Accessibility;
+use deskhand_backend::BackendError;
+use deskhand_backend::accessibility::Accessibility;
 
 /// Where the backend finds the accessibility bus.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -7,11 +7,11 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use deskhand_engine::accessibility::{
+use deskhand_backend::accessibility::{
     A11yNode, A11yTree, Accessibility, BusStatus, NodePath, NodeTarget, Role, State, TextRead,
     TextWrite, TreeLimits, WindowRef,
 };
-use deskhand_engine::{BackendError, Rect};
+use deskhand_backend::{BackendError, Rect};
 
 /// What a press runs on the window's tree (add a widget, toggle a state).
 type Effect = Box<dyn Fn(&mut A11yTree) + Send>;

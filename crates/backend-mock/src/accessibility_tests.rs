@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use deskhand_engine::accessibility::BusProblem;
+use deskhand_backend::accessibility::BusProblem;
 
 use super::*;
 

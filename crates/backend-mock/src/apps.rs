@@ -4,7 +4,7 @@
 
 use std::hash::{Hash, Hasher};
 
-use deskhand_engine::{
+use deskhand_backend::{
     AppEntry, Apps, BackendError, EntryArgs, FileId, LaunchPlan, LaunchTarget, ProcessInfo,
     RunningProgram,
 };

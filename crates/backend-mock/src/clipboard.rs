@@ -1,7 +1,7 @@
 //! The mock clipboard: text, a concealed flag, a change count, and a paste
 //! that happens when Ctrl+V is pressed on the mock keyboard.
 
-use deskhand_engine::{BackendError, Clipboard, ClipboardContent, ClipboardRead};
+use deskhand_backend::{BackendError, Clipboard, ClipboardContent, ClipboardRead};
 
 use crate::MockDesktop;
 

@@ -9,8 +9,8 @@ mod takeover;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use deskhand_engine::backend::{CursorImage, Frame, PixelFormat};
-use deskhand_engine::{
+use deskhand_backend::{CursorImage, Frame, PixelFormat};
+use deskhand_backend::{
     AppEntry, Backend, BackendError, Button, Capture, Displays, Input, Key, LaunchTarget, Monitor,
     NativeWindow, Permissions, Point, ProcessInfo, Rect, ScrollDirection, Windows,
 };
@@ -74,7 +74,7 @@ pub struct MockState {
     /// The takeover indicator.
     pub indicator: MockIndicatorState,
     /// The person acts once this many characters were typed.
-    pub person_after_chars: Option<(usize, deskhand_engine::WatchedInput)>,
+    pub person_after_chars: Option<(usize, deskhand_backend::WatchedInput)>,
 }
 
 impl MockState {

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use deskhand_engine::{
+use deskhand_backend::{
     BackendError, Indicator, IndicatorEvent, IndicatorShown, InputWatcher, Rect, WatchedInput,
 };
 
@@ -54,7 +54,7 @@ impl MockDesktop {
     /// The person moves the pointer to `(x, y)` (the mock's pointer moves,
     /// and the watcher reports where it is).
     pub fn person_moves_pointer(&self, x: i32, y: i32) {
-        let p = deskhand_engine::Point::new(x, y);
+        let p = deskhand_backend::Point::new(x, y);
         self.state().pointer = p;
         self.person(WatchedInput::Pointer(p));
     }

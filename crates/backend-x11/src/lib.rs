@@ -9,7 +9,7 @@ mod x11;
 
 pub use hotkey::{Chord, DEFAULT_KILL_SWITCH, KillSwitchHotkey};
 
-use deskhand_engine::Backend;
+use deskhand_backend::Backend;
 use thiserror::Error;
 
 /// Why the X11 backend or the virtual desktop could not start.

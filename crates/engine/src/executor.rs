@@ -235,7 +235,7 @@ mod tests {
     fn executor() -> (Executor, Releases) {
         let releases = Releases::default();
         let backend =
-            Backend::input_only(Box::new(NoDisplays), Box::new(ButtonLog(releases.clone())));
+            crate::test_support::input_only_backend(Box::new(NoDisplays), Box::new(ButtonLog(releases.clone())));
         let desk = Desk::new(backend, Arc::new(HandBack::new()));
         (Executor::spawn(desk), releases)
     }

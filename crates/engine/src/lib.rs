@@ -706,3 +706,27 @@ impl Engine {
         self.exec.shutdown();
     }
 }
+
+/// What the engine's unit tests share.
+#[cfg(test)]
+mod test_support {
+    use crate::backend::{Displays, Input};
+
+    /// A backend of only `displays` and `input`, for the engine's unit
+    /// tests.
+    pub(crate) fn input_only_backend(displays: Box<dyn Displays>, input: Box<dyn Input>) -> crate::backend::Backend {
+        crate::backend::Backend {
+            name: "test",
+            displays,
+            capture: None,
+            input: Some(input),
+            windows: None,
+            apps: None,
+            permissions: None,
+            clipboard: None,
+            indicator: None,
+            watcher: None,
+            accessibility: None,
+        }
+    }
+}

@@ -3,7 +3,7 @@
 //! field that turned secure is caught right before anything is done.
 
 use atspi::{Interface, InterfaceSet};
-use deskhand_engine::accessibility::{NodeTarget, Role, State, TextRead, TextWrite, is_secure};
+use deskhand_backend::accessibility::{NodeTarget, Role, State, TextRead, TextWrite, is_secure};
 
 use super::calls::{Caller, Obj};
 use super::error::AtspiError;

@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use deskhand_engine::accessibility::BusProblem;
+use deskhand_backend::accessibility::BusProblem;
 
 use super::calls::{Caller, Obj};
 use super::error::AtspiError;

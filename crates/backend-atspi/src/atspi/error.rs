@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use deskhand_engine::BackendError;
-use deskhand_engine::accessibility::BusProblem;
+use deskhand_backend::BackendError;
+use deskhand_backend::accessibility::BusProblem;
 use thiserror::Error;
 
 /// What went wrong talking to AT-SPI.

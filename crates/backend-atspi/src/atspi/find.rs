@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use deskhand_engine::Rect;
-use deskhand_engine::accessibility::{NodePath, WindowRef};
+use deskhand_backend::Rect;
+use deskhand_backend::accessibility::{NodePath, WindowRef};
 use futures_util::future::join_all;
 
 use super::calls::{Caller, Obj};

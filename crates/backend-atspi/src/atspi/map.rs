@@ -4,8 +4,8 @@
 use atspi::Role as R;
 use atspi::State as S;
 use atspi::StateSet;
-use deskhand_engine::Rect;
-use deskhand_engine::accessibility::{Role, State};
+use deskhand_backend::Rect;
+use deskhand_backend::accessibility::{Role, State};
 
 /// The normalized role of an AT-SPI role; one without a normalized name
 /// keeps AT-SPI's own name, snake_case (`layered_pane`).

@@ -6,7 +6,7 @@
 //! skipped the children of an element that manages its descendants), the
 //! caller walks the children instead.
 
-use deskhand_engine::accessibility::{A11yTree, TreeLimits};
+use deskhand_backend::accessibility::{A11yTree, TreeLimits};
 use futures_util::StreamExt;
 
 use super::calls::{Caller, Obj};

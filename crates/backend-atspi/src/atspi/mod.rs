@@ -17,8 +17,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use deskhand_engine::BackendError;
-use deskhand_engine::accessibility::{
+use deskhand_backend::BackendError;
+use deskhand_backend::accessibility::{
     A11yNode, A11yTree, Accessibility, BusProblem, BusStatus, NodePath, NodeTarget, TextRead,
     TextWrite, TreeLimits, WindowRef,
 };

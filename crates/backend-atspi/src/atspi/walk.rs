@@ -7,8 +7,8 @@
 use std::collections::VecDeque;
 
 use atspi::Interface;
-use deskhand_engine::Rect;
-use deskhand_engine::accessibility::{
+use deskhand_backend::Rect;
+use deskhand_backend::accessibility::{
     A11yNode, A11yTree, NodePath, Role, State, TreeLimits, is_secure,
 };
 use futures_util::StreamExt;

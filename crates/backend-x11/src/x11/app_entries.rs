@@ -7,7 +7,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use deskhand_engine::{AppEntry, EntryArgs, FileId};
+use deskhand_backend::{AppEntry, EntryArgs, FileId};
 
 /// How deep entries are looked for below an `applications` directory
 /// (`applications/kde4/foo.desktop` is `kde4-foo`).

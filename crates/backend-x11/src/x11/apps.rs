@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use deskhand_engine::{
+use deskhand_backend::{
     Apps, BackendError, FileId, LaunchPlan, LaunchTarget, ProcessInfo, RunningProgram,
 };
 

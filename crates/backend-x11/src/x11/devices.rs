@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use deskhand_engine::BackendError;
+use deskhand_backend::BackendError;
 use x11rb::connection::Connection;
 use x11rb::protocol::xinput::{self, ConnectionExt as _, Device, DeviceType};
 use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _};

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use deskhand_engine::{BackendError, Displays, Monitor, Point, Rect};
+use deskhand_backend::{BackendError, Displays, Monitor, Point, Rect};
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::cookie::Cookie;
 use x11rb::protocol::Event;

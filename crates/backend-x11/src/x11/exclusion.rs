@@ -9,7 +9,7 @@
 //! manually (so the server never draws it on screen), with no input
 //! region and at the bottom of the stack, holds it.
 
-use deskhand_engine::{BackendError, Rect};
+use deskhand_backend::{BackendError, Rect};
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::cookie::Cookie;
 use x11rb::protocol::composite::{self, ConnectionExt as _, Redirect};

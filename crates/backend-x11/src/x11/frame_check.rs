@@ -5,7 +5,7 @@
 //! client's window) has them put back and the act refused. A window
 //! stacked above the frame is beaten by raising the frame again.
 
-use deskhand_engine::{BackendError, Rect};
+use deskhand_backend::{BackendError, Rect};
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{
     ConfigureWindowAux, ConnectionExt as _, MapState, StackMode, Window, WindowClass,

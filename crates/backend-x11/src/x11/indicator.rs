@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use deskhand_engine::{BackendError, FrameCheck, Indicator, IndicatorEvent, IndicatorShown, Rect};
+use deskhand_backend::{BackendError, FrameCheck, Indicator, IndicatorEvent, IndicatorShown, Rect};
 use deskhand_protocol::overlay::{Command as OverlayCommand, Event as OverlayEvent};
 
 use super::frame_check::{FrameWindows, Verdict};

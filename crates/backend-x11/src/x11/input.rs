@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use deskhand_engine::{
+use deskhand_backend::{
     BackendError, Button, Input, Key, Keypad, Point, Rect, ScrollDirection, typed_chars,
 };
 use x11rb::NONE;

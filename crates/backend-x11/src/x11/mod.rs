@@ -24,7 +24,7 @@ mod windows;
 
 use std::sync::Arc;
 
-use deskhand_engine::Backend;
+use deskhand_backend::Backend;
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{ConnectionExt as _, ImageOrder, Window};
 use x11rb::rust_connection::RustConnection;
@@ -77,37 +77,37 @@ pub(crate) fn spin_for_reply(conn: &RustConnection) {
 /// Maps x11rb's errors: a broken connection means the display is gone; an
 /// X error reply means this one request failed.
 pub(crate) trait X11ResultExt<T> {
-    fn backend(self) -> Result<T, deskhand_engine::BackendError>;
+    fn backend(self) -> Result<T, deskhand_backend::BackendError>;
 }
 
 impl<T> X11ResultExt<T> for Result<T, x11rb::errors::ConnectionError> {
-    fn backend(self) -> Result<T, deskhand_engine::BackendError> {
-        self.map_err(|e| deskhand_engine::BackendError::DisplayUnavailable(e.to_string()))
+    fn backend(self) -> Result<T, deskhand_backend::BackendError> {
+        self.map_err(|e| deskhand_backend::BackendError::DisplayUnavailable(e.to_string()))
     }
 }
 
 impl<T> X11ResultExt<T> for Result<T, x11rb::errors::ReplyError> {
-    fn backend(self) -> Result<T, deskhand_engine::BackendError> {
+    fn backend(self) -> Result<T, deskhand_backend::BackendError> {
         use x11rb::errors::ReplyError;
         self.map_err(|e| match e {
             ReplyError::ConnectionError(c) => {
-                deskhand_engine::BackendError::DisplayUnavailable(c.to_string())
+                deskhand_backend::BackendError::DisplayUnavailable(c.to_string())
             }
             ReplyError::X11Error(x) => {
-                deskhand_engine::BackendError::Failed(format!("X11 error {:?}", x.error_kind))
+                deskhand_backend::BackendError::Failed(format!("X11 error {:?}", x.error_kind))
             }
         })
     }
 }
 
 impl<T> X11ResultExt<T> for Result<T, x11rb::errors::ReplyOrIdError> {
-    fn backend(self) -> Result<T, deskhand_engine::BackendError> {
+    fn backend(self) -> Result<T, deskhand_backend::BackendError> {
         use x11rb::errors::ReplyOrIdError;
         self.map_err(|e| match e {
             ReplyOrIdError::ConnectionError(c) => {
-                deskhand_engine::BackendError::DisplayUnavailable(c.to_string())
+                deskhand_backend::BackendError::DisplayUnavailable(c.to_string())
             }
-            other => deskhand_engine::BackendError::Failed(other.to_string()),
+            other => deskhand_backend::BackendError::Failed(other.to_string()),
         })
     }
 }
@@ -154,7 +154,7 @@ pub fn open(display: Option<&str>, options: &crate::X11Options) -> Result<Backen
     let capture = capture::X11Capture::new(shared.clone());
     let displays = displays::X11Displays::new(shared.clone());
     let windows = match windows::X11Windows::new(shared.clone()) {
-        Ok(w) => Some(Box::new(w) as Box<dyn deskhand_engine::Windows>),
+        Ok(w) => Some(Box::new(w) as Box<dyn deskhand_backend::Windows>),
         Err(e) => {
             tracing::warn!(error = %e, "window listing unavailable");
             None
@@ -169,7 +169,7 @@ pub fn open(display: Option<&str>, options: &crate::X11Options) -> Result<Backen
                 );
             }
             tracing::info!(spare_keycodes = spare, "keyboard ready (XTEST, XKB)");
-            Some(Box::new(i) as Box<dyn deskhand_engine::Input>)
+            Some(Box::new(i) as Box<dyn deskhand_backend::Input>)
         }
         Err(e) => {
             tracing::error!(error = %e, "input is unavailable: deskhand can capture but not type or click");
@@ -182,7 +182,7 @@ pub fn open(display: Option<&str>, options: &crate::X11Options) -> Result<Backen
         None => crate::KillSwitchHotkey::new(crate::DEFAULT_KILL_SWITCH)?,
     };
     let watcher = match watcher::X11Watcher::new(&name, kill) {
-        Ok(w) => Some(Box::new(w) as Box<dyn deskhand_engine::InputWatcher>),
+        Ok(w) => Some(Box::new(w) as Box<dyn deskhand_backend::InputWatcher>),
         Err(e) => {
             tracing::warn!(error = %e, "no hand-back watcher: takeover is unavailable");
             None
@@ -190,7 +190,7 @@ pub fn open(display: Option<&str>, options: &crate::X11Options) -> Result<Backen
     };
     let indicator = match indicator::find_overlay() {
         Some(program) => Some(Box::new(indicator::OverlayIndicator::new(&program, &name))
-            as Box<dyn deskhand_engine::Indicator>),
+            as Box<dyn deskhand_backend::Indicator>),
         None => {
             tracing::warn!(
                 "deskhand-overlay not found (next to deskhand, on PATH, or $DESKHAND_OVERLAY): takeover is unavailable"
@@ -199,7 +199,7 @@ pub fn open(display: Option<&str>, options: &crate::X11Options) -> Result<Backen
         }
     };
     let clipboard = match clipboard::X11Clipboard::start(&name) {
-        Ok(c) => Some(Arc::new(c) as Arc<dyn deskhand_engine::Clipboard>),
+        Ok(c) => Some(Arc::new(c) as Arc<dyn deskhand_backend::Clipboard>),
         Err(e) => {
             tracing::warn!(error = %e, "clipboard unavailable");
             None

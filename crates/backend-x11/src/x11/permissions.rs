@@ -3,7 +3,7 @@
 //! granted or denied (the display, XTEST input injection, capture); any
 //! other name is `unknown`, never a guess.
 
-use deskhand_engine::Permissions;
+use deskhand_backend::Permissions;
 use deskhand_protocol::messages::PermissionStatus;
 
 /// macOS TCC permissions, which do not exist on X11.

@@ -21,7 +21,7 @@ use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use deskhand_engine::BackendError;
+use deskhand_backend::BackendError;
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::protocol::Event;
 use x11rb::protocol::xkb::{self, ConnectionExt as _};

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use deskhand_engine::{BackendError, InputWatcher, Point, WatchedInput};
+use deskhand_backend::{BackendError, InputWatcher, Point, WatchedInput};
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::protocol::Event;
 use x11rb::protocol::xinput::{self, ConnectionExt as _, Device, XIEventMask};

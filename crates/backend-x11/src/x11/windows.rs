@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use deskhand_engine::{BackendError, NativeWindow, Rect, Windows};
+use deskhand_backend::{BackendError, NativeWindow, Rect, Windows};
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{
     Atom, AtomEnum, ClientMessageEvent, ConfigureWindowAux, ConnectionExt as _, EventMask,

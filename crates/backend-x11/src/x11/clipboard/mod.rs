@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use deskhand_engine::{BackendError, Clipboard, ClipboardContent, ClipboardRead};
+use deskhand_backend::{BackendError, Clipboard, ClipboardContent, ClipboardRead};
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::protocol::Event;
 use x11rb::protocol::xfixes::{self, ConnectionExt as _, SelectionEventMask};

@@ -6,7 +6,7 @@ use std::os::fd::{AsFd, AsRawFd};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use deskhand_engine::BackendError;
+use deskhand_backend::BackendError;
 use x11rb::connection::Connection;
 use x11rb::protocol::Event;
 use x11rb::protocol::xproto::{

@@ -1,0 +1,14 @@
+//! What a deskhand desktop backend is: one narrow trait per capability
+//! (displays, capture, input, windows, apps, permissions, clipboard, the
+//! takeover indicator, the hand-back watcher, accessibility) and the plain
+//! types they exchange, with no OS code and no engine. The engine drives
+//! these traits; each OS's backend crate implements them.
+
+pub mod accessibility;
+pub mod capabilities;
+pub mod geometry;
+pub mod keys;
+
+pub use capabilities::*;
+pub use geometry::{Monitor, Point, Rect};
+pub use keys::{Key, Keypad};
