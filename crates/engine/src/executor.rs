@@ -189,7 +189,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::backend::{Backend, BackendError, Button, Displays, Input, ScrollDirection};
+    use crate::backend::{BackendError, Button, Displays, Input, ScrollDirection};
     use crate::geometry::{Monitor, Point};
     use crate::handback::HandBack;
     use crate::keys::Key;

@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard, mpsc};
 use std::time::{Duration, Instant};
 
-use deskhand_engine::Rect;
+use deskhand_backend::Rect;
 
 /// The Python that has python3-gi (the one on `PATH` may not).
 const PYTHON: &str = "/usr/bin/python3";

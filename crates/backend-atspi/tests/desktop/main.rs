@@ -16,9 +16,9 @@ mod harness;
 use std::time::{Duration, Instant};
 
 use deskhand_backend_atspi::AtspiOptions;
-use deskhand_engine::BackendError;
-use deskhand_engine::Rect;
-use deskhand_engine::accessibility::{
+use deskhand_backend::BackendError;
+use deskhand_backend::Rect;
+use deskhand_backend::accessibility::{
     A11yNode, A11yTree, Accessibility, BusProblem, BusStatus, NodePath, NodeTarget, Role, State,
     TextRead, TextWrite, TreeLimits, WindowRef,
 };
