@@ -136,7 +136,7 @@ fn setup(app: &AppHandle, args: AppArgs) -> anyhow::Result<()> {
     let engine = daemon.engine.clone();
     // The Activity window shows what agents were shown.
     engine.keep_thumbnails();
-    let display = daemon.x_display().to_owned();
+    let desktop = daemon.desktop_id().clone();
     let tracker = status::Shared::default();
     manage_panels(app, &daemon, tracker.clone());
     // The ready line without the token: an app's stdout may end up in the
@@ -159,7 +159,7 @@ fn setup(app: &AppHandle, args: AppArgs) -> anyhow::Result<()> {
     app.manage(questions.clone());
     tauri::async_runtime::spawn(questions::follow(app.clone(), questions));
     engine.set_person_present(true);
-    let tray = match tauri::async_runtime::block_on(tray_host(&display)) {
+    let tray = match tauri::async_runtime::block_on(tray_host(&desktop)) {
         Ok(()) => {
             let tray = tray::build(app, engine.clone())?;
             app.manage(TrayShown);
@@ -192,7 +192,7 @@ fn manage_panels(app: &AppHandle, daemon: &Daemon, tracker: status::Shared) {
         token: daemon.token().clone(),
     });
     app.manage(doctor_panel::DoctorPanel {
-        display: daemon.x_display().to_owned(),
+        display: daemon.desktop_id().name().to_owned(),
         engine: Arc::clone(&daemon.engine),
     });
     app.manage(activity::ActivityPanel {
@@ -203,14 +203,14 @@ fn manage_panels(app: &AppHandle, daemon: &Daemon, tracker: status::Shared) {
 
 /// Whether a tray host runs: a StatusNotifierItem watcher on the session
 /// bus, or an XEmbed tray on the display; if not, why.
-async fn tray_host(display: &str) -> Result<(), String> {
+async fn tray_host(desktop: &deskhand_platform::DesktopId) -> Result<(), String> {
     if status_notifier_watcher().await {
         return Ok(());
     }
-    match deskhand_backend_x11::system_tray_present(display) {
+    match deskhand_platform::tray_present(desktop) {
         Ok(true) => Ok(()),
         Ok(false) => Err(format!(
-            "No system tray runs here (no StatusNotifierItem host, no XEmbed tray on {display}): deskhand runs, and this window stands in for its tray icon. Closing it quits deskhand."
+            "No system tray runs here (no StatusNotifierItem host, no XEmbed tray on {desktop}): deskhand runs, and this window stands in for its tray icon. Closing it quits deskhand."
         )),
         Err(e) => Err(format!("The system tray could not be looked for: {e}")),
     }

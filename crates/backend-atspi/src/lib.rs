@@ -10,6 +10,7 @@
 
 #[cfg(target_os = "linux")]
 mod atspi;
+pub mod findings;
 
 use deskhand_backend::BackendError;
 use deskhand_backend::accessibility::Accessibility;

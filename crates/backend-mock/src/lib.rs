@@ -9,11 +9,11 @@ mod takeover;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use deskhand_backend::{CursorImage, Frame, PixelFormat};
 use deskhand_backend::{
     AppEntry, Backend, BackendError, Button, Capture, Displays, Input, Key, LaunchTarget, Monitor,
     NativeWindow, Permissions, Point, ProcessInfo, Rect, ScrollDirection, Windows,
 };
+use deskhand_backend::{CursorImage, Frame, PixelFormat};
 use deskhand_protocol::messages::PermissionStatus;
 
 pub use accessibility::MockAccessibility;

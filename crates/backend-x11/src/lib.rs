@@ -3,13 +3,10 @@
 //! follows the keymap as it is now, and the virtual desktop (Xvfb + a window manager) that
 //! `deskhand serve --virtual` runs.
 
-mod hotkey;
 #[cfg(target_os = "linux")]
 mod x11;
 
-pub use hotkey::{Chord, DEFAULT_KILL_SWITCH, KillSwitchHotkey};
-
-use deskhand_backend::Backend;
+use deskhand_backend::{Backend, KillSwitchHotkey};
 use thiserror::Error;
 
 /// Why the X11 backend or the virtual desktop could not start.
@@ -70,7 +67,7 @@ pub fn open_with(display: Option<&str>, options: &X11Options) -> Result<Backend,
 }
 
 #[cfg(target_os = "linux")]
-pub use x11::doctor::{X11Findings, x11_findings};
+pub use x11::doctor::x11_findings;
 #[cfg(target_os = "linux")]
 pub use x11::person::FakePerson;
 #[cfg(target_os = "linux")]

@@ -6,9 +6,13 @@
 
 pub mod accessibility;
 pub mod capabilities;
+pub mod doctor;
 pub mod geometry;
 pub mod keys;
+pub mod kill_switch;
 
 pub use capabilities::*;
+pub use doctor::BackendFindings;
 pub use geometry::{Monitor, Point, Rect};
 pub use keys::{Key, Keypad};
+pub use kill_switch::{Chord, ChordError, ChordKey, DEFAULT_KILL_SWITCH, KillSwitchHotkey};

@@ -144,37 +144,61 @@ fn human(r: &DoctorReport, require: &[Wanted]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use deskhand_backend_x11::X11Findings;
     use deskhand_engine::accessibility::{BusProblem, BusStatus};
-    use deskhand_host::doctor::{AtspiFindings, assemble, atspi};
+    use deskhand_host::doctor::assemble;
+    use deskhand_platform::doctor::{
+        BackendFindings, Platform, accessibility_findings, linux_findings,
+    };
     use deskhand_protocol::doctor::{
-        BackendEntry, CapabilityEntry, ConsentKind, GrantStatus, Probe, SessionType, Verdict,
+        BackendEntry, CapabilityEntry, ConsentKind, DoctorReport, GrantStatus, Probe, SessionType,
+        Verdict,
     };
 
     /// An X11 display with everything deskhand needs.
-    fn x11_fine() -> X11Findings {
-        X11Findings {
-            session_type: SessionType::X11,
-            backend: BackendEntry::new("x11", true, Verdict::AVAILABLE),
+    fn x11_fine() -> BackendFindings {
+        BackendFindings {
+            session_type: Some(SessionType::X11),
+            backends: vec![BackendEntry::new("x11", true, Verdict::AVAILABLE)],
             capabilities: vec![CapabilityEntry::new(
                 CapabilityName::InputTakeover,
                 Verdict::AVAILABLE,
                 ConsentKind::Takeover,
             )],
+            permissions: vec![],
             probes: vec![Probe::new("display server", true, "X11 :9 (test)")],
         }
     }
 
-    fn down(problem: BusProblem) -> AtspiFindings {
-        atspi::findings(&BusStatus::Unavailable {
+    /// X11 with no display to reach.
+    fn nothing_found() -> BackendFindings {
+        let unreachable = Verdict::unavailable(ReasonCode::DisplayUnreachable);
+        BackendFindings {
+            session_type: Some(SessionType::None),
+            backends: vec![BackendEntry::new("x11", true, unreachable)],
+            capabilities: vec![CapabilityEntry::new(
+                CapabilityName::InputTakeover,
+                unreachable,
+                ConsentKind::Takeover,
+            )],
+            ..BackendFindings::default()
+        }
+    }
+
+    fn down(problem: BusProblem) -> BackendFindings {
+        accessibility_findings(&BusStatus::Unavailable {
             problem,
             detail: "session bus: no address".into(),
         })
     }
 
+    /// The Linux report of these findings.
+    fn linux(x11: BackendFindings, a11y: BackendFindings) -> DoctorReport {
+        assemble(Platform::Linux, linux_findings(x11, a11y), vec![])
+    }
+
     #[test]
     fn no_accessibility_bus_leaves_screenshots_and_input_ready() {
-        let r = assemble(x11_fine(), down(BusProblem::NotAdvertised), vec![]);
+        let r = linux(x11_fine(), down(BusProblem::NotAdvertised));
         assert!(r.ready && r.ok, "atspi is not required");
         assert!(wanted_ready(&r, Wanted::Screenshot) && wanted_ready(&r, Wanted::Input));
         assert!(!wanted_ready(&r, Wanted::Accessibility));
@@ -193,12 +217,16 @@ mod tests {
 
     #[test]
     fn a_bus_that_answers_has_no_step_and_accessibility_is_ready() {
-        let r = assemble(x11_fine(), atspi::findings(&BusStatus::Ok), vec![]);
+        let r = linux(x11_fine(), accessibility_findings(&BusStatus::Ok));
         assert!(r.ready && r.next_steps.is_empty(), "{:?}", r.next_steps);
         assert!(wanted_ready(&r, Wanted::Accessibility));
         let atspi = r.backends.iter().find(|b| b.id == "atspi").expect("listed");
         assert_eq!(atspi.status, Availability::Available);
-        let perm = &r.permissions[0];
+        let perm = r
+            .permissions
+            .iter()
+            .find(|p| p.name == "accessibility")
+            .expect("listed");
         assert_eq!(
             (perm.name.as_str(), perm.status),
             ("accessibility", GrantStatus::Granted)
@@ -207,8 +235,7 @@ mod tests {
 
     #[test]
     fn one_step_per_distinct_reason() {
-        let x11 = deskhand_backend_x11::x11_findings(None, false);
-        let r = assemble(x11, down(BusProblem::Unreachable), vec![]);
+        let r = linux(nothing_found(), down(BusProblem::Unreachable));
         assert!(!r.ready);
         let steps: Vec<_> = r
             .next_steps
@@ -226,7 +253,7 @@ mod tests {
 
     #[test]
     fn the_human_report_shows_the_entry_and_what_to_do() {
-        let r = assemble(x11_fine(), down(BusProblem::NotAdvertised), vec![]);
+        let r = linux(x11_fine(), down(BusProblem::NotAdvertised));
         let text = human(&r, &[Wanted::Screenshot, Wanted::Accessibility]);
         assert!(
             text.contains("⚠ accessibility bus: not advertised: session bus: no address"),

@@ -114,11 +114,7 @@ fn daemon_at(path: &Path) -> Option<(Daemon, String)> {
 
 pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     let d = &args.desktop;
-    let display = d
-        .display
-        .clone()
-        .or_else(|| std::env::var("DISPLAY").ok())
-        .filter(|s| !s.is_empty());
+    let desktop = deskhand_platform::session_desktop(d.display.as_deref());
     let connection_file = args
         .connection_file
         .clone()
@@ -126,8 +122,8 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     let situation = Situation {
         standalone: args.standalone,
         virtual_asked: d.virtual_size.is_some(),
-        display: display.as_deref(),
-        holder: display.as_deref().and_then(display_claim::holder),
+        display: desktop.as_ref().map(|d| d.name()),
+        holder: desktop.as_ref().and_then(display_claim::holder),
         connection_file: &connection_file,
         connection_daemon: daemon_at(&connection_file).map(|(d, shown)| (d.pid, shown)),
     };
@@ -138,7 +134,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
                 file.display()
             );
         };
-        tracing::info!(pid = daemon.pid, endpoint = %daemon.authority, x_display = %daemon.display, "relaying MCP to the running deskhand daemon");
+        tracing::info!(pid = daemon.pid, endpoint = %daemon.authority, desktop = %daemon.display, "relaying MCP to the running deskhand daemon");
         return mcp_relay::run(daemon).await;
     }
     own_engine(&args.desktop).await
@@ -149,20 +145,22 @@ async fn own_engine(args: &DesktopArgs) -> anyhow::Result<()> {
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
     let desktop = desktop::open(args, None).await?;
-    tracing::info!(x_display = %desktop.x_display, is_virtual = desktop.virtual_desktop.is_some(), "serving MCP on stdio with an engine of its own");
-    let note = match &desktop.virtual_desktop {
-        Some(_) => format!(
-            "This is `deskhand mcp` with an engine of its own on a virtual desktop it started (X display {}), seen by no person: nothing it does shows on the person's screen.",
-            desktop.x_display
-        ),
-        None => format!(
-            "This is `deskhand mcp` with an engine of its own on X display {} (no deskhand daemon serves it).",
-            desktop.x_display
-        ),
+    let site = &desktop.site;
+    tracing::info!(desktop = %site.id(), is_virtual = site.is_virtual(), "serving MCP on stdio with an engine of its own");
+    let note = if site.is_virtual() {
+        format!(
+            "This is `deskhand mcp` with an engine of its own on a virtual desktop it started ({}), seen by no person: nothing it does shows on the person's screen.",
+            site.describe()
+        )
+    } else {
+        format!(
+            "This is `deskhand mcp` with an engine of its own on {} (no deskhand daemon serves it).",
+            site.describe()
+        )
     };
     let shared = deskhand_server::mcp::McpShared::naming_desktop(
         desktop.engine.clone(),
-        deskhand_host::doctor::health_source(&desktop.x_display),
+        deskhand_host::doctor::health_source(desktop.id().name()),
         note,
     );
     tokio::select! {

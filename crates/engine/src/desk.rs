@@ -671,7 +671,10 @@ mod tests {
 
     fn desk(found: Vec<FrameCheck>) -> (Desk, Sent) {
         let keys = Arc::new(Mutex::new(Vec::new()));
-        let backend = crate::test_support::input_only_backend(Box::new(OneDisplay), Box::new(KeyLog(keys.clone())));
+        let backend = crate::test_support::input_only_backend(
+            Box::new(OneDisplay),
+            Box::new(KeyLog(keys.clone())),
+        );
         let handback = Arc::new(HandBack::new());
         handback.arm(Point::new(0, 0));
         let mut desk = Desk::new(backend, handback);

@@ -234,8 +234,10 @@ mod tests {
 
     fn executor() -> (Executor, Releases) {
         let releases = Releases::default();
-        let backend =
-            crate::test_support::input_only_backend(Box::new(NoDisplays), Box::new(ButtonLog(releases.clone())));
+        let backend = crate::test_support::input_only_backend(
+            Box::new(NoDisplays),
+            Box::new(ButtonLog(releases.clone())),
+        );
         let desk = Desk::new(backend, Arc::new(HandBack::new()));
         (Executor::spawn(desk), releases)
     }

@@ -3,7 +3,6 @@
 
 pub use deskhand_backend::geometry::{Monitor, Point, Rect};
 
-
 /// The monitors of the desktop.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Layout {

@@ -71,25 +71,6 @@ pub fn read_file(path: &Path) -> Vec<Held> {
         .collect()
 }
 
-/// Writes `path` readable by its owner only (0600), whatever mode an
-/// earlier copy had, never through a symlink. Every file of deskhand's
-/// state that outlives a crash is written this way.
-pub fn write_private(path: &Path, body: &[u8]) -> std::io::Result<()> {
-    use std::io::Write as _;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
-        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
-        let file = options.open(path)?;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        (&file).write_all(body)
-    }
-    #[cfg(not(unix))]
-    options.open(path)?.write_all(body)
-}
-
 impl Ledger {
     /// Keeps a copy in `path` from now on.
     pub fn keep_in(&mut self, path: PathBuf) {
@@ -101,14 +82,8 @@ impl Ledger {
         let Some(path) = &self.file else { return };
         let tokens: Vec<String> = self.entries.iter().map(|(_, h)| h.token()).collect();
         let body = serde_json::to_string(&tokens).unwrap_or_else(|_| "[]".into());
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
-        // Rename is atomic; a process killed at any point leaves the old or
-        // the new list, never half of one.
-        let written =
-            write_private(&tmp, body.as_bytes()).and_then(|()| std::fs::rename(&tmp, path));
-        if let Err(e) = written {
+        // A process killed at any point leaves the old or the new list.
+        if let Err(e) = deskhand_files::write_atomic(path, body.as_bytes()) {
             tracing::warn!(path = %path.display(), error = %e, "cannot keep the held-input ledger");
         }
     }

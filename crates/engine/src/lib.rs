@@ -714,7 +714,10 @@ mod test_support {
 
     /// A backend of only `displays` and `input`, for the engine's unit
     /// tests.
-    pub(crate) fn input_only_backend(displays: Box<dyn Displays>, input: Box<dyn Input>) -> crate::backend::Backend {
+    pub(crate) fn input_only_backend(
+        displays: Box<dyn Displays>,
+        input: Box<dyn Input>,
+    ) -> crate::backend::Backend {
         crate::backend::Backend {
             name: "test",
             displays,

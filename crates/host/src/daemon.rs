@@ -121,7 +121,7 @@ pub(crate) fn ready_line(
     addr: SocketAddr,
     token: &Token,
     kept_in: &KeptIn,
-    x_display: &str,
+    desktop: &str,
 ) -> Value {
     let host = match addr {
         SocketAddr::V6(_) => format!("[{}]:{}", addr.ip(), addr.port()),
@@ -133,7 +133,7 @@ pub(crate) fn ready_line(
         "http": format!("http://{host}"),
         "mcp": format!("http://{host}/mcp"),
         "token": token.expose(),
-        "display": x_display,
+        "display": desktop,
         "pid": std::process::id(),
     });
     if let (Some(line), Value::Object(store)) = (line.as_object_mut(), kept_in.connection_fields())
@@ -178,7 +178,7 @@ impl Daemon {
         let addr = listener
             .local_addr()
             .map_err(io("reading the bound address"))?;
-        let ready = ready_line(addr, &token, &kept_in, &desktop.x_display);
+        let ready = ready_line(addr, &token, &kept_in, desktop.id().name());
         files::write_private_atomic(&connection_file, format!("{ready}\n").as_bytes())?;
         desktop.claim.serve_with(&connection_file)?;
         let mut config = ServerConfig::new(token);
@@ -187,7 +187,7 @@ impl Daemon {
             kept_in,
             connection_file: connection_file.clone(),
             addr,
-            x_display: desktop.x_display.clone(),
+            desktop: desktop.id().name().to_owned(),
             engine: desktop.engine.clone(),
         };
         config.client_tokens = client_tokens;
@@ -207,12 +207,12 @@ impl Daemon {
             listener,
             engine.clone(),
             config,
-            health(&desktop.x_display),
+            health(desktop.id().name()),
             async {
                 let _ = stopped.await;
             },
         ));
-        tracing::info!(%addr, x_display = desktop.x_display.as_str(), connection_file = %connection_file.display(), "deskhand is ready");
+        tracing::info!(%addr, desktop = %desktop.id(), connection_file = %connection_file.display(), "deskhand is ready");
         Ok(Self {
             engine,
             ready,
@@ -225,9 +225,9 @@ impl Daemon {
         })
     }
 
-    /// The X display it drives.
-    pub fn x_display(&self) -> &str {
-        &self.desktop.x_display
+    /// Which desktop it drives.
+    pub fn desktop_id(&self) -> &deskhand_platform::DesktopId {
+        self.desktop.id()
     }
 
     /// The desktop it serves (its settings file and audit log).

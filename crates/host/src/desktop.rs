@@ -1,14 +1,15 @@
-//! The desktop an engine drives, shared by every host: attach to a display (or start a virtual one), read the
-//! consent, open the audit log and the X11 backend.
+//! The desktop an engine drives, shared by every host: attach to a
+//! desktop (or start a virtual one), read the consent, open the audit log
+//! and the backend the platform picks.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
-use deskhand_backend_x11::VirtualDesktop;
 use deskhand_engine::approval::ApprovalMode;
 use deskhand_engine::settings::{DisplayChoice, Settings};
 use deskhand_engine::{AuditLog, ClipboardPolicy, Consent, Engine};
+use deskhand_platform::{BackendKind, DesktopId, KillSwitchHotkey, Site, SiteOptions};
 
 use crate::display_claim::{self, DisplayClaim};
 use crate::error::{io, refuse};
@@ -21,6 +22,9 @@ pub struct DesktopArgs {
     /// X display to drive, e.g. `:0` (default: $DISPLAY).
     #[arg(long, conflicts_with = "virtual_size")]
     pub display: Option<String>,
+    /// The backend (x11; default: the one for this session).
+    #[arg(long, value_parser = str::parse::<BackendKind>)]
+    pub backend: Option<BackendKind>,
     /// Start a virtual desktop (Xvfb + window manager) of this size.
     #[arg(long = "virtual", value_name = "WxH", num_args = 0..=1, default_missing_value = "1280x800")]
     pub virtual_size: Option<String>,
@@ -62,10 +66,9 @@ pub struct DesktopArgs {
 pub struct Desktop {
     /// The engine.
     pub engine: Arc<Engine>,
-    /// The X display it drives.
-    pub x_display: String,
-    /// The virtual desktop, when deskhand started it.
-    pub virtual_desktop: Option<VirtualDesktop>,
+    /// The desktop it drives, and the virtual desktop when deskhand
+    /// started it.
+    pub site: Site,
     /// This engine's lock on the display: no second engine drives it.
     pub claim: DisplayClaim,
     /// The settings file and what the command line fixed.
@@ -90,9 +93,12 @@ impl Desktop {
     pub async fn stop(mut self) {
         let engine = self.engine.clone();
         let _ = tokio::task::spawn_blocking(move || engine.shutdown()).await;
-        if let Some(vd) = self.virtual_desktop.as_mut() {
-            vd.stop();
-        }
+        self.site.stop();
+    }
+
+    /// Which desktop it drives.
+    pub fn id(&self) -> &DesktopId {
+        self.site.id()
     }
 }
 
@@ -109,29 +115,13 @@ fn parse_size(s: &str) -> Result<(u32, u32), HostError> {
     Ok((w, h))
 }
 
-/// Whether these flags start a virtual desktop (asked for, or no display).
-pub fn wants_virtual(display: Option<&str>, virtual_size: Option<&str>) -> bool {
-    virtual_size.is_some()
-        || (display.is_none() && std::env::var("DISPLAY").map_or(true, |d| d.is_empty()))
-}
-
-/// The display to drive and, when deskhand started it, the virtual desktop.
-pub fn open_display(
-    display: Option<String>,
-    virtual_size: Option<&str>,
-) -> Result<(String, Option<VirtualDesktop>), HostError> {
-    if wants_virtual(display.as_deref(), virtual_size) {
-        if virtual_size.is_none() {
-            tracing::info!("no DISPLAY set: starting a virtual desktop");
-        }
-        let (w, h) = parse_size(virtual_size.unwrap_or("1280x800"))?;
-        let vd = VirtualDesktop::start(w, h)?;
-        return Ok((vd.display().to_owned(), Some(vd)));
-    }
-    match display.or_else(|| std::env::var("DISPLAY").ok()) {
-        Some(name) => Ok((name, None)),
-        None => refuse!("no display: give --display or --virtual"),
-    }
+/// The platform's options for these flags.
+pub fn site_options(args: &DesktopArgs) -> Result<SiteOptions, HostError> {
+    Ok(SiteOptions {
+        desktop: args.display.clone(),
+        virtual_size: args.virtual_size.as_deref().map(parse_size).transpose()?,
+        backend: args.backend,
+    })
 }
 
 /// The consent (the file's, the sandbox default on a virtual desktop, or
@@ -184,10 +174,9 @@ pub async fn open(
     args: &DesktopArgs,
     listen: Option<std::net::SocketAddr>,
 ) -> Result<Desktop, HostError> {
-    let (x_display, virtual_desktop) =
-        open_display(args.display.clone(), args.virtual_size.as_deref())?;
-    let claim = display_claim::claim(&x_display)?;
-    let (mut consent, fixed) = consent_and_fixed(args, listen, virtual_desktop.is_some())?;
+    let site = Site::attach(&site_options(args)?)?;
+    let claim = display_claim::claim(site.id())?;
+    let (mut consent, fixed) = consent_and_fixed(args, listen, site.is_virtual())?;
     let settings_path = args.settings.clone().unwrap_or_else(settings::default_path);
     let started_with = settings::initial(&settings_path, &fixed)?;
     consent.approval = started_with.live.approval;
@@ -199,17 +188,14 @@ pub async fn open(
         .map_err(io(format!("opening audit log {}", audit_path.display())))?;
 
     // Held input and remapped keycodes survive a crash: a copy of each
-    // list per display.
-    let display_tag = display_claim::display_tag(&x_display);
+    // list per desktop.
     let state = files::state_dir();
     files::private_dir(&state)?;
-    let hotkey = deskhand_backend_x11::KillSwitchHotkey::new(&started_with.kill_switch)?;
-    let options = deskhand_backend_x11::X11Options {
-        kill_switch: Some(hotkey.clone()),
-        remap_file: Some(state.join(format!("remapped-keys-{display_tag}.json"))),
-    };
-    let mut backend = deskhand_backend_x11::open_with(Some(&x_display), &options)?;
-    backend.accessibility = accessibility();
+    let hotkey = KillSwitchHotkey::new(&started_with.kill_switch)?;
+    let backend = site.open(&deskhand_platform::OpenOptions {
+        kill_switch: hotkey.clone(),
+        state_dir: state.clone(),
+    })?;
     let engine = Arc::new(Engine::new(backend, consent, audit));
     engine.apply_settings(started_with.live.clone()).await;
     let live = settings::Live {
@@ -222,12 +208,11 @@ pub async fn open(
         live.clone(),
         started_with.clone(),
     ));
-    let ledger = state.join(format!("held-input-{display_tag}.json"));
+    let ledger = deskhand_platform::state_file(&state, "held-input", site.id());
     engine.keep_held_input_in(ledger).await?;
     Ok(Desktop {
         engine,
-        x_display,
-        virtual_desktop,
+        site,
         claim,
         settings: SettingsFile {
             path: settings_path,
@@ -236,21 +221,6 @@ pub async fn open(
         },
         started_with,
     })
-}
-
-/// The AT-SPI backend (it connects to the bus on first use, so it opens
-/// without one); none where the platform has no AT-SPI.
-fn accessibility() -> Option<Arc<dyn deskhand_engine::accessibility::Accessibility>> {
-    match deskhand_backend_atspi::open(&deskhand_backend_atspi::AtspiOptions::default()) {
-        Ok(a11y) => {
-            tracing::info!("accessibility backend: atspi");
-            Some(Arc::from(a11y))
-        }
-        Err(e) => {
-            tracing::info!(error = %e, "no accessibility backend");
-            None
-        }
-    }
 }
 
 #[cfg(test)]

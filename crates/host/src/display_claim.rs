@@ -14,6 +14,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use deskhand_platform::DesktopId;
 use serde_json::{Value, json};
 
 use crate::HostError;
@@ -57,45 +58,8 @@ pub struct DisplayClaim {
     display: String,
 }
 
-/// A file name for `x_display` (`:0` → `_0`): letters and digits kept.
-pub fn display_tag(x_display: &str) -> String {
-    x_display
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect()
-}
-
-/// The display without its screen number (`:0.0` and `:0` are one display).
-fn without_screen(x_display: &str) -> &str {
-    match x_display.rsplit_once('.') {
-        Some((display, screen))
-            if display.contains(':')
-                && !screen.is_empty()
-                && screen.bytes().all(|b| b.is_ascii_digit()) =>
-        {
-            display
-        }
-        _ => x_display,
-    }
-}
-
-/// One name for each display of this machine: without its screen, and
-/// `unix:0`, `localhost:0` and `127.0.0.1:0` as `:0` (the same server).
-fn canonical(x_display: &str) -> &str {
-    let display = without_screen(x_display);
-    match display.rsplit_once(':') {
-        Some((host, _)) if matches!(host, "unix" | "localhost" | "127.0.0.1") => {
-            &display[host.len()..]
-        }
-        _ => display,
-    }
-}
-
-fn lock_path(x_display: &str) -> PathBuf {
-    files::runtime_dir().join(format!(
-        "display-{}.lock",
-        display_tag(canonical(x_display))
-    ))
+fn lock_path(id: &DesktopId) -> PathBuf {
+    files::runtime_dir().join(format!("display-{}.lock", id.tag()))
 }
 
 /// `flock(2)` without waiting; whether the lock was taken.
@@ -126,10 +90,10 @@ fn parse_holder(text: &str) -> Option<Holder> {
     })
 }
 
-/// Who drives `x_display` now, if anyone (in this user's runtime
+/// Who drives desktop `id` now, if anyone (in this user's runtime
 /// directory).
-pub fn holder(x_display: &str) -> Option<Holder> {
-    holder_at(&lock_path(x_display))
+pub fn holder(id: &DesktopId) -> Option<Holder> {
+    holder_at(&lock_path(id))
 }
 
 fn holder_at(path: &Path) -> Option<Holder> {
@@ -158,10 +122,10 @@ fn holder_at(path: &Path) -> Option<Holder> {
     })
 }
 
-/// Takes `x_display` for this process's engine; refused, naming the
+/// Takes desktop `id` for this process's engine; refused, naming the
 /// holder, while another deskhand drives it.
-pub fn claim(x_display: &str) -> Result<DisplayClaim, HostError> {
-    claim_at(&lock_path(x_display), x_display)
+pub fn claim(id: &DesktopId) -> Result<DisplayClaim, HostError> {
+    claim_at(&lock_path(id), id.name())
 }
 
 fn claim_at(path: &Path, x_display: &str) -> Result<DisplayClaim, HostError> {
@@ -253,16 +217,11 @@ mod tests {
 
     #[test]
     fn screens_of_one_display_share_its_lock() {
-        assert_eq!(lock_path(":0.0"), lock_path(":0"));
-        assert_eq!(lock_path("host:10.1"), lock_path("host:10"));
-        assert_ne!(lock_path(":1"), lock_path(":10"));
-        assert_eq!(without_screen("a.b:3"), "a.b:3");
-        // Other names of the same local server share it too.
-        for same in ["unix:0", "localhost:0.0", "127.0.0.1:0"] {
-            assert_eq!(lock_path(same), lock_path(":0"), "{same}");
-        }
-        assert_ne!(lock_path("otherhost:0"), lock_path(":0"));
-        assert_eq!(display_tag(":99"), "_99");
+        let lock = |d: &str| lock_path(&DesktopId::x11(d));
+        assert_eq!(lock(":0.0"), lock(":0"));
+        assert_eq!(lock("unix:0"), lock(":0"));
+        assert_ne!(lock(":1"), lock(":10"));
+        assert!(lock(":99").ends_with("display-_99.lock"));
     }
 
     #[test]

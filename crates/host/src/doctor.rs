@@ -2,76 +2,43 @@
 //! schema-v2 report of the driver contract. `deskhand doctor` prints it;
 //! MCP's `health_report` and the tray app's doctor screen read it.
 
-pub mod atspi;
-
-use std::os::unix::fs::PermissionsExt;
-
-pub use atspi::AtspiFindings;
-use deskhand_backend_x11::X11Findings;
-use deskhand_protocol::doctor::{
-    Availability, BackendEntry, CapabilityEntry, CapabilityName, ConsentKind, DoctorReport,
-    Findings, GrantStatus, PermissionEntry, Platform, Probe, ReasonCode, Verdict,
-};
+use deskhand_platform::doctor::{BackendFindings, Platform};
+use deskhand_protocol::doctor::{DoctorReport, Findings, Probe, SessionType};
 
 use crate::files;
 use crate::secrets::{self, Secret};
 
-/// The health report of `x_display` (MCP `health_report`): the doctor's
-/// registry, read when asked.
-pub fn health_source(x_display: &str) -> deskhand_server::mcp::HealthSource {
-    let display = x_display.to_owned();
-    std::sync::Arc::new(move || report(Some(&display)))
+/// The health report of desktop `desktop` (MCP `health_report`): the
+/// doctor's registry, read when asked.
+pub fn health_source(desktop: &str) -> deskhand_server::mcp::HealthSource {
+    let desktop = desktop.to_owned();
+    std::sync::Arc::new(move || report(Some(&desktop)))
 }
 
-/// Builds the report from the environment, a look at the display and a
-/// check of the accessibility bus (bounded in time: see
-/// [`atspi::bus_status`]). `doctor --json` and MCP's `health_report` both
-/// come from here.
-pub fn report(display: Option<&str>) -> DoctorReport {
-    let wayland = std::env::var_os("WAYLAND_DISPLAY").is_some()
-        || std::env::var("XDG_SESSION_TYPE").is_ok_and(|t| t == "wayland");
-    let display = display
-        .map(str::to_owned)
-        .or_else(|| std::env::var("DISPLAY").ok())
-        .filter(|d| !d.is_empty());
-    let x11 = deskhand_backend_x11::x11_findings(display.as_deref(), wayland);
-    let a11y = atspi::findings(&atspi::bus_status());
-    assemble(x11, a11y, file_probes())
+/// Builds the report from what the platform's backends find on `desktop`
+/// (this session's when `None`; bounded in time) and deskhand's own
+/// files. `doctor --json` and MCP's `health_report` both come from here.
+pub fn report(desktop: Option<&str>) -> DoctorReport {
+    let (platform, found) = deskhand_platform::doctor::findings(desktop);
+    assemble(platform, found, file_probes())
 }
 
-/// The report of what the X11 and AT-SPI checks found, with `more_probes`
-/// (deskhand's own files) after theirs.
-pub fn assemble(x11: X11Findings, a11y: AtspiFindings, more_probes: Vec<Probe>) -> DoctorReport {
-    let planned = Verdict::because(Availability::Planned, ReasonCode::WaylandPortalNotBuilt);
-    let backends = vec![
-        x11.backend,
-        a11y.backend,
-        BackendEntry::new("wayland-portal", false, planned),
-    ];
-    let no_api = Verdict::because(Availability::Unsupported, ReasonCode::NoPlatformApi);
-    let mut capabilities = a11y.capabilities;
-    capabilities.extend(x11.capabilities);
-    for name in [
-        CapabilityName::ListNotifications,
-        CapabilityName::DismissNotification,
-        CapabilityName::InvokeNotificationAction,
-    ] {
-        capabilities.push(CapabilityEntry::new(name, no_api, ConsentKind::Session));
-    }
-    let permissions = vec![
-        a11y.permission,
-        PermissionEntry::new("screen_capture", GrantStatus::NotApplicable, None),
-    ];
-    let mut probes = x11.probes;
-    probes.push(a11y.probe);
+/// The report of what the backends found, with `more_probes` (deskhand's
+/// own files) after theirs.
+pub fn assemble(
+    platform: Platform,
+    found: BackendFindings,
+    more_probes: Vec<Probe>,
+) -> DoctorReport {
+    let mut probes = found.probes;
     probes.extend(more_probes);
     DoctorReport::assemble(
         Findings {
-            platform: Platform::Linux,
-            session_type: x11.session_type,
-            backends,
-            capabilities,
-            permissions,
+            platform,
+            session_type: found.session_type.unwrap_or(SessionType::None),
+            backends: found.backends,
+            capabilities: found.capabilities,
+            permissions: found.permissions,
             probes,
         },
         env!("CARGO_PKG_VERSION"),
@@ -82,7 +49,7 @@ pub fn assemble(x11: X11Findings, a11y: AtspiFindings, more_probes: Vec<Probe>) 
 fn token_file_message(why: &str) -> (bool, String) {
     let token = Secret::Token.default_file();
     match std::fs::symlink_metadata(&token) {
-        Ok(m) if m.permissions().mode() & 0o077 == 0 => (
+        Ok(m) if deskhand_files::is_owner_only(&m) => (
             true,
             format!("{} (0600); no OS keychain: {why}", token.display()),
         ),

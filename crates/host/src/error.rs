@@ -25,9 +25,12 @@ pub enum HostError {
         /// What is wrong with it.
         reason: String,
     },
-    /// The display could not be opened or started.
+    /// The desktop could not be attached to, started or driven.
     #[error(transparent)]
-    Display(#[from] deskhand_backend_x11::X11Error),
+    Platform(#[from] deskhand_platform::PlatformError),
+    /// The kill switch is not valid or could not be grabbed.
+    #[error(transparent)]
+    KillSwitch(#[from] deskhand_platform::kill_switch::ChordError),
     /// A backend failed.
     #[error(transparent)]
     Backend(#[from] BackendError),

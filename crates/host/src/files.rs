@@ -2,9 +2,8 @@
 //! and the connection file (0600, written atomically, never through a
 //! symlink), each in a directory of ours that only we can use (0700).
 
-use std::fs::{self, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::HostError;
@@ -111,25 +110,7 @@ pub fn write_private_atomic(path: &Path, content: &[u8]) -> Result<(), HostError
             path.display()
         );
     }
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
-        std::process::id()
-    ));
-    let _ = fs::remove_file(&tmp);
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&tmp)
-        .map_err(io(format!("creating {}", tmp.display())))?;
-    f.write_all(content)
-        .and_then(|()| f.sync_all())
-        .map_err(io(format!("writing {}", tmp.display())))?;
-    drop(f);
-    fs::rename(&tmp, path).map_err(io(format!("renaming into {}", path.display())))?;
-    Ok(())
+    deskhand_files::write_atomic(path, content).map_err(io(format!("writing {}", path.display())))
 }
 
 /// The secret in `path` when the file is ours (our user's), private (no

@@ -20,7 +20,7 @@ pub struct PortToken {
     pub(crate) kept_in: KeptIn,
     pub(crate) connection_file: PathBuf,
     pub(crate) addr: SocketAddr,
-    pub(crate) x_display: String,
+    pub(crate) desktop: String,
     pub(crate) engine: Arc<Engine>,
 }
 
@@ -56,7 +56,7 @@ impl PortToken {
             .await
             .map_err(|e| HostError::Refused(format!("the token could not be replaced: {e}")))??;
         let token = Token::new(secret);
-        let line = crate::daemon::ready_line(self.addr, &token, &self.kept_in, &self.x_display);
+        let line = crate::daemon::ready_line(self.addr, &token, &self.kept_in, &self.desktop);
         files::write_private_atomic(&self.connection_file, format!("{line}\n").as_bytes())?;
         self.token.replace(token);
         self.engine.kill_switch().await;

@@ -23,11 +23,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use deskhand_backend_x11::{Chord, KillSwitchHotkey};
 use deskhand_engine::approval::ApprovalMode;
 use deskhand_engine::refusal::RefuseApps;
 use deskhand_engine::settings::{DisplayChoice, Settings};
 use deskhand_engine::{ClipboardPolicy, Engine};
+use deskhand_platform::{Chord, KillSwitchHotkey};
 use serde::Deserialize;
 
 use crate::HostError;
@@ -87,7 +87,7 @@ impl Default for FileSettings {
     fn default() -> Self {
         Self {
             live: Settings::default(),
-            kill_switch: deskhand_backend_x11::DEFAULT_KILL_SWITCH.to_owned(),
+            kill_switch: deskhand_platform::DEFAULT_KILL_SWITCH.to_owned(),
             listen_port: crate::daemon::DEFAULT_PORT,
             audit_log: crate::audit_file::default_path(),
         }

@@ -15,13 +15,13 @@ mod harness;
 
 use std::time::{Duration, Instant};
 
-use deskhand_backend_atspi::AtspiOptions;
 use deskhand_backend::BackendError;
 use deskhand_backend::Rect;
 use deskhand_backend::accessibility::{
     A11yNode, A11yTree, Accessibility, BusProblem, BusStatus, NodePath, NodeTarget, Role, State,
     TextRead, TextWrite, TreeLimits, WindowRef,
 };
+use deskhand_backend_atspi::AtspiOptions;
 use harness::{Desktop, wait_for_file};
 
 /// The fixture's window titles.

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use deskhand_backend::{CursorImage, Frame, PixelFormat};
 use deskhand_backend::{BackendError, Capture, Point, Rect};
+use deskhand_backend::{CursorImage, Frame, PixelFormat};
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::protocol::shm::{self, ConnectionExt as _};
 use x11rb::protocol::xfixes::{self, ConnectionExt as _};

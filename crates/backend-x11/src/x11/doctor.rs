@@ -3,31 +3,19 @@
 //! available, and the probe lines for people. Decided from a
 //! [`DisplayProbe`] only; nothing is changed. The accessibility permission
 //! is not decided here: the AT-SPI backend's bus check is its one source
-//! (the cli combines the two).
+//! (the platform crate merges the two).
 
+use deskhand_backend::BackendFindings;
 use deskhand_protocol::doctor::{
-    Availability, BackendEntry, CapabilityEntry, CapabilityName, ConsentKind, Probe, ReasonCode,
-    SessionType, Verdict,
+    Availability, BackendEntry, CapabilityEntry, CapabilityName, ConsentKind, GrantStatus,
+    PermissionEntry, Probe, ReasonCode, SessionType, Verdict,
 };
 
 use super::probe::{DisplayProbe, probe};
 
-/// The X11 part of a doctor report.
-#[derive(Debug, Clone, PartialEq)]
-pub struct X11Findings {
-    /// Which session was found.
-    pub session_type: SessionType,
-    /// The `x11` backend entry.
-    pub backend: BackendEntry,
-    /// The capabilities the X11 backend provides.
-    pub capabilities: Vec<CapabilityEntry>,
-    /// Probe lines for people.
-    pub probes: Vec<Probe>,
-}
-
 /// Looks at `display` (none: no display found); `wayland` when the
 /// session is a Wayland one.
-pub fn x11_findings(display: Option<&str>, wayland: bool) -> X11Findings {
+pub fn x11_findings(display: Option<&str>, wayland: bool) -> BackendFindings {
     let probed = display.map(|d| probe(d).map_err(|e| e.to_string()));
     let x = probed.as_ref().and_then(|p| p.as_ref().ok());
     let session_type = match (wayland, x) {
@@ -58,10 +46,15 @@ pub fn x11_findings(display: Option<&str>, wayland: bool) -> X11Findings {
     if let Some(p) = x {
         probes.extend(display_probes(p));
     }
-    X11Findings {
-        session_type,
-        backend: BackendEntry::new("x11", true, backend),
+    BackendFindings {
+        session_type: Some(session_type),
+        backends: vec![BackendEntry::new("x11", true, backend)],
         capabilities: capabilities(usable, backend),
+        permissions: vec![PermissionEntry::new(
+            "screen_capture",
+            GrantStatus::NotApplicable,
+            None,
+        )],
         probes,
     }
 }
@@ -263,8 +256,11 @@ mod tests {
     #[test]
     fn without_a_display_everything_says_why() {
         let f = x11_findings(None, false);
-        assert_eq!(f.session_type, SessionType::None);
-        assert_eq!(f.backend.reason_code, Some(ReasonCode::DisplayUnreachable));
+        assert_eq!(f.session_type, Some(SessionType::None));
+        assert_eq!(
+            f.backends[0].reason_code,
+            Some(ReasonCode::DisplayUnreachable)
+        );
         assert!(
             f.capabilities
                 .iter()
@@ -272,7 +268,7 @@ mod tests {
         );
         let w = x11_findings(None, true);
         assert_eq!(
-            w.backend.reason_code,
+            w.backends[0].reason_code,
             Some(ReasonCode::WaylandSessionUnsupported)
         );
     }

@@ -179,7 +179,8 @@ pub fn open(display: Option<&str>, options: &crate::X11Options) -> Result<Backen
     let has_input = input.is_some();
     let kill = match &options.kill_switch {
         Some(hotkey) => hotkey.clone(),
-        None => crate::KillSwitchHotkey::new(crate::DEFAULT_KILL_SWITCH)?,
+        None => deskhand_backend::KillSwitchHotkey::new(deskhand_backend::DEFAULT_KILL_SWITCH)
+            .map_err(|e| X11Error::Option(e.to_string()))?,
     };
     let watcher = match watcher::X11Watcher::new(&name, kill) {
         Ok(w) => Some(Box::new(w) as Box<dyn deskhand_backend::InputWatcher>),

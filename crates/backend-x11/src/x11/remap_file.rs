@@ -2,7 +2,7 @@
 //! are, so that the next start gives them back after a crash (as the
 //! held-input ledger does for held keys).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::keymap::KeySyms;
 
@@ -32,12 +32,7 @@ pub fn read(path: &Path) -> Vec<Entry> {
 /// Replaces the list (atomically: a crash leaves the old or the new one).
 pub fn write(path: &Path, entries: &[Entry]) {
     let body = serde_json::to_string(entries).unwrap_or_else(|_| "[]".into());
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let written = deskhand_engine::ledger::write_private(&tmp, body.as_bytes())
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = written {
+    if let Err(e) = deskhand_files::write_atomic(path, body.as_bytes()) {
         tracing::warn!(path = %path.display(), error = %e, "cannot keep the list of remapped keycodes");
     }
 }

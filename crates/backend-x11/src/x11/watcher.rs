@@ -28,8 +28,7 @@ use x11rb::rust_connection::RustConnection;
 
 use super::X11ResultExt;
 use super::devices::{self, Devices, Source};
-use crate::KillSwitchHotkey;
-use crate::hotkey::{Chord, modifier};
+use deskhand_backend::kill_switch::{Chord, ChordKey, KillSwitchHotkey, modifier};
 
 /// Pointer poll while armed (the contract: a check at least every 20 ms).
 const POLL_ARMED_MS: i32 = 20;
@@ -58,6 +57,18 @@ fn modifiers_of(chord: &Chord) -> ModMask {
     .into_iter()
     .filter(|(bit, _)| chord.modifiers & bit != 0)
     .fold(ModMask::from(0u16), |mask, (_, m)| mask | m)
+}
+
+/// The X keysym of a chord's key.
+fn keysym_of(key: ChordKey) -> u32 {
+    match key {
+        ChordKey::Escape => 0xff1b,
+        ChordKey::Pause => 0xff13,
+        // XK_F1 = 0xffbe.
+        ChordKey::F(n) => 0xffbd + u32::from(n),
+        // Latin-1 letters and digits are their own keysyms.
+        ChordKey::Char(c) => u32::from(c),
+    }
 }
 
 /// The watcher, before it starts.
@@ -124,7 +135,7 @@ impl X11Watcher {
     /// Grabs `chord` on the root window, with and without Caps Lock and
     /// Num Lock; on failure nothing of it stays grabbed.
     fn grab(&self, chord: &Chord) -> Result<Grab, BackendError> {
-        let keycodes = self.keycodes_of(chord.keysym)?;
+        let keycodes = self.keycodes_of(keysym_of(chord.key))?;
         if keycodes.is_empty() {
             return Err(BackendError::Unsupported(
                 "the kill-switch key is not on this keyboard".into(),
@@ -360,5 +371,19 @@ impl InputWatcher for X11Watcher {
             .spawn(move || self.run(sink, armed))
             .map_err(|e| BackendError::Failed(e.to_string()))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chord_keys_are_the_x_keysyms() {
+        let sym = |text: &str| keysym_of(Chord::parse(text).expect("a chord").key);
+        assert_eq!(sym("ctrl+alt+Escape"), 0xff1b);
+        assert_eq!(sym("super+F12"), 0xffc9);
+        assert_eq!(sym("ctrl+alt+Pause"), 0xff13);
+        assert_eq!(sym("ctrl+shift+K"), u32::from('k'));
     }
 }

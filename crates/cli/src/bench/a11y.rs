@@ -11,10 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use deskhand_backend_atspi::AtspiOptions;
-use deskhand_backend_x11::VirtualDesktop;
 use deskhand_engine::elements::{ElementAct, TreeKind, TreeQuery};
 use deskhand_engine::{AppScope, AuditLog, Consent, Engine, ListedWindow, Session, WindowFilter};
+use deskhand_platform::bench::{AtspiOptions, VirtualDesktop, open_accessibility, open_x11};
 
 use super::{Row, stats};
 
@@ -60,12 +59,12 @@ fn measure_in(
     let (_app, pid) = start_fixture(dir, &display, &address)?;
     let engine = {
         let _daemon = daemon.enter();
-        let mut backend = deskhand_backend_x11::open(Some(&display))?;
+        let mut backend = open_x11(Some(&display))?;
         let options = AtspiOptions {
             session_bus: Some(address.clone()),
             ..AtspiOptions::default()
         };
-        backend.accessibility = Some(Arc::from(deskhand_backend_atspi::open(&options)?));
+        backend.accessibility = Some(Arc::from(open_accessibility(&options)?));
         Arc::new(Engine::new(
             backend,
             Consent::sandbox(),

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Args;
-use deskhand_backend_x11::VirtualDesktop;
 use deskhand_engine::{AuditLog, Consent, Engine};
+use deskhand_platform::bench::{VirtualDesktop, open_x11};
 use deskhand_server::{ServerConfig, Token};
 use serde_json::{Value, json};
 use tungstenite::Message;
@@ -301,7 +301,7 @@ async fn bench_size(
     // with that runtime's reactor).
     let (engine, url, server) = {
         let _daemon = daemon.enter();
-        let backend = deskhand_backend_x11::open(Some(&display))?;
+        let backend = open_x11(Some(&display))?;
         let engine = Arc::new(Engine::new(
             backend,
             Consent::sandbox(),

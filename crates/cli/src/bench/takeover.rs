@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use deskhand_backend_x11::FakePerson;
 use deskhand_engine::{Engine, TakeoverEvent};
+use deskhand_platform::bench::FakePerson;
 use serde_json::json;
 
 use super::{Client, LIMIT, Row, stats};

@@ -7,7 +7,7 @@
 
 mod repeats;
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -105,16 +105,9 @@ fn open_append(path: &Path) -> io::Result<File> {
             format!("audit log {} is a symlink; refusing it", path.display()),
         ));
     }
-    let mut opts = OpenOptions::new();
-    opts.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // The check above gives the clear message; O_NOFOLLOW closes the
-        // race between it and the open.
-        opts.mode(0o600).custom_flags(libc::O_NOFOLLOW);
-    }
-    opts.open(path)
+    // The check above gives the clear message; the open never follows a
+    // symlink either, which closes the race between the two.
+    deskhand_files::open_append(path)
 }
 
 /// Whether `path` may take the audit log when it moves there: a new file,

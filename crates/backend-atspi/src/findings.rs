@@ -2,7 +2,7 @@
 //! `read_tree` and `act_semantic` capabilities, the `accessibility`
 //! permission and a probe line, all decided from one bus check (the AT-SPI
 //! backend's
-//! [`bus_status`](deskhand_engine::accessibility::Accessibility::bus_status)),
+//! [`bus_status`](deskhand_backend::accessibility::Accessibility::bus_status)),
 //! so they never disagree.
 //!
 //! The backend is not required: screenshots and input work without an
@@ -10,8 +10,8 @@
 //! absence does not make the report not ready. `doctor --require
 //! accessibility` asks for it explicitly.
 
-use deskhand_backend_atspi::AtspiOptions;
-use deskhand_engine::accessibility::{BusProblem, BusStatus};
+use deskhand_backend::BackendFindings;
+use deskhand_backend::accessibility::{BusProblem, BusStatus};
 use deskhand_protocol::doctor::{
     BackendEntry, CapabilityEntry, CapabilityName, ConsentKind, GrantStatus, PermissionEntry,
     Probe, ReasonCode, Verdict,
@@ -23,24 +23,11 @@ pub const BACKEND_ID: &str = "atspi";
 /// Whether `atspi` is a required backend (see the module's doc).
 pub const REQUIRED: bool = false;
 
-/// The AT-SPI part of a doctor report.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AtspiFindings {
-    /// The `atspi` backend entry.
-    pub backend: BackendEntry,
-    /// `read_tree` and `act_semantic`.
-    pub capabilities: Vec<CapabilityEntry>,
-    /// The `accessibility` permission.
-    pub permission: PermissionEntry,
-    /// The probe line for people, with what failed.
-    pub probe: Probe,
-}
-
 /// Asks the accessibility bus whether it answers, as the AT-SPI backend
 /// would use it (bounded: at most about 8 s, at once without a session
 /// bus). A backend that cannot even start counts as an unreachable bus.
 pub fn bus_status() -> BusStatus {
-    match deskhand_backend_atspi::open(&AtspiOptions::default()) {
+    match crate::open(&crate::AtspiOptions::default()) {
         Ok(backend) => backend.bus_status(),
         Err(e) => BusStatus::Unavailable {
             problem: BusProblem::Unreachable,
@@ -57,8 +44,10 @@ pub fn reason(problem: BusProblem) -> ReasonCode {
     }
 }
 
-/// What the report says for a bus in state `status`.
-pub fn findings(status: &BusStatus) -> AtspiFindings {
+/// What the report says for a bus in state `status`: the `atspi`
+/// backend entry, `read_tree` and `act_semantic`, the `accessibility`
+/// permission and a probe line with what failed.
+pub fn findings(status: &BusStatus) -> BackendFindings {
     let (verdict, grant, why, probe) = match status {
         BusStatus::Ok => (
             Verdict::AVAILABLE,
@@ -80,14 +69,15 @@ pub fn findings(status: &BusStatus) -> AtspiFindings {
             )
         }
     };
-    AtspiFindings {
-        backend: BackendEntry::new(BACKEND_ID, REQUIRED, verdict),
+    BackendFindings {
+        session_type: None,
+        backends: vec![BackendEntry::new(BACKEND_ID, REQUIRED, verdict)],
         capabilities: [CapabilityName::ReadTree, CapabilityName::ActSemantic]
             .into_iter()
             .map(|name| CapabilityEntry::new(name, verdict, ConsentKind::Session))
             .collect(),
-        permission: PermissionEntry::new("accessibility", grant, why),
-        probe,
+        permissions: vec![PermissionEntry::new("accessibility", grant, why)],
+        probes: vec![probe],
     }
 }
 
@@ -106,9 +96,12 @@ mod tests {
     #[test]
     fn a_bus_that_answers_makes_everything_available() {
         let f = findings(&BusStatus::Ok);
-        assert_eq!(f.backend.id, "atspi");
-        assert_eq!(f.backend.status, Availability::Available);
-        assert_eq!((f.backend.reason_code, &f.backend.action), (None, &None));
+        assert_eq!(f.backends[0].id, "atspi");
+        assert_eq!(f.backends[0].status, Availability::Available);
+        assert_eq!(
+            (f.backends[0].reason_code, &f.backends[0].action),
+            (None, &None)
+        );
         let names: Vec<_> = f.capabilities.iter().map(|c| c.name).collect();
         assert_eq!(
             names,
@@ -118,8 +111,8 @@ mod tests {
             assert_eq!((c.status, c.reason_code), (Availability::Available, None));
             assert_eq!(c.consent, ConsentKind::Session);
         }
-        assert_eq!(f.permission.status, GrantStatus::Granted);
-        assert_eq!(f.probe.status, ProbeStatus::Ok);
+        assert_eq!(f.permissions[0].status, GrantStatus::Granted);
+        assert_eq!(f.probes[0].status, ProbeStatus::Ok);
     }
 
     #[test]
@@ -140,18 +133,18 @@ mod tests {
             let why = Some(reason(problem));
             assert_eq!(serde_json::to_value(why).expect("json"), code);
             assert_eq!(problem.reason_code(), code, "the engine's code agrees");
-            assert_eq!(f.backend.status, Availability::Unavailable);
-            assert_eq!(f.backend.reason_code, why);
-            let action = f.backend.action.as_deref().expect("an action");
+            assert_eq!(f.backends[0].status, Availability::Unavailable);
+            assert_eq!(f.backends[0].reason_code, why);
+            let action = f.backends[0].action.as_deref().expect("an action");
             assert!(action.contains(advice), "{action}");
             for c in &f.capabilities {
                 assert_eq!((c.status, c.reason_code), (Availability::Unavailable, why));
             }
-            assert_eq!(f.permission.status, GrantStatus::Missing);
-            assert_eq!(f.permission.reason_code, why);
-            assert_eq!(f.probe.status, ProbeStatus::Warn);
+            assert_eq!(f.permissions[0].status, GrantStatus::Missing);
+            assert_eq!(f.permissions[0].reason_code, why);
+            assert_eq!(f.probes[0].status, ProbeStatus::Warn);
             assert!(
-                f.probe.message.contains("no such name"),
+                f.probes[0].message.contains("no such name"),
                 "the detail is shown"
             );
         }
@@ -159,6 +152,6 @@ mod tests {
 
     #[test]
     fn the_backend_is_not_required() {
-        assert!(!findings(&down(BusProblem::NotAdvertised)).backend.required);
+        assert!(!findings(&down(BusProblem::NotAdvertised)).backends[0].required);
     }
 }

@@ -1,12 +1,29 @@
 //! The kill-switch hotkey: a chord read from `ctrl+alt+Escape`-style
-//! text, and the handle a host changes it through while deskhand runs
-//! (the hand-back watcher grabs the new chord before it lets the old one
-//! go, so the person is never without a kill switch).
+//! text with no OS code, and the handle a host changes it through while
+//! deskhand runs. Each backend's hand-back watcher grabs the chord its own
+//! way, the new one before it lets the old one go, so the person is never
+//! without a kill switch.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use crate::X11Error;
+use thiserror::Error;
+
+/// Why a kill switch was not taken.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ChordError {
+    /// The text names no chord.
+    #[error("kill switch {text:?}: {why} (e.g. ctrl+alt+Escape)")]
+    Invalid {
+        /// The text as given.
+        text: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// The backend could not grab it (or did not answer); the old one stays.
+    #[error("{0}")]
+    NotGrabbed(String),
+}
 
 /// The kill switch unless the person picks another.
 pub const DEFAULT_KILL_SWITCH: &str = "ctrl+alt+Escape";
@@ -16,18 +33,37 @@ const GRAB_WAIT: Duration = Duration::from_secs(2);
 
 /// The modifiers of a chord, as bits (their order in the text does not
 /// matter).
-pub(crate) mod modifier {
+pub mod modifier {
+    /// Control.
     pub const CTRL: u8 = 1;
+    /// Alt (Option on a Mac).
     pub const ALT: u8 = 2;
+    /// Shift.
     pub const SHIFT: u8 = 4;
+    /// Super: the Windows key, Command on a Mac.
     pub const SUPER: u8 = 8;
 }
 
-/// Modifiers and one key (an X keysym).
+/// The one key of a chord.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChordKey {
+    /// Escape.
+    Escape,
+    /// Pause.
+    Pause,
+    /// F1 to F12.
+    F(u8),
+    /// A lowercase ASCII letter or a digit.
+    Char(char),
+}
+
+/// Modifiers and one key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chord {
-    pub(crate) modifiers: u8,
-    pub(crate) keysym: u32,
+    /// The [`modifier`] bits.
+    pub modifiers: u8,
+    /// The key.
+    pub key: ChordKey,
 }
 
 impl Chord {
@@ -35,48 +71,47 @@ impl Chord {
     /// then Escape, Pause, F1–F12, or a letter or digit. A chord needs
     /// ctrl, alt or super (shift alone makes capitals), so that it never
     /// takes a key the person types.
-    pub fn parse(text: &str) -> Result<Self, X11Error> {
-        let bad = |why: &str| {
-            X11Error::Option(format!(
-                "kill switch {text:?}: {why} (e.g. ctrl+alt+Escape)"
-            ))
+    pub fn parse(text: &str) -> Result<Self, ChordError> {
+        let bad = |why: &'static str| ChordError::Invalid {
+            text: text.to_owned(),
+            why,
         };
         let mut modifiers = 0;
-        let mut keysym = None;
+        let mut key = None;
         for part in text.split('+') {
             modifiers |= match part.trim().to_ascii_lowercase().as_str() {
                 "ctrl" | "control" => modifier::CTRL,
                 "alt" => modifier::ALT,
                 "shift" => modifier::SHIFT,
                 "super" | "meta" => modifier::SUPER,
-                key if keysym.is_none() => {
-                    keysym = Some(key_keysym(key).ok_or_else(|| bad("unknown key"))?);
+                name if key.is_none() => {
+                    key = Some(chord_key(name).ok_or_else(|| bad("unknown key"))?);
                     continue;
                 }
                 _ => return Err(bad("more than one key")),
             };
         }
-        let keysym = keysym.ok_or_else(|| bad("no key"))?;
+        let key = key.ok_or_else(|| bad("no key"))?;
         if modifiers & !modifier::SHIFT == 0 {
             return Err(bad("a chord needs ctrl, alt or super"));
         }
-        Ok(Self { modifiers, keysym })
+        Ok(Self { modifiers, key })
     }
 }
 
-fn key_keysym(key: &str) -> Option<u32> {
-    match key {
-        "escape" | "esc" => return Some(0xff1b),
-        "pause" => return Some(0xff13),
+/// The key a lowercase name means.
+fn chord_key(name: &str) -> Option<ChordKey> {
+    match name {
+        "escape" | "esc" => return Some(ChordKey::Escape),
+        "pause" => return Some(ChordKey::Pause),
         _ => {}
     }
-    if let Some(n) = key.strip_prefix('f').and_then(|n| n.parse::<u32>().ok()) {
-        // XK_F1 = 0xffbe.
-        return (1..=12).contains(&n).then_some(0xffbd + n);
+    if let Some(n) = name.strip_prefix('f').and_then(|n| n.parse::<u8>().ok()) {
+        return (1..=12).contains(&n).then_some(ChordKey::F(n));
     }
-    let mut chars = key.chars();
+    let mut chars = name.chars();
     match (chars.next(), chars.next()) {
-        (Some(c), None) if c.is_ascii_alphanumeric() => Some(u32::from(c)),
+        (Some(c), None) if c.is_ascii_alphanumeric() => Some(ChordKey::Char(c)),
         _ => None,
     }
 }
@@ -102,7 +137,7 @@ pub struct KillSwitchHotkey(Arc<(Mutex<State>, Condvar)>);
 
 impl KillSwitchHotkey {
     /// The hotkey `text` names.
-    pub fn new(text: &str) -> Result<Self, X11Error> {
+    pub fn new(text: &str) -> Result<Self, ChordError> {
         let chord = Chord::parse(text)?;
         Ok(Self(Arc::new((
             Mutex::new(State {
@@ -129,7 +164,7 @@ impl KillSwitchHotkey {
     /// Makes `text` the kill switch. With a watcher running it waits for
     /// the grab: a chord that cannot be grabbed (another client holds it,
     /// its key is not on this keyboard) is refused and the old one stays.
-    pub fn change(&self, text: &str) -> Result<(), X11Error> {
+    pub fn change(&self, text: &str) -> Result<(), ChordError> {
         let chord = Chord::parse(text)?;
         let mut state = self.state();
         if state.chord == chord {
@@ -162,11 +197,11 @@ impl KillSwitchHotkey {
         }
         match &state.answered {
             Some((m, Ok(()))) if *m == n => Ok(()),
-            Some((m, Err(why))) if *m == n => Err(X11Error::Request(format!(
+            Some((m, Err(why))) if *m == n => Err(ChordError::NotGrabbed(format!(
                 "the kill switch {text:?} could not be grabbed ({why}); {:?} stays",
                 state.text
             ))),
-            _ => Err(X11Error::Request(format!(
+            _ => Err(ChordError::NotGrabbed(format!(
                 "the hand-back watcher did not answer; the kill switch stays {:?}",
                 state.text
             ))),
@@ -175,16 +210,14 @@ impl KillSwitchHotkey {
 
     /// For the watcher: the chord to grab at its start (from then on
     /// changes wait for its answer).
-    #[cfg(target_os = "linux")]
-    pub(crate) fn watch(&self) -> Chord {
+    pub fn watch(&self) -> Chord {
         let mut state = self.state();
         state.watched = true;
         state.chord.clone()
     }
 
     /// For the watcher: a change to grab, if one was asked for.
-    #[cfg(target_os = "linux")]
-    pub(crate) fn asked(&self) -> Option<(u64, Chord)> {
+    pub fn asked(&self) -> Option<(u64, Chord)> {
         let state = self.state();
         state
             .asked
@@ -196,8 +229,7 @@ impl KillSwitchHotkey {
     /// is in force now: false when it failed, or when it was withdrawn or
     /// replaced meanwhile (then the watcher lets the new grab go and keeps
     /// the old one).
-    #[cfg(target_os = "linux")]
-    pub(crate) fn answer(&self, n: u64, grabbed: Result<(), String>) -> bool {
+    pub fn answer(&self, n: u64, grabbed: Result<(), String>) -> bool {
         let mut state = self.state();
         let still_asked = state.asked.as_ref().is_some_and(|(m, _, _)| *m == n);
         if !still_asked {
@@ -216,8 +248,7 @@ impl KillSwitchHotkey {
     }
 
     /// For the watcher when it stops: changes no longer wait.
-    #[cfg(target_os = "linux")]
-    pub(crate) fn unwatch(&self) {
+    pub fn unwatch(&self) {
         self.state().watched = false;
     }
 }
@@ -229,13 +260,13 @@ mod tests {
     #[test]
     fn chords() {
         let default = Chord::parse("ctrl+alt+Escape").expect("the default");
-        assert_eq!(default.keysym, 0xff1b);
+        assert_eq!(default.key, ChordKey::Escape);
         assert_eq!(default.modifiers, modifier::CTRL | modifier::ALT);
         assert_eq!(Chord::parse("Alt+Ctrl+escape").ok(), Some(default));
-        assert_eq!(Chord::parse("super+F12").expect("f12").keysym, 0xffc9);
+        assert_eq!(Chord::parse("super+F12").expect("f12").key, ChordKey::F(12));
         assert_eq!(
-            Chord::parse("ctrl+shift+k").map(|k| k.keysym).ok(),
-            Some(u32::from('k'))
+            Chord::parse("ctrl+shift+K").map(|k| k.key).ok(),
+            Some(ChordKey::Char('k'))
         );
         for bad in [
             "ctrl+banana",

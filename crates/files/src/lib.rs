@@ -1,0 +1,129 @@
+//! How deskhand writes every file it keeps (the token, the connection
+//! file, the held-input ledger, the remapped keycodes, the settings, the
+//! audit log): readable by its owner only, never through a symlink, and
+//! replaced atomically so that a crash leaves the old or the new content,
+//! never half of one.
+//!
+//! On unix the files are 0600 and opened with `O_NOFOLLOW`. On Windows
+//! they are created in the user's own profile directories, whose
+//! inherited ACL admits only the user, SYSTEM and administrators.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Options that create a file for its owner only, refusing a symlink in
+/// the last component.
+#[cfg(unix)]
+fn private_options() -> OpenOptions {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut options = OpenOptions::new();
+    options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    options
+}
+
+/// Options for a file in the user's own directories (see the module's doc).
+#[cfg(not(unix))]
+fn private_options() -> OpenOptions {
+    OpenOptions::new()
+}
+
+/// The temporary file `path` is written through: hidden, in the same
+/// directory (so that the rename is atomic), named by this process.
+fn temporary_for(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+/// Replaces `path` with `content` atomically: a fresh temporary file
+/// (exclusive create, owner-only) in the same directory, fsynced, renamed
+/// over. A symlink at `path` is replaced, never followed.
+pub fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    let tmp = temporary_for(path);
+    let _ = std::fs::remove_file(&tmp);
+    let written = private_options()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(content).and_then(|()| f.sync_all()))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// Opens `path` for appending, created owner-only when new, never through
+/// a symlink. An existing file keeps its mode: the caller checks it.
+pub fn open_append(path: &Path) -> std::io::Result<File> {
+    private_options().append(true).create(true).open(path)
+}
+
+/// Whether only its owner may read or write the file `meta` describes
+/// (always true where the OS has no mode bits: see the module's doc).
+pub fn is_owner_only(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        meta.permissions().mode() & 0o077 == 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("dh-files-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("dir");
+        d
+    }
+
+    #[test]
+    fn a_write_replaces_the_file_owner_only_and_leaves_no_temporary() {
+        let d = dir("write");
+        let path = d.join("state.json");
+        std::fs::write(&path, "old").expect("old");
+        write_atomic(&path, b"new").expect("written");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "new");
+        let meta = std::fs::metadata(&path).expect("meta");
+        assert!(is_owner_only(&meta));
+        let left: Vec<_> = std::fs::read_dir(&d).expect("list").collect();
+        assert_eq!(left.len(), 1, "no temporary left");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_is_replaced_not_followed() {
+        let d = dir("link");
+        let target = d.join("target");
+        std::fs::write(&target, "theirs").expect("target");
+        let link = d.join("state.json");
+        std::os::unix::fs::symlink(&target, &link).expect("link");
+        write_atomic(&link, b"ours").expect("written");
+        assert_eq!(std::fs::read_to_string(&target).expect("read"), "theirs");
+        assert!(
+            !std::fs::symlink_metadata(&link)
+                .expect("meta")
+                .file_type()
+                .is_symlink()
+        );
+        assert!(open_append(&target).is_ok());
+        let appended_link = d.join("log");
+        std::os::unix::fs::symlink(&target, &appended_link).expect("link");
+        assert!(
+            open_append(&appended_link).is_err(),
+            "never appends through a link"
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

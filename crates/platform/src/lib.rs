@@ -1,0 +1,182 @@
+//! The one crate that names deskhand's backend crates. [`Site::attach`]
+//! finds the desktop to drive on this machine (or starts a virtual one),
+//! [`Site::open`] opens the backend for it, and [`doctor::findings`] says
+//! what that backend can do here. Hosts (`deskhand`, the tray app) use only
+//! this crate, so a new backend slots in here and nowhere else.
+//!
+//! The choice is made at run time on Linux (one binary for X11 and, once
+//! it exists, Wayland; `--backend` overrides) and by target elsewhere. An
+//! OS with no backend yet answers [`PlatformError::NotBuilt`], never a
+//! silent fallback; the log says which backend was picked and why.
+
+pub mod doctor;
+mod id;
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(not(target_os = "linux"))]
+mod unbuilt;
+
+use std::path::Path;
+
+pub use deskhand_backend::Backend;
+pub use deskhand_backend::kill_switch::{self, Chord, DEFAULT_KILL_SWITCH, KillSwitchHotkey};
+use thiserror::Error;
+
+pub use id::DesktopId;
+pub use imp::tray_present;
+#[cfg(target_os = "linux")]
+use linux as imp;
+#[cfg(target_os = "linux")]
+pub use linux::bench;
+#[cfg(not(target_os = "linux"))]
+use unbuilt as imp;
+
+/// Why no backend could be opened.
+#[derive(Debug, Error)]
+pub enum PlatformError {
+    /// This OS (or the backend asked for) has no backend in this build.
+    #[error("deskhand has no {backend} backend yet: {why}")]
+    NotBuilt {
+        /// The backend's name.
+        backend: &'static str,
+        /// What to do instead.
+        why: &'static str,
+    },
+    /// The options ask for something this platform cannot do.
+    #[error("{0}")]
+    Option(String),
+    /// The backend failed to start.
+    #[error("{0}")]
+    Backend(String),
+}
+
+/// The backends deskhand knows of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendKind {
+    /// X11 (also XWayland).
+    X11,
+    /// A Wayland session through the desktop portals.
+    Wayland,
+    /// Windows.
+    Windows,
+    /// macOS.
+    MacOs,
+}
+
+impl BackendKind {
+    /// Its name on the command line and in the log.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::X11 => "x11",
+            Self::Wayland => "wayland",
+            Self::Windows => "windows",
+            Self::MacOs => "macos",
+        }
+    }
+}
+
+impl std::str::FromStr for BackendKind {
+    type Err = PlatformError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [Self::X11, Self::Wayland, Self::Windows, Self::MacOs]
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                PlatformError::Option(format!(
+                    "unknown backend {s:?} (x11, wayland, windows or macos)"
+                ))
+            })
+    }
+}
+
+/// What to attach to.
+#[derive(Debug, Clone, Default)]
+pub struct SiteOptions {
+    /// The desktop to drive (an X display such as `:0`); this session's
+    /// when `None`.
+    pub desktop: Option<String>,
+    /// Start a virtual desktop of this size instead.
+    pub virtual_size: Option<(u32, u32)>,
+    /// The backend asked for; picked for this session when `None`.
+    pub backend: Option<BackendKind>,
+}
+
+/// What a backend is opened with.
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    /// The kill-switch hotkey; the host keeps a clone to change it.
+    pub kill_switch: KillSwitchHotkey,
+    /// A private directory for what must survive a crash (the keycodes an
+    /// X11 backend remapped).
+    pub state_dir: std::path::PathBuf,
+}
+
+/// The desktop an engine drives: which one, through which backend, and
+/// the virtual desktop when deskhand started it.
+pub struct Site {
+    id: DesktopId,
+    kind: BackendKind,
+    inner: imp::Site,
+}
+
+impl Site {
+    /// Finds the desktop `options` name (or starts a virtual one) and
+    /// picks its backend.
+    pub fn attach(options: &SiteOptions) -> Result<Self, PlatformError> {
+        let (id, kind, inner) = imp::attach(options)?;
+        tracing::info!(desktop = %id, backend = kind.name(), is_virtual = inner.is_virtual(), "desktop attached");
+        Ok(Self { id, kind, inner })
+    }
+
+    /// Which desktop: the key of its lock, its state files and the MCP
+    /// relay.
+    pub fn id(&self) -> &DesktopId {
+        &self.id
+    }
+
+    /// The backend picked.
+    pub fn kind(&self) -> BackendKind {
+        self.kind
+    }
+
+    /// The desktop in words for people: `X display :1`.
+    pub fn describe(&self) -> String {
+        match self.kind {
+            BackendKind::X11 => format!("X display {}", self.id),
+            _ => format!("desktop {}", self.id),
+        }
+    }
+
+    /// Whether deskhand started this desktop (seen by no person).
+    pub fn is_virtual(&self) -> bool {
+        self.inner.is_virtual()
+    }
+
+    /// Opens the backend, with accessibility where the platform has it.
+    pub fn open(&self, options: &OpenOptions) -> Result<Backend, PlatformError> {
+        self.inner.open(&self.id, options)
+    }
+
+    /// Stops the virtual desktop, if deskhand started one.
+    pub fn stop(&mut self) {
+        self.inner.stop();
+    }
+}
+
+/// Whether these options start a virtual desktop: asked for, or (where
+/// there are virtual desktops) no desktop named and none in the session.
+pub fn wants_virtual(options: &SiteOptions) -> bool {
+    imp::wants_virtual(options)
+}
+
+/// The desktop a client on this machine means when it names none: its
+/// session's, when it has one.
+pub fn session_desktop(named: Option<&str>) -> Option<DesktopId> {
+    imp::session_desktop(named)
+}
+
+/// Where the state of `id` goes in `dir`, as `<stem>-<tag>.json`.
+pub fn state_file(dir: &Path, stem: &str, id: &DesktopId) -> std::path::PathBuf {
+    dir.join(format!("{stem}-{}.json", id.tag()))
+}
