@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use clap::Parser;
 use deskhand_host::daemon::{Daemon, DaemonArgs};
+use deskhand_host::shutdown::Shutdown;
 use tauri::{AppHandle, Manager, RunEvent};
 use tauri_plugin_autostart::{MacosLauncher, ManagerExt as _};
 
@@ -125,14 +126,8 @@ fn setup(app: &AppHandle, args: AppArgs) -> anyhow::Result<()> {
     ))?;
     // Signals are caught from before the ready line on: a SIGTERM right
     // after it still stops cleanly.
-    let signals = tauri::async_runtime::block_on(async {
-        use tokio::signal::unix::{SignalKind, signal};
-        Ok::<_, std::io::Error>((
-            signal(SignalKind::terminate())?,
-            signal(SignalKind::interrupt())?,
-        ))
-    })?;
-    tauri::async_runtime::spawn(stop_on_signal(app.clone(), signals));
+    let stop = tauri::async_runtime::block_on(async { Shutdown::listen(false) })?;
+    tauri::async_runtime::spawn(stop_on_signal(app.clone(), stop));
     let engine = daemon.engine.clone();
     // The Activity window shows what agents were shown.
     engine.keep_thumbnails();
@@ -229,15 +224,10 @@ async fn status_notifier_watcher() -> bool {
     dbus.name_has_owner(name).await.unwrap_or(false)
 }
 
-/// SIGTERM and SIGINT end the app as Quit does (everything released).
-async fn stop_on_signal(
-    app: AppHandle,
-    (mut term, mut int): (tokio::signal::unix::Signal, tokio::signal::unix::Signal),
-) {
-    tokio::select! {
-        _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
-        _ = int.recv() => tracing::info!("SIGINT: shutting down"),
-    }
+/// A stop signal ends the app as Quit does (everything released).
+async fn stop_on_signal(app: AppHandle, mut stop: Shutdown) {
+    let signal = stop.recv().await;
+    tracing::info!("{signal}: shutting down");
     app.exit(0);
 }
 

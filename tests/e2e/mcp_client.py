@@ -79,7 +79,7 @@ class Stdio:
 
     def display(self) -> str:
         def found():
-            m = re.search(r"x_display=(:\d+)", self.stderr())
+            m = re.search(r"\bdesktop=(:\d+)", self.stderr())
             return m.group(1) if m else None
         return poll(found, timeout=30, what="deskhand mcp to name its display")
 

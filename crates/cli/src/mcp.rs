@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use clap::Args;
-use tokio::signal::unix::{SignalKind, signal};
 
 use deskhand_host::desktop::{self, DesktopArgs};
 use deskhand_host::display_claim;
@@ -142,8 +141,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
 
 /// Serves MCP on stdio with an engine of its own.
 async fn own_engine(args: &DesktopArgs) -> anyhow::Result<()> {
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
+    let mut stop = deskhand_host::shutdown::Shutdown::listen(false)?;
     let desktop = desktop::open(args, None).await?;
     let site = &desktop.site;
     tracing::info!(desktop = %site.id(), is_virtual = site.is_virtual(), "serving MCP on stdio with an engine of its own");
@@ -170,8 +168,7 @@ async fn own_engine(args: &DesktopArgs) -> anyhow::Result<()> {
             }
             tracing::info!("the MCP client closed the connection");
         }
-        _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
-        _ = int.recv() => tracing::info!("SIGINT: shutting down"),
+        signal = stop.recv() => tracing::info!("{signal}: shutting down"),
     }
     desktop.stop().await;
     Ok(())

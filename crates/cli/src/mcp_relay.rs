@@ -21,7 +21,6 @@ use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::lines::{self, Line};
@@ -99,18 +98,14 @@ const END_TIMEOUT: Duration = Duration::from_secs(3);
 /// started (its deskhand sessions and its HTTP session), so that no
 /// takeover outlives it.
 pub async fn run(daemon: Daemon) -> anyhow::Result<()> {
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
-    let mut hup = signal(SignalKind::hangup())?;
+    let mut stop = deskhand_host::shutdown::Shutdown::listen(true)?;
     let state = Arc::new(Mutex::new(State::default()));
     let (out_tx, out_rx) = mpsc::channel::<String>(64);
     let (gone_tx, gone_rx) = oneshot::channel::<()>();
     let writer = tokio::spawn(write_out(out_rx, gone_tx));
     let result = tokio::select! {
         r = pump(&daemon, &state, &out_tx) => r,
-        _ = term.recv() => { tracing::info!("SIGTERM: ending the relay"); Ok(()) }
-        _ = int.recv() => { tracing::info!("SIGINT: ending the relay"); Ok(()) }
-        _ = hup.recv() => { tracing::info!("SIGHUP: ending the relay"); Ok(()) }
+        signal = stop.recv() => { tracing::info!("{signal}: ending the relay"); Ok(()) }
         _ = gone_rx => { tracing::info!("the client stopped reading: ending the relay"); Ok(()) }
     };
     end_on_daemon(&daemon, &state).await;

@@ -4,7 +4,7 @@
 
 use clap::Args;
 use deskhand_host::daemon::{Daemon, DaemonArgs};
-use tokio::signal::unix::{SignalKind, signal};
+use deskhand_host::shutdown::Shutdown;
 
 use deskhand_host::doctor;
 
@@ -20,8 +20,7 @@ pub struct ServeArgs {
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     // Handlers first: a SIGTERM at any point from here on shuts down
     // cleanly (connection file removed, virtual desktop stopped).
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
+    let mut stop = Shutdown::listen(false)?;
     let mut daemon = Daemon::start(args.daemon, doctor::health_source).await?;
     // `serve` never replaces its token: the keychain's connection goes.
     deskhand_host::secrets::release_keychain();
@@ -29,8 +28,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     tokio::spawn(control::forward_events(daemon.engine.clone()));
     tokio::spawn(control::read_commands(daemon.engine.clone()));
     tokio::select! {
-        _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
-        _ = int.recv() => tracing::info!("SIGINT: shutting down"),
+        signal = stop.recv() => tracing::info!("{signal}: shutting down"),
         () = daemon.failed() => {}
     }
     daemon.stop().await;

@@ -61,6 +61,22 @@ pub fn open_append(path: &Path) -> std::io::Result<File> {
     private_options().append(true).create(true).open(path)
 }
 
+/// Opens `path` to read and write it in place (a lock file), created
+/// owner-only when new, never through a symlink.
+pub fn open_in_place(path: &Path) -> std::io::Result<File> {
+    private_options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+}
+
+/// Opens `path` to read it, never through a symlink.
+pub fn open_read(path: &Path) -> std::io::Result<File> {
+    private_options().read(true).open(path)
+}
+
 /// Whether only its owner may read or write the file `meta` describes
 /// (always true where the OS has no mode bits: see the module's doc).
 pub fn is_owner_only(meta: &std::fs::Metadata) -> bool {

@@ -7,10 +7,8 @@
 //! is killed); the file says who holds it: the pid and, for a daemon, its
 //! connection file, where `deskhand mcp` finds the port to relay to.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -62,22 +60,18 @@ fn lock_path(id: &DesktopId) -> PathBuf {
     files::runtime_dir().join(format!("display-{}.lock", id.tag()))
 }
 
-/// `flock(2)` without waiting; whether the lock was taken.
+/// Locks `file` without waiting (`flock(2)` on unix, `LockFileEx` on
+/// Windows); whether the lock was taken.
 fn try_lock(file: &File, exclusive: bool) -> std::io::Result<bool> {
-    let op = if exclusive {
-        libc::LOCK_EX
+    let locked = if exclusive {
+        file.try_lock()
     } else {
-        libc::LOCK_SH
+        file.try_lock_shared()
     };
-    // SAFETY: flock only reads the descriptor, which `file` keeps open.
-    if unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) } == 0 {
-        return Ok(true);
-    }
-    let e = std::io::Error::last_os_error();
-    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-        Ok(false)
-    } else {
-        Err(e)
+    match locked {
+        Ok(()) => Ok(true),
+        Err(TryLockError::WouldBlock) => Ok(false),
+        Err(TryLockError::Error(e)) => Err(e),
     }
 }
 
@@ -97,11 +91,7 @@ pub fn holder(id: &DesktopId) -> Option<Holder> {
 }
 
 fn holder_at(path: &Path) -> Option<Holder> {
-    let mut file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .ok()?;
+    let mut file = deskhand_files::open_read(path).ok()?;
     if try_lock(&file, false).ok()? {
         return None;
     }
@@ -132,15 +122,8 @@ fn claim_at(path: &Path, x_display: &str) -> Result<DisplayClaim, HostError> {
     if let Some(dir) = path.parent() {
         files::private_dir(dir)?;
     }
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(io(format!("opening {}", path.display())))?;
+    let file =
+        deskhand_files::open_in_place(path).map_err(io(format!("opening {}", path.display())))?;
     // A reader's brief shared lock (`holder`) is waited out; a holder is not.
     let mut tries = 0;
     while !try_lock(&file, true).map_err(io(format!("locking {}", path.display())))? {

@@ -10,34 +10,35 @@ use crate::HostError;
 use crate::error::{io, refuse};
 use crate::secrets;
 
-fn home() -> PathBuf {
-    std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from)
+/// Where the OS keeps nothing for this user (no home at all): the root,
+/// whose directories deskhand then cannot create, so it says so.
+fn nowhere() -> PathBuf {
+    PathBuf::from("/")
 }
 
-fn xdg(var: &str, fallback: &str) -> PathBuf {
-    std::env::var_os(var)
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| home().join(fallback))
-}
-
-/// `$XDG_CONFIG_HOME/deskhand` (the token lives here).
+/// The settings file and the token without a keychain live here:
+/// `$XDG_CONFIG_HOME/deskhand` (else `~/.config/deskhand`) on Linux,
+/// `~/Library/Application Support/deskhand` on macOS, `%APPDATA%\deskhand`
+/// on Windows.
 pub fn config_dir() -> PathBuf {
-    xdg("XDG_CONFIG_HOME", ".config").join("deskhand")
+    dirs::config_dir().unwrap_or_else(nowhere).join("deskhand")
 }
 
-/// `$XDG_STATE_HOME/deskhand` (the audit log lives here).
+/// The audit log, the held-input ledger and the remapped keys live here:
+/// `$XDG_STATE_HOME/deskhand` (else `~/.local/state/deskhand`) on Linux,
+/// the local data directory elsewhere (`%LOCALAPPDATA%\deskhand`).
 pub fn state_dir() -> PathBuf {
-    xdg("XDG_STATE_HOME", ".local/state").join("deskhand")
+    dirs::state_dir()
+        .or_else(dirs::data_local_dir)
+        .unwrap_or_else(nowhere)
+        .join("deskhand")
 }
 
-/// `$XDG_RUNTIME_DIR/deskhand` (the connection file lives here), else the
-/// state directory.
+/// The connection file and the desktop locks live here:
+/// `$XDG_RUNTIME_DIR/deskhand` where there is one, else the state
+/// directory.
 pub fn runtime_dir() -> PathBuf {
-    std::env::var_os("XDG_RUNTIME_DIR")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .map_or_else(state_dir, |p| p.join("deskhand"))
+    dirs::runtime_dir().map_or_else(state_dir, |p| p.join("deskhand"))
 }
 
 /// The user deskhand runs as.

@@ -15,5 +15,6 @@ pub mod port_token;
 pub mod secrets;
 pub mod settings;
 pub mod settings_form;
+pub mod shutdown;
 
 pub use error::HostError;
