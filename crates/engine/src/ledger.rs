@@ -83,7 +83,7 @@ impl Ledger {
         let tokens: Vec<String> = self.entries.iter().map(|(_, h)| h.token()).collect();
         let body = serde_json::to_string(&tokens).unwrap_or_else(|_| "[]".into());
         // A process killed at any point leaves the old or the new list.
-        if let Err(e) = deskhand_files::write_atomic(path, body.as_bytes()) {
+        if let Err(e) = deskhand_files::write_atomic_unsynced(path, body.as_bytes()) {
             tracing::warn!(path = %path.display(), error = %e, "cannot keep the held-input ledger");
         }
     }

@@ -39,15 +39,31 @@ fn temporary_for(path: &Path) -> PathBuf {
 
 /// Replaces `path` with `content` atomically: a fresh temporary file
 /// (exclusive create, owner-only) in the same directory, fsynced, renamed
-/// over. A symlink at `path` is replaced, never followed.
+/// over. A symlink at `path` is replaced, never followed. For what the
+/// person would lose (the token, the settings, the connection file).
 pub fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    replace(path, content, true)
+}
+
+/// [`write_atomic`] without the fsync: the old or the new content
+/// survives a crash of this process, not a power cut. For state rewritten
+/// at every key press (the held-input ledger), where an fsync would delay
+/// the input.
+pub fn write_atomic_unsynced(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    replace(path, content, false)
+}
+
+fn replace(path: &Path, content: &[u8], sync: bool) -> std::io::Result<()> {
     let tmp = temporary_for(path);
     let _ = std::fs::remove_file(&tmp);
     let written = private_options()
         .write(true)
         .create_new(true)
         .open(&tmp)
-        .and_then(|mut f| f.write_all(content).and_then(|()| f.sync_all()))
+        .and_then(|mut f| {
+            f.write_all(content)?;
+            if sync { f.sync_all() } else { Ok(()) }
+        })
         .and_then(|()| std::fs::rename(&tmp, path));
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -110,6 +126,8 @@ mod tests {
         std::fs::write(&path, "old").expect("old");
         write_atomic(&path, b"new").expect("written");
         assert_eq!(std::fs::read_to_string(&path).expect("read"), "new");
+        write_atomic_unsynced(&path, b"newer").expect("written");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "newer");
         let meta = std::fs::metadata(&path).expect("meta");
         assert!(is_owner_only(&meta));
         let left: Vec<_> = std::fs::read_dir(&d).expect("list").collect();

@@ -32,7 +32,7 @@ pub fn read(path: &Path) -> Vec<Entry> {
 /// Replaces the list (atomically: a crash leaves the old or the new one).
 pub fn write(path: &Path, entries: &[Entry]) {
     let body = serde_json::to_string(entries).unwrap_or_else(|_| "[]".into());
-    if let Err(e) = deskhand_files::write_atomic(path, body.as_bytes()) {
+    if let Err(e) = deskhand_files::write_atomic_unsynced(path, body.as_bytes()) {
         tracing::warn!(path = %path.display(), error = %e, "cannot keep the list of remapped keycodes");
     }
 }
