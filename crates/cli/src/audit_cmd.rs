@@ -3,7 +3,6 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -64,7 +63,7 @@ fn tail(args: TailArgs) -> anyhow::Result<()> {
 /// Prints what is appended to `path`, reopening it after a rotation.
 fn follow(path: &Path, json: bool) -> anyhow::Result<()> {
     let mut file = File::open(path)?;
-    let mut inode = file.metadata()?.ino();
+    let mut identity = deskhand_files::identity(&file.metadata()?);
     file.seek(SeekFrom::End(0))?;
     let mut reader = BufReader::new(file);
     let mut line = String::new();
@@ -78,9 +77,9 @@ fn follow(path: &Path, json: bool) -> anyhow::Result<()> {
         }
         std::thread::sleep(Duration::from_millis(250));
         if let Ok(meta) = std::fs::metadata(path)
-            && meta.ino() != inode
+            && deskhand_files::identity(&meta) != identity
         {
-            inode = meta.ino();
+            identity = deskhand_files::identity(&meta);
             reader = BufReader::new(File::open(path)?);
         }
     }

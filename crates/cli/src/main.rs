@@ -2,6 +2,7 @@
 //! the server together.
 
 mod audit_cmd;
+#[cfg(target_os = "linux")]
 mod bench;
 mod control;
 mod doctor;
@@ -28,7 +29,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Serve MCP on stdio (relayed to a daemon already serving the display).
     Mcp(mcp::McpArgs),
-    /// Measure screenshot and input latency against reference tools.
+    /// Measure screenshot and input latency against reference tools (on
+    /// virtual X11 desktops it starts).
+    #[cfg(target_os = "linux")]
     Bench(bench::BenchArgs),
     /// Read the audit log.
     Audit(audit_cmd::AuditArgs),
@@ -87,6 +90,7 @@ fn main() -> anyhow::Result<()> {
             rt.shutdown_background();
             result
         }
+        #[cfg(target_os = "linux")]
         Command::Bench(args) => bench::run(args, runtime()?),
         Command::Audit(args) => audit_cmd::run(args),
         Command::Doctor(args) => {

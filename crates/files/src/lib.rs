@@ -108,6 +108,74 @@ pub fn is_owner_only(meta: &std::fs::Metadata) -> bool {
     }
 }
 
+/// Who owns the file `meta` describes, when it is not this process's
+/// user: that user's id. `None` when it is ours (always, where the OS has
+/// no uids: see the module's doc).
+pub fn foreign_owner(meta: &std::fs::Metadata) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let ours = unsafe { libc::geteuid() };
+        (meta.uid() != ours).then_some(meta.uid())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
+}
+
+/// The permission bits of `meta` that let others than its owner in
+/// (`0o077` of the mode), as octal text for a message; `None` when there
+/// are none (always, where the OS has no mode bits).
+pub fn open_to_others(meta: &std::fs::Metadata, write_only: bool) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = meta.permissions().mode() & 0o7777;
+        let mask = if write_only { 0o022 } else { 0o077 };
+        (mode & mask != 0).then(|| format!("{mode:o}"))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (meta, write_only);
+        None
+    }
+}
+
+/// What tells one file from the next at the same path (after a log
+/// rotation): the inode on unix, the creation time elsewhere.
+pub fn identity(meta: &std::fs::Metadata) -> u128 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        (u128::from(meta.dev()) << 64) | u128::from(meta.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        meta.created()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos())
+    }
+}
+
+/// Makes `dir` usable by its owner only (0700 on unix; elsewhere the
+/// user's own directories already are).
+pub fn make_dir_owner_only(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,6 +198,18 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).expect("read"), "newer");
         let meta = std::fs::metadata(&path).expect("meta");
         assert!(is_owner_only(&meta));
+        assert_eq!(foreign_owner(&meta), None, "ours");
+        assert_eq!(open_to_others(&meta, false), None);
+        make_dir_owner_only(&d).expect("0700");
+        let before = identity(&std::fs::metadata(&path).expect("meta"));
+        std::fs::remove_file(&path).expect("rotated away");
+        write_atomic(&path, b"next").expect("written");
+        let after = identity(&std::fs::metadata(&path).expect("meta"));
+        assert_ne!(before, after, "a new file at the same path");
+        assert_eq!(
+            open_to_others(&std::fs::metadata(&d).expect("meta"), false),
+            None
+        );
         let left: Vec<_> = std::fs::read_dir(&d).expect("list").collect();
         assert_eq!(left.len(), 1, "no temporary left");
         let _ = std::fs::remove_dir_all(&d);

@@ -3,7 +3,6 @@
 //! symlink), each in a directory of ours that only we can use (0700).
 
 use std::fs;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::HostError;
@@ -41,12 +40,6 @@ pub fn runtime_dir() -> PathBuf {
     dirs::runtime_dir().map_or_else(state_dir, |p| p.join("deskhand"))
 }
 
-/// The user deskhand runs as.
-fn our_uid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
-}
-
 /// Whether `dir` is one of the directories deskhand keeps for itself
 /// (config, state, runtime), rather than one the person named.
 fn is_deskhands_own(dir: &Path) -> bool {
@@ -65,7 +58,7 @@ pub fn private_dir(dir: &Path) -> Result<(), HostError> {
         Ok(meta) => meta,
         Err(_) => {
             fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
-            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+            deskhand_files::make_dir_owner_only(dir)
                 .map_err(io(format!("making {} private", dir.display())))?;
             return Ok(());
         }
@@ -76,22 +69,20 @@ pub fn private_dir(dir: &Path) -> Result<(), HostError> {
     if !meta.is_dir() {
         refuse!("{} is not a directory", dir.display());
     }
-    if meta.uid() != our_uid() {
+    if let Some(uid) = deskhand_files::foreign_owner(&meta) {
         refuse!(
-            "{} belongs to another user (uid {}); refusing to keep deskhand's files in it",
+            "{} belongs to another user (uid {uid}); refusing to keep deskhand's files in it",
             dir.display(),
-            meta.uid()
         );
     }
-    let mode = meta.permissions().mode() & 0o7777;
     let own = is_deskhands_own(dir);
-    if own && mode & 0o077 != 0 {
-        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+    if let (true, Some(mode)) = (own, deskhand_files::open_to_others(&meta, false)) {
+        deskhand_files::make_dir_owner_only(dir)
             .map_err(io(format!("making {} private", dir.display())))?;
-        tracing::warn!(dir = %dir.display(), was = format!("{mode:o}"), "deskhand's directory was open to others; made it 0700");
-    } else if !own && mode & 0o022 != 0 {
+        tracing::warn!(dir = %dir.display(), was = mode, "deskhand's directory was open to others; made it 0700");
+    } else if let (false, Some(mode)) = (own, deskhand_files::open_to_others(&meta, true)) {
         refuse!(
-            "{} can be written by others (mode {mode:o}); refusing to keep deskhand's files in it (use a private directory)",
+            "{} can be written by others (mode {mode}); refusing to keep deskhand's files in it (use a private directory)",
             dir.display()
         );
     }
@@ -123,8 +114,8 @@ pub fn read_private_secret(path: &Path) -> Option<String> {
 /// [`read_private_secret`] for a file whose metadata was already read.
 fn private_secret(path: &Path, meta: &fs::Metadata) -> Option<String> {
     if meta.file_type().is_symlink()
-        || meta.uid() != our_uid()
-        || meta.permissions().mode() & 0o077 != 0
+        || deskhand_files::foreign_owner(meta).is_some()
+        || !deskhand_files::is_owner_only(meta)
     {
         return None;
     }
@@ -142,11 +133,10 @@ pub fn load_or_create_secret(path: &Path, what: &str) -> Result<String, HostErro
         if meta.file_type().is_symlink() {
             refuse!("{what} file {} is a symlink; refusing it", path.display());
         }
-        if meta.uid() != our_uid() {
+        if let Some(uid) = deskhand_files::foreign_owner(&meta) {
             refuse!(
-                "{what} file {} belongs to another user (uid {}); refusing it",
+                "{what} file {} belongs to another user (uid {uid}); refusing it",
                 path.display(),
-                meta.uid()
             );
         }
         if let Some(secret) = private_secret(path, &meta) {
@@ -160,9 +150,10 @@ pub fn load_or_create_secret(path: &Path, what: &str) -> Result<String, HostErro
     Ok(secret)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     fn tmpdir(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("dh-files-{name}-{}", std::process::id()));
