@@ -102,3 +102,46 @@ def test_audit_tail_reads_the_log_without_the_text(own_daemon):
     assert [json.loads(line) for line in raw] == records(d)[-len(raw):]
     assert len(raw) == len(records(d))
     assert SECRET not in human and SECRET not in "\n".join(raw)
+
+
+def test_audit_tail_follow_goes_on_in_the_new_file_after_a_rotation(tmp_path):
+    """`audit tail --follow` prints records as they are appended, and after
+    the log is rotated (moved away, a new file at its path) it reads the
+    new file, not the old one."""
+    import subprocess
+    import threading
+
+    from daemon import binary
+    from xhelpers import poll
+
+    log = tmp_path / "audit.jsonl"
+
+    def record(op: str) -> str:
+        return json.dumps({"ts": "2026-12-04T10:00:00.000Z", "op": op, "session": "s1",
+                           "ok": True}) + "\n"
+
+    log.write_text(record("first"))
+    follower = subprocess.Popen([binary(), "audit", "tail", "--file", str(log), "--follow",
+                                 "--json"], stdout=subprocess.PIPE, text=True)
+    seen: list[str] = []
+    reader = threading.Thread(target=lambda: seen.extend(iter(follower.stdout.readline, "")),
+                              daemon=True)
+    reader.start()
+    try:
+        poll(lambda: any('"first"' in s for s in seen), timeout=10, what="the first record")
+        with log.open("a") as f:
+            f.write(record("appended"))
+        poll(lambda: any('"appended"' in s for s in seen), timeout=10, what="the appended record")
+        log.rename(tmp_path / "audit.jsonl.1")
+        log.write_text(record("after-rotation"))
+        poll(lambda: any('"after-rotation"' in s for s in seen), timeout=10,
+             what="the new file's record")
+        with (tmp_path / "audit.jsonl.1").open("a") as f:
+            f.write(record("old-file"))
+        with log.open("a") as f:
+            f.write(record("new-file"))
+        poll(lambda: any('"new-file"' in s for s in seen), timeout=10, what="the next record")
+        assert not any('"old-file"' in s for s in seen), seen
+    finally:
+        follower.kill()
+        follower.wait(timeout=10)
