@@ -141,14 +141,15 @@ fn setup(app: &AppHandle, args: AppArgs) -> anyhow::Result<()> {
         line.remove("token");
     }
     println!("{ready}");
-    let hotkey = daemon.desktop().settings.live.hotkey.clone();
+    let settings = daemon.desktop().settings.clone();
     app.manage(Running(Mutex::new(Some(daemon))));
     // The person is asked in the app's own dialogs from now on.
     let questions = questions::Questions::new(
         engine.clone(),
-        // The chord the hand-back watcher holds now, not what the file
-        // asks for (a chord that could not be grabbed is not in force).
-        Box::new(move || hotkey.current()),
+        Box::new(move || {
+            deskhand_host::settings::initial(&settings.path, &settings.fixed)
+                .map_or_else(|_| "the kill-switch keys".into(), |s| s.kill_switch)
+        }),
     );
     app.manage(questions.clone());
     tauri::async_runtime::spawn(questions::follow(app.clone(), questions));
