@@ -135,11 +135,6 @@ impl Site {
         &self.id
     }
 
-    /// The backend picked.
-    pub fn kind(&self) -> BackendKind {
-        self.kind
-    }
-
     /// The desktop in words for people: `X display :1`.
     pub fn describe(&self) -> String {
         match self.kind {
@@ -162,12 +157,6 @@ impl Site {
     pub fn stop(&mut self) {
         self.inner.stop();
     }
-}
-
-/// Whether these options start a virtual desktop: asked for, or (where
-/// there are virtual desktops) no desktop named and none in the session.
-pub fn wants_virtual(options: &SiteOptions) -> bool {
-    imp::wants_virtual(options)
 }
 
 /// The desktop a client on this machine means when it names none: its

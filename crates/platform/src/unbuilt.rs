@@ -37,10 +37,6 @@ fn not_built() -> PlatformError {
     }
 }
 
-pub(crate) fn wants_virtual(o: &SiteOptions) -> bool {
-    o.virtual_size.is_some()
-}
-
 pub(crate) fn session_desktop(named: Option<&str>) -> Option<DesktopId> {
     Some(DesktopId::named(named.unwrap_or(KIND.name())))
 }
