@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from daemon import Daemon
-from test_takeover import map_state, overlay_window, pixel_of_import
-from xhelpers import REPO, missing, poll, run
+from xhelpers import REPO, map_state, missing, overlay_window, pixel_of_import, poll, run
 
 INSTALLED = ["/usr/bin/deskhand", "/usr/bin/deskhand-app", "/usr/bin/deskhand-overlay",
              "/usr/lib/systemd/user/deskhand.service"]

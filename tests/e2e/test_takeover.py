@@ -6,7 +6,6 @@ pipe, and the kill switch. xdotool plays the person."""
 from __future__ import annotations
 
 import os
-import subprocess
 import threading
 import time
 
@@ -15,16 +14,10 @@ import pytest
 from daemon import Daemon, ErrorReply
 from imaging import decode_png
 from person import CONTINUE_Y, device_click, stop_button
-from xhelpers import (REPO, App, XTerm, keys_down, map_state, overlay_window, pointer,
-                      pointer_buttons_down, poll, require, run, unique_title)
+from xhelpers import (REPO, App, XTerm, keys_down, map_state, overlay_window, pixel_of_import,
+                      pointer, pointer_buttons_down, poll, require, run, unique_title)
 
 FIXTURES = REPO / "tests" / "fixtures"
-
-
-def pixel_of_import(display: str, x: int, y: int) -> tuple[int, int, int]:
-    png = subprocess.run(["import", "-display", display, "-window", "root", "png:-"],
-                         capture_output=True, check=True, timeout=30).stdout
-    return decode_png(png).pixel(x, y)
 
 
 def no_keys_or_buttons_held(display: str) -> None:

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from imaging import decode_png
+
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -108,6 +110,15 @@ def overlay_window(display: str) -> tuple[str, list[str]]:
 def map_state(display: str, wid: str) -> str:
     out = run(display, "xwininfo", "-id", wid)
     return re.search(r"Map State: (\w+)", out).group(1)
+
+
+def pixel_of_import(display: str, x: int, y: int) -> tuple[int, int, int]:
+    """A pixel of the screen as another program sees it (ImageMagick's
+    `import` of the root window), overlay included."""
+    from imaging import decode_png
+    png = subprocess.run(["import", "-display", display, "-window", "root", "png:-"],
+                         capture_output=True, check=True, timeout=30).stdout
+    return decode_png(png).pixel(x, y)
 
 
 def overlay_viewable(display: str) -> bool:

@@ -487,8 +487,8 @@ pub trait Indicator: Send {
 pub enum FrameCheck {
     /// The frame is as shown.
     Intact,
-    /// Another program had moved or resized it (`moved`, `resized`); it
-    /// is back now. (A window stacked over it is only sent below again;
+    /// Another program had moved, resized or hidden it in place
+    /// (`moved`, `resized`, `reshaped`, `faded`); it is back now. (A window stacked over it is only sent below again;
     /// an unmapped frame is a backend error.)
     Restored(&'static str),
 }

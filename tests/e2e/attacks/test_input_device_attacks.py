@@ -7,6 +7,7 @@ deskhand is killed mid-type. The catalogue is `tests/e2e/attacks/README.md`.
 |---|---|---|
 | Continue through a new master | `XIChangeHierarchy` adds a master, its XTEST pointer clicks Continue | nothing resumes; the daemon says it ignored the click |
 | hide the frame | `xdotool windowmove` / `windowsize` on the overlay during a takeover | the next act is refused (BUSY, `frame`), the frame is put back, later acts work; a later takeover's frame is back too |
+| hide the frame in place | an empty SHAPE bounding or clip region on the overlay, or `_NET_WM_WINDOW_OPACITY` 0 (a compositor honours it) | the next act is refused (BUSY, `frame`: `reshaped`, `faded`), the red frame is drawn again and the opacity gone; later acts work |
 | keys left down by a crash | `kill -9` mid-type, or a key held on the XTEST keyboard at start | nothing held on the XTEST devices after the start; the person's own keyboard keeps its key |
 """
 
@@ -21,7 +22,8 @@ import time
 from daemon import Daemon, ErrorReply
 from person import CONTINUE_Y, _lib
 from typing_helpers import OwnDesktop, TermSink, random_text
-from xhelpers import keys_down, pointer, pointer_buttons_down, poll, run, start_xorg_dummy
+from xhelpers import (keys_down, pixel_of_import, pointer, pointer_buttons_down, poll, run,
+                      start_xorg_dummy)
 
 WIDTH = 1280
 
@@ -179,6 +181,63 @@ def test_moving_or_shrinking_the_frame_refuses_input_and_puts_it_back(daemon, di
     again.act("mouse_move", coordinate=[330, 330])
     assert pointer(display) == (330, 330)
     again.close()
+
+
+RED = (224, 27, 36)
+SHAPE_BOUNDING, SHAPE_CLIP = 0, 1
+
+
+def empty_shape(display: str, wid: str, kind: int) -> None:
+    """The attacker: sets the overlay window's SHAPE region of `kind` to
+    nothing (anyone may shape another client's window)."""
+    x11, xext = _lib("X11"), _lib("Xext")
+    x11.XOpenDisplay.restype = ctypes.c_void_p
+    x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    x11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    xext.XShapeCombineRectangles.argtypes = [
+        ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+        ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+    dpy = x11.XOpenDisplay(display.encode())
+    assert dpy, f"cannot open display {display}"
+    try:
+        xext.XShapeCombineRectangles(dpy, int(wid, 0), kind, 0, 0, None, 0, 0, 0)
+        x11.XSync(dpy, 0)
+    finally:
+        x11.XCloseDisplay(dpy)
+
+
+def opacity(display: str, wid: str) -> str:
+    return run(display, "xprop", "-id", wid, "_NET_WM_WINDOW_OPACITY")
+
+
+def test_hiding_the_frame_in_place_refuses_input_and_draws_it_again(daemon, display):
+    client = daemon.client()
+    client.act("mouse_move", coordinate=[300, 300])
+    (wid,) = poll(lambda: overlay_windows(display), timeout=5, what="the overlay window")
+    assert pixel_of_import(display, 0, 0) == RED, "the frame is on screen"
+    for kind in (SHAPE_BOUNDING, SHAPE_CLIP):
+        empty_shape(display, wid, kind)
+        poll(lambda: pixel_of_import(display, 0, 0) != RED, timeout=3,
+             what="the emptied frame to vanish")
+        err = refused_for_the_frame(client, display)
+        assert err["code"] == "BUSY" and err["details"] == {"frame": "reshaped"}, err
+        poll(lambda: pixel_of_import(display, 0, 0) == RED, timeout=3,
+             what="the frame drawn again")
+        client.act("mouse_move", coordinate=[310 + kind, 300])
+        assert pointer(display) == (310 + kind, 300)
+    # No compositor runs here, so the fade itself shows nothing: what is
+    # checked is that the act is refused and the property gone.
+    run(display, "xprop", "-id", wid, "-f", "_NET_WM_WINDOW_OPACITY", "32c",
+        "-set", "_NET_WM_WINDOW_OPACITY", "0")
+    assert "= 0" in opacity(display, wid)
+    err = refused_for_the_frame(client, display)
+    assert err["code"] == "BUSY" and err["details"] == {"frame": "faded"}, err
+    assert "not found" in opacity(display, wid), opacity(display, wid)
+    client.act("mouse_move", coordinate=[340, 300])
+    assert pointer(display) == (340, 300)
+    assert pixel_of_import(display, 0, 0) == RED
+    client.close()
 
 
 def xtest_held(display: str) -> list[int]:

@@ -2,13 +2,17 @@
 //! overlay's windows must be children of the root, where they were put,
 //! as large, and mapped; another program that moved or resized one
 //! (`xdotool windowmove`, `windowsize`: anyone may configure another
-//! client's window) has them put back and the act refused. A window
-//! stacked above the frame is beaten by raising the frame again.
+//! client's window) has them put back and the act refused. So does a
+//! frame hidden in place: a SHAPE region that leaves out what it draws, or
+//! a `_NET_WM_WINDOW_OPACITY` below opaque (a compositor honours it). A
+//! window stacked above the frame is beaten by raising the frame again.
 
 use deskhand_backend::{BackendError, Rect};
 use x11rb::connection::Connection;
+use x11rb::protocol::shape::{self, ConnectionExt as _};
 use x11rb::protocol::xproto::{
-    ConfigureWindowAux, ConnectionExt as _, MapState, StackMode, Window, WindowClass,
+    Atom, AtomEnum, ClipOrdering, ConfigureWindowAux, ConnectionExt as _, MapState, Rectangle,
+    StackMode, Window, WindowClass,
 };
 use x11rb::rust_connection::RustConnection;
 
@@ -23,17 +27,27 @@ pub(crate) struct Seen {
     pub on_root: bool,
     /// Whether it is mapped (viewable).
     pub mapped: bool,
+    /// Whether its SHAPE regions (bounding and clip) hold every piece the
+    /// frame draws on it.
+    pub shaped_whole: bool,
+    /// Whether it has no `_NET_WM_WINDOW_OPACITY` below opaque.
+    pub opaque: bool,
 }
 
-/// What a frame check found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a frame check found, the gravest last (one verdict tells about
+/// every window: the gravest found).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Verdict {
     /// As shown.
     Intact,
-    /// Moved elsewhere, or reparented.
-    Moved,
+    /// Made see-through with `_NET_WM_WINDOW_OPACITY`.
+    Faded,
+    /// Its SHAPE regions leave out part of what it draws.
+    Reshaped,
     /// Of another size.
     Resized,
+    /// Moved elsewhere, or reparented.
+    Moved,
     /// Not mapped: the overlay reports it lost and the takeover ends.
     Unmapped,
 }
@@ -41,20 +55,77 @@ pub(crate) enum Verdict {
 /// Compares what the server has with what was shown (`expected[i]` is
 /// the rectangle of window `i`).
 pub(crate) fn judge(expected: &[Rect], seen: &[Seen]) -> Verdict {
-    let mut verdict = Verdict::Intact;
-    for (want, got) in expected.iter().zip(seen) {
-        if !got.mapped {
-            return Verdict::Unmapped;
-        }
-        if !got.on_root || (got.rect.x, got.rect.y) != (want.x, want.y) {
-            verdict = Verdict::Moved;
-        } else if (got.rect.width, got.rect.height) != (want.width, want.height)
-            && verdict == Verdict::Intact
-        {
-            verdict = Verdict::Resized;
-        }
+    expected
+        .iter()
+        .zip(seen)
+        .map(|(want, got)| judge_one(want, got))
+        .max()
+        .unwrap_or(Verdict::Intact)
+}
+
+fn judge_one(want: &Rect, got: &Seen) -> Verdict {
+    if !got.mapped {
+        Verdict::Unmapped
+    } else if !got.on_root || (got.rect.x, got.rect.y) != (want.x, want.y) {
+        Verdict::Moved
+    } else if (got.rect.width, got.rect.height) != (want.width, want.height) {
+        Verdict::Resized
+    } else if !got.shaped_whole {
+        Verdict::Reshaped
+    } else if !got.opaque {
+        Verdict::Faded
+    } else {
+        Verdict::Intact
     }
-    verdict
+}
+
+/// The pieces of `covered` (root coordinates) that window `on` draws, in
+/// the window's own coordinates: what its SHAPE regions must hold.
+pub(crate) fn pieces_on(on: &Rect, covered: &[Rect]) -> Vec<Rect> {
+    covered
+        .iter()
+        .filter_map(|c| c.intersection(on))
+        .map(|r| Rect::new(r.x - on.x, r.y - on.y, r.width, r.height))
+        .collect()
+}
+
+/// Whether `region` (disjoint rectangles, as the server gives a SHAPE
+/// region) holds every one of `pieces` whole.
+pub(crate) fn holds(region: &[Rect], pieces: &[Rect]) -> bool {
+    pieces.iter().all(|p| {
+        let inside: u64 = region.iter().map(|r| r.overlap_area(p)).sum();
+        inside == u64::from(p.width) * u64::from(p.height)
+    })
+}
+
+/// `_NET_WM_WINDOW_OPACITY` as compositors read it: fully opaque, or no
+/// property at all.
+const OPAQUE: u32 = u32::MAX;
+
+fn rects_of(rectangles: &[Rectangle]) -> Vec<Rect> {
+    rectangles
+        .iter()
+        .map(|r| {
+            Rect::new(
+                i32::from(r.x),
+                i32::from(r.y),
+                u32::from(r.width),
+                u32::from(r.height),
+            )
+        })
+        .collect()
+}
+
+fn rectangles_of(rects: &[Rect]) -> Vec<Rectangle> {
+    rects
+        .iter()
+        .map(|r| Rectangle {
+            x: r.x.clamp(i16::MIN.into(), i16::MAX.into()) as i16,
+            y: r.y.clamp(i16::MIN.into(), i16::MAX.into()) as i16,
+            width: r.width.min(u16::MAX.into()) as u16,
+            height: r.height.min(u16::MAX.into()) as u16,
+        })
+        .collect()
 }
 
 /// Whether a window above the frame hides part of it: `above` are the
@@ -70,6 +141,7 @@ pub(crate) fn hidden_by(above: &[Rect], covered: &[Rect]) -> bool {
 pub(crate) struct FrameWindows {
     conn: RustConnection,
     root: Window,
+    opacity: Atom,
 }
 
 impl FrameWindows {
@@ -77,12 +149,52 @@ impl FrameWindows {
         let (conn, screen) = RustConnection::connect(Some(display))
             .map_err(|e| BackendError::DisplayUnavailable(e.to_string()))?;
         let root = conn.setup().roots[screen].root;
-        Ok(Self { conn, root })
+        let opacity = conn
+            .intern_atom(false, b"_NET_WM_WINDOW_OPACITY")
+            .backend()?
+            .reply()
+            .backend()?
+            .atom;
+        Ok(Self {
+            conn,
+            root,
+            opacity,
+        })
+    }
+
+    /// Whether window `w`'s bounding and clip regions hold `pieces`.
+    fn shaped_whole(&self, w: Window, pieces: &[Rect]) -> Result<bool, BackendError> {
+        let bounding = self.conn.shape_get_rectangles(w, shape::SK::BOUNDING);
+        let clip = self.conn.shape_get_rectangles(w, shape::SK::CLIP);
+        let (bounding, clip) = (bounding.backend()?, clip.backend()?);
+        let (bounding, clip) = (bounding.reply().backend()?, clip.reply().backend()?);
+        Ok(holds(&rects_of(&bounding.rectangles), pieces)
+            && holds(&rects_of(&clip.rectangles), pieces))
+    }
+
+    /// Whether window `w` has no opacity below opaque.
+    fn opaque(&self, w: Window) -> Result<bool, BackendError> {
+        let reply = self
+            .conn
+            .get_property(false, w, self.opacity, AtomEnum::CARDINAL, 0, 1)
+            .backend()?
+            .reply()
+            .backend()?;
+        Ok(reply
+            .value32()
+            .and_then(|mut v| v.next())
+            .is_none_or(|v| v == OPAQUE))
     }
 
     /// Reads `windows` as the server has them and the root's children
-    /// (bottom first).
-    fn read(&self, windows: &[u32]) -> Result<(Vec<Seen>, Vec<Window>), BackendError> {
+    /// (bottom first); `expected` and `covered` say which pieces each
+    /// window's SHAPE regions must hold.
+    fn read(
+        &self,
+        windows: &[u32],
+        expected: &[Rect],
+        covered: &[Rect],
+    ) -> Result<(Vec<Seen>, Vec<Window>), BackendError> {
         let children = self
             .conn
             .query_tree(self.root)
@@ -91,7 +203,7 @@ impl FrameWindows {
             .backend()?
             .children;
         let mut seen = Vec::new();
-        for &w in windows {
+        for (&w, on) in windows.iter().zip(expected) {
             let geometry = self.conn.get_geometry(w).backend()?;
             let attributes = self.conn.get_window_attributes(w).backend()?;
             let at = self
@@ -112,6 +224,8 @@ impl FrameWindows {
                 ),
                 on_root: children.contains(&w),
                 mapped: a.map_state == MapState::VIEWABLE,
+                shaped_whole: self.shaped_whole(w, &pieces_on(on, covered))?,
+                opaque: self.opaque(w)?,
             });
         }
         Ok((seen, children))
@@ -153,7 +267,7 @@ impl FrameWindows {
         expected: &[Rect],
         covered: &[Rect],
     ) -> Result<Verdict, BackendError> {
-        let (seen, children) = self.read(windows)?;
+        let (seen, children) = self.read(windows, expected, covered)?;
         let verdict = judge(expected, &seen);
         match verdict {
             Verdict::Intact => {
@@ -162,7 +276,9 @@ impl FrameWindows {
                     self.raise(windows)?;
                 }
             }
-            Verdict::Moved | Verdict::Resized => self.put_back(windows, expected, &seen)?,
+            Verdict::Faded | Verdict::Reshaped | Verdict::Resized | Verdict::Moved => {
+                self.put_back(windows, expected, covered, &seen)?;
+            }
             Verdict::Unmapped => {}
         }
         Ok(verdict)
@@ -177,16 +293,24 @@ impl FrameWindows {
         self.sync()
     }
 
-    /// Every window back on the root, in place, as large, on top.
+    /// Every window back on the root, in place, as large, drawn whole,
+    /// opaque, on top.
     fn put_back(
         &self,
         windows: &[u32],
         expected: &[Rect],
+        covered: &[Rect],
         seen: &[Seen],
     ) -> Result<(), BackendError> {
         for ((&w, r), s) in windows.iter().zip(expected).zip(seen) {
             if !s.on_root {
                 self.conn.reparent_window(w, self.root, 0, 0).backend()?;
+            }
+            if !s.shaped_whole {
+                self.reshape(w, &pieces_on(r, covered))?;
+            }
+            if !s.opaque {
+                self.conn.delete_property(w, self.opacity).backend()?;
             }
             let aux = ConfigureWindowAux::new()
                 .x(r.x)
@@ -197,6 +321,26 @@ impl FrameWindows {
             self.conn.configure_window(w, &aux).backend()?;
         }
         self.sync()
+    }
+
+    /// The frame's own regions again: it draws `pieces` and its clip is
+    /// the whole window.
+    fn reshape(&self, w: Window, pieces: &[Rect]) -> Result<(), BackendError> {
+        self.conn
+            .shape_rectangles(
+                shape::SO::SET,
+                shape::SK::BOUNDING,
+                ClipOrdering::UNSORTED,
+                w,
+                0,
+                0,
+                &rectangles_of(pieces),
+            )
+            .backend()?;
+        self.conn
+            .shape_mask(shape::SO::SET, shape::SK::CLIP, w, 0, 0, x11rb::NONE)
+            .backend()?;
+        Ok(())
     }
 
     /// A round trip: every request before it is done.
@@ -215,6 +359,8 @@ mod tests {
             rect: Rect::new(x, y, w, h),
             on_root: true,
             mapped: true,
+            shaped_whole: true,
+            opaque: true,
         }
     }
 
@@ -252,5 +398,43 @@ mod tests {
         assert!(!hidden_by(&[Rect::new(100, 100, 400, 300)], &covered));
         assert!(hidden_by(&[Rect::new(0, 0, 1280, 800)], &covered));
         assert!(!hidden_by(&[], &covered));
+    }
+
+    #[test]
+    fn a_frame_hidden_in_place_is_told_below_a_move() {
+        let want = [Rect::new(0, 0, 1280, 800), Rect::new(1280, 0, 1024, 768)];
+        let mut emptied = seen(0, 0, 1280, 800);
+        emptied.shaped_whole = false;
+        let mut faded = seen(1280, 0, 1024, 768);
+        faded.opaque = false;
+        assert_eq!(judge(&want, &[emptied, faded]), Verdict::Reshaped);
+        assert_eq!(
+            judge(&want, &[seen(0, 0, 1280, 800), faded]),
+            Verdict::Faded
+        );
+        assert_eq!(
+            judge(&want, &[emptied, seen(9000, 0, 1024, 768)]),
+            Verdict::Moved
+        );
+    }
+
+    #[test]
+    fn a_region_must_hold_every_piece_the_frame_draws() {
+        // The second monitor's window draws its part of the strips, in its
+        // own coordinates.
+        let on = Rect::new(1280, 0, 1024, 768);
+        let covered = [Rect::new(0, 0, 2304, 6), Rect::new(1280, 762, 1024, 6)];
+        let pieces = pieces_on(&on, &covered);
+        assert_eq!(
+            pieces,
+            [Rect::new(0, 0, 1024, 6), Rect::new(0, 762, 1024, 6)]
+        );
+        // Unshaped: the server gives the whole window.
+        assert!(holds(&[Rect::new(0, 0, 1024, 768)], &pieces));
+        assert!(holds(&pieces, &pieces));
+        assert!(!holds(&[], &pieces));
+        // One strip a pixel short.
+        let short = [Rect::new(0, 0, 1023, 6), Rect::new(0, 762, 1024, 6)];
+        assert!(!holds(&short, &pieces));
     }
 }

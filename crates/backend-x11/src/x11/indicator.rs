@@ -253,6 +253,8 @@ impl Indicator for OverlayIndicator {
             Verdict::Intact => Ok(FrameCheck::Intact),
             Verdict::Moved => Ok(FrameCheck::Restored("moved")),
             Verdict::Resized => Ok(FrameCheck::Restored("resized")),
+            Verdict::Reshaped => Ok(FrameCheck::Restored("reshaped")),
+            Verdict::Faded => Ok(FrameCheck::Restored("faded")),
             Verdict::Unmapped => Err(failed("the takeover frame is not on screen")),
         }
     }
@@ -295,14 +297,18 @@ impl OverlayIndicator {
     }
 
     /// After the frame is shown or changes look: where another program
-    /// moved it while no act was checking (a frame left off screen by an
-    /// earlier takeover), it is put back now.
+    /// moved or hid it while no act was checking (a frame left off screen
+    /// by an earlier takeover), it is put back now.
     fn put_back(&mut self, when: &'static str) {
         match self.check_frame() {
-            Ok(Verdict::Moved | Verdict::Resized) => {
-                tracing::warn!(when, "the takeover frame had been moved: put back");
+            Ok(Verdict::Intact | Verdict::Unmapped) => {}
+            Ok(verdict) => {
+                tracing::warn!(
+                    when,
+                    ?verdict,
+                    "the takeover frame had been changed: put back"
+                );
             }
-            Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, when, "the takeover frame could not be checked"),
         }
     }
