@@ -141,15 +141,14 @@ fn setup(app: &AppHandle, args: AppArgs) -> anyhow::Result<()> {
         line.remove("token");
     }
     println!("{ready}");
-    let settings = daemon.desktop().settings.clone();
+    let hotkey = daemon.desktop().settings.live.hotkey.clone();
     app.manage(Running(Mutex::new(Some(daemon))));
     // The person is asked in the app's own dialogs from now on.
     let questions = questions::Questions::new(
         engine.clone(),
-        Box::new(move || {
-            deskhand_host::settings::initial(&settings.path, &settings.fixed)
-                .map_or_else(|_| "the kill-switch keys".into(), |s| s.kill_switch)
-        }),
+        // The chord the hand-back watcher holds now, not what the file
+        // asks for (a chord that could not be grabbed is not in force).
+        Box::new(move || hotkey.current()),
     );
     app.manage(questions.clone());
     tauri::async_runtime::spawn(questions::follow(app.clone(), questions));
