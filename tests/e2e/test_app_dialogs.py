@@ -3,18 +3,23 @@ request, with no consent file granting it, opens the consent dialog. Only
 the person's mouse (a click from the X server's own pointer device, as the
 Continue tests make it) ticks "ALSO allow VISIBLE TAKEOVER" and Allow; the
 same clicks from `xdotool` (XTEST) and the keyboard change nothing; Deny,
-and no answer before the settings' `consent_timeout_s`, deny."""
+and no answer before the settings' `consent_timeout_s`, deny. The dialog's
+words are read as a screen reader reads them (AT-SPI)."""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import os
 import re
+import subprocess
 import time
 
 from daemon import Daemon
-from person import device_click
+from person import _lib, device_click
 from test_app import (app_binary, bus, find, icon_window, menu_item,  # noqa: F401 (fixtures)
                       trayer, xvfb)
-from xhelpers import close_window, poll, run, window_rect
+from xhelpers import FIXTURES, close_window, poll, run, window_rect
 
 # Places inside the dialog, from its fixed layout (ui/ask.css).
 TAKEOVER_BOX = (220, 276)
@@ -69,6 +74,50 @@ def audit_says(app: Daemon, *texts: str) -> None:
          what=f"the audit log to say {texts}")
 
 
+def window_text(display: str, bus: str, title: str) -> str:
+    """What the window named `title` says, as a screen reader reads it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_AT_BRIDGE", "AT_SPI_BUS_ADDRESS")}
+    env.update(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=bus)
+    done = subprocess.run(["/usr/bin/python3", str(FIXTURES / "window_text.py"), title],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def dialog_words(display: str, bus: str) -> str | None:
+    """The consent dialog's words once its page has them."""
+    said = window_text(display, bus, "deskhand: your answer")
+    return said if "To stop it" in said else None
+
+
+@contextlib.contextmanager
+def key_grabbed_by_another(display: str, key: str):
+    """Another program holds ctrl+alt+`key` (a passive grab on the root
+    window), so deskhand cannot grab that chord while this lasts."""
+    x11 = _lib("X11")
+    x11.XOpenDisplay.restype = ctypes.c_void_p
+    x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    x11.XDefaultRootWindow.restype = ctypes.c_ulong
+    x11.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+    x11.XStringToKeysym.restype = ctypes.c_ulong
+    x11.XKeysymToKeycode.argtypes = [ctypes.c_void_p, ctypes.c_ulong]
+    x11.XGrabKey.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_ulong,
+                             ctypes.c_int, ctypes.c_int, ctypes.c_int]
+    x11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    dpy = x11.XOpenDisplay(display.encode())
+    assert dpy, f"cannot open display {display}"
+    try:
+        code = x11.XKeysymToKeycode(dpy, x11.XStringToKeysym(key.encode()))
+        control, mod1, lock, mod2 = 1 << 2, 1 << 3, 1 << 1, 1 << 4
+        for extra in (0, lock, mod2, lock | mod2):
+            x11.XGrabKey(dpy, code, control | mod1 | extra, x11.XDefaultRootWindow(dpy), 1, 1, 1)
+        x11.XSync(dpy, 0)
+        yield
+    finally:
+        x11.XCloseDisplay(dpy)
+
+
 def ask_takeover(app: Daemon):
     c = app.client(takeover=False, hello_ack={"client": "dialog test agent"})
     return c, c.send("TAKEOVER_REQUEST", {"on": True})
@@ -110,6 +159,27 @@ def test_xdotool_and_the_keyboard_tick_nothing(xvfb, bus, tmp_path):  # noqa: F8
         reply = c.reply_to(mid, timeout=20)
         assert not_consented(reply), reply
         c.close()
+    finally:
+        assert app.terminate() == 0, app.stderr_tail()
+
+
+def test_the_dialog_names_the_kill_switch_in_force(xvfb, bus, tmp_path):  # noqa: F811
+    """The settings file asks for a chord another program holds: it cannot
+    be grabbed, so the one in force stays, and the dialog names that one."""
+    app = start_asking_app(xvfb.display, bus, tmp_path)
+    try:
+        with key_grabbed_by_another(xvfb.display, "k"):
+            settings = tmp_path / "settings.toml"
+            settings.write_text(settings.read_text() + 'kill_switch = "ctrl+alt+k"\n')
+            poll(lambda: "could not be applied" in app.stderr_path.read_text(), timeout=10,
+                 what="the new chord to be refused")
+            c, mid = ask_takeover(app)
+            dialog(xvfb.display)
+            said = poll(lambda: dialog_words(xvfb.display, bus), timeout=20,
+                        what="the dialog's words")
+            assert "press ctrl+alt+Escape" in said, said
+            assert "ctrl+alt+k" not in said, said
+            c.close()
     finally:
         assert app.terminate() == 0, app.stderr_tail()
 
