@@ -60,12 +60,14 @@ def test_launch_by_desktop_id(client, display):
 
 @pytest.fixture(scope="module")
 def with_entries():
-    """A daemon whose XDG data home has an entry for touch, taking files."""
+    """A daemon whose system data directories have an entry for touch,
+    taking files (root's: the person's own entries launch nothing)."""
     data = scratch_dir("data-")
     os.makedirs(f"{data}/applications")
     with open(f"{data}/applications/deskhand-touch.desktop", "w") as f:
         f.write("[Desktop Entry]\nType=Application\nName=Touch\nExec=touch %F\n")
-    d = Daemon("--virtual=640x480", env={"XDG_DATA_HOME": data})
+    d = Daemon("--virtual=640x480",
+               env={"XDG_DATA_DIRS": f"{data}:/usr/local/share:/usr/share"})
     yield d
     d.terminate()
 

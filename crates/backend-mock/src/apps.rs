@@ -26,6 +26,7 @@ pub(crate) fn installed() -> Vec<(String, AppEntry)> {
                 terminal: false,
                 categories: vec!["Utility".into()],
                 args: EntryArgs::Many,
+                user_writable: false,
             },
         ),
         (
@@ -35,6 +36,7 @@ pub(crate) fn installed() -> Vec<(String, AppEntry)> {
                 terminal: false,
                 categories: vec!["System".into(), "TerminalEmulator".into()],
                 args: EntryArgs::None,
+                user_writable: false,
             },
         ),
     ]

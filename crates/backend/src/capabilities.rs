@@ -278,6 +278,12 @@ pub struct AppEntry {
     pub categories: Vec<String>,
     /// The arguments it accepts.
     pub args: EntryArgs,
+    /// The entry, or the program it runs, is in a place the person's
+    /// account can change (their own data directory, a file or directory
+    /// they own or others may write): anything working in the person's
+    /// apps, an agent too, could have written it. It still tells what an
+    /// app is (refusals) but makes nothing launchable.
+    pub user_writable: bool,
 }
 
 /// A launch as the backend resolved it, before anything runs: what the

@@ -306,11 +306,14 @@ pub fn check(plan: &LaunchPlan, args: &[String], allowed: &[FileId]) -> Result<(
         ));
     }
     let apps: Vec<&AppEntry> = plan.entries.iter().filter(|e| !e.terminal).collect();
+    let installed: Vec<&AppEntry> = apps.iter().copied().filter(|e| !e.user_writable).collect();
     let why = if plan.entries.is_empty() {
         "it is not an installed application (no application entry names this file)"
     } else if apps.is_empty() {
         "its application entry runs it in a terminal (Terminal=true): it is a command-line program"
-    } else if !apps.iter().any(|e| accepts(e, args)) {
+    } else if installed.is_empty() {
+        "its application entry, or the program it runs, is in a place your account can change (your own data directory, or a file you own), so anything working in your apps could have written it: only the system's application entries make a program launchable"
+    } else if !installed.iter().any(|e| accepts(e, args)) {
         "its application entry accepts only files and URLs (one for %f or %u, any for %F or %U): absolute paths or http(s), file, ftp, sftp, smb and mailto URLs, never options, and no arguments when its Exec line has no field code"
     } else {
         return Ok(());
@@ -343,6 +346,7 @@ mod tests {
             terminal,
             categories: Vec::new(),
             args,
+            user_writable: false,
         }
     }
 
@@ -494,6 +498,31 @@ mod tests {
             check_plan(&vim, &[XCLOCK]).is_ok(),
             "unless the person allows it"
         );
+    }
+
+    #[test]
+    fn an_entry_the_persons_account_can_change_launches_nothing() {
+        let mut written = entry("notes", EntryArgs::Many, false);
+        written.user_writable = true;
+        let tar = plan(
+            "/usr/bin/tar",
+            &["--checkpoint-action=exec=touch x", "/tmp/a"],
+            XCLOCK,
+            vec![written.clone()],
+        );
+        refused_because(&tar, &[], "a place your account can change");
+        assert!(
+            check_plan(&tar, &[XCLOCK]).is_ok(),
+            "unless the person allows it"
+        );
+        // A system entry naming the same file still makes it an app.
+        let both = plan(
+            "/usr/bin/xclock",
+            &[],
+            XCLOCK,
+            vec![written, entry("xclock", EntryArgs::None, false)],
+        );
+        assert!(check_plan(&both, &[]).is_ok());
     }
 
     #[test]

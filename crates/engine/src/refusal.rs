@@ -427,6 +427,7 @@ mod tests {
                 terminal: false,
                 categories: categories.iter().map(|c| (*c).to_owned()).collect(),
                 args: crate::backend::EntryArgs::None,
+                user_writable: false,
             }],
         };
         assert!(policy.check(&windows, &keys, None, &mut |_| None).is_ok());

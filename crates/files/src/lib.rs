@@ -144,6 +144,37 @@ pub fn open_to_others(meta: &std::fs::Metadata, write_only: bool) -> Option<Stri
     }
 }
 
+/// Whether this process's user could change the file at `path` or put
+/// another in its place: it, or a directory above it, is that user's own
+/// or writable by others (a sticky directory, like `/tmp`, keeps others'
+/// entries and is not counted). Root's own files count as the system's,
+/// not as a person's. Symlinks are followed; a path that cannot be read
+/// counts as changeable. Where the OS has no uids this says `false`: its
+/// backend judges with its own means.
+pub fn changeable_by_us(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let ours = unsafe { libc::geteuid() };
+        let Ok(real) = std::fs::canonicalize(path) else {
+            return true;
+        };
+        real.ancestors().any(|p| {
+            std::fs::metadata(p).map_or(true, |m| {
+                let mode = m.permissions().mode();
+                let sticky_dir = m.is_dir() && mode & 0o1000 != 0;
+                (ours != 0 && m.uid() == ours) || (mode & 0o022 != 0 && !sticky_dir)
+            })
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
 /// What tells one file from the next at the same path (after a log
 /// rotation): the inode on unix, the creation time elsewhere.
 pub fn identity(meta: &std::fs::Metadata) -> u128 {
@@ -185,6 +216,29 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).expect("dir");
         d
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_others_may_write_or_in_such_a_directory_is_changeable() {
+        use std::os::unix::fs::PermissionsExt as _;
+        assert!(!changeable_by_us(Path::new("/usr/bin/env")), "root's");
+        assert!(changeable_by_us(Path::new("/no/such/file")));
+        let d = dir("changeable");
+        let file = d.join("entry");
+        std::fs::write(&file, "x").expect("write");
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let root = unsafe { libc::geteuid() } == 0;
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).expect("mode");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("mode");
+        // Ours unless we are root (then the sticky temp dir is all above).
+        assert_eq!(changeable_by_us(&file), !root);
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).expect("mode");
+        assert!(changeable_by_us(&file), "others may write it");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("mode");
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).expect("mode");
+        assert!(changeable_by_us(&file), "others may replace it");
+        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]

@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from conftest import continue_if_held
 from daemon import Daemon, ErrorReply
@@ -167,6 +168,12 @@ def launch_vectors(tmp, marker) -> list[tuple[str, dict]]:
         exe("xterm-copy", str(xterm_copy), "-e", "sh", "-c", f"touch {marker('xterm-copy')}"),
         ("xterm-entry", {"bundle_id": "debian-xterm",
                          "args": ["-e", "touch", str(marker("xterm-entry"))]}),
+        # An entry the person's account wrote (an agent typing into an
+        # editor could): with options of its own, and naming a program in
+        # the home directory; by id and by path.
+        ("own-entry", {"bundle_id": "deskhand-own-archive", "args": ["/etc/hostname"]}),
+        exe("own-entry-path", shutil.which("gzip"), "/etc/hostname"),
+        ("own-program", {"bundle_id": "deskhand-own-program"}),
     ]
 
 
@@ -184,8 +191,19 @@ def test_commands_of_the_attack_run_are_refused_and_only_apps_launch(tmp_path):
     def marker(name: str):
         return markers / name
 
-    apps_dir = tmp_path / "data" / "applications"
+    # The system's entries (root's, in XDG_DATA_DIRS) and the person's own
+    # (XDG_DATA_HOME).
+    apps_dir = tmp_path / "system" / "applications"
     apps_dir.mkdir(parents=True)
+    own_dir = tmp_path / "data" / "applications"
+    own_dir.mkdir(parents=True)
+    entry(own_dir, "deskhand-own-archive",
+          f"Exec=tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='touch {marker('own-entry')}' %F")
+    entry(own_dir, "deskhand-own-gzip", "Exec=gzip -S .x %F")
+    home_bin = Path(os.environ["HOME"]) / f".deskhand-e2e-{os.getpid()}"
+    home_bin.mkdir(exist_ok=True)
+    shutil.copy2(shutil.which("xclock"), home_bin / "clock")
+    entry(apps_dir, "deskhand-own-program", f"Exec={home_bin / 'clock'}")
     title = unique_title("deskhand-clock")
     entry(apps_dir, "deskhand-clock", f"Exec=xclock -title {title}")
     # An entry that takes files: options to it are refused all the same.
@@ -196,7 +214,8 @@ def test_commands_of_the_attack_run_are_refused_and_only_apps_launch(tmp_path):
     consent = tmp_path / "consent.json"
     consent.write_text(json.dumps({"input": True, "launch_allow": [str(allowed)]}))
     d = Daemon("--virtual=1024x768", "--consent", str(consent),
-               env={"XDG_DATA_HOME": str(tmp_path / "data")})
+               env={"XDG_DATA_HOME": str(tmp_path / "data"),
+                    "XDG_DATA_DIRS": f"{tmp_path / 'system'}:/usr/local/share:/usr/share"})
     started = []
     try:
         c = d.client()
@@ -243,6 +262,7 @@ def test_commands_of_the_attack_run_are_refused_and_only_apps_launch(tmp_path):
         for pid in started:
             subprocess.run(["kill", str(pid)], check=False)
         d.terminate()
+        shutil.rmtree(home_bin, ignore_errors=True)
 
 
 def test_launch_and_focus_need_a_takeover_and_are_refused_while_paused(daemon, display):

@@ -1,7 +1,10 @@
 //! Installed applications on Linux: the `.desktop` entries of the XDG data
 //! directories (the Desktop Entry spec: ids from their paths, the first
 //! directory's entry wins, `Hidden=true` deletes one), each with the file
-//! its `Exec` line runs and that file's identity (device + inode).
+//! its `Exec` line runs and that file's identity (device + inode). An
+//! entry in the person's own data directory, or one that names or is a
+//! file their account can change, is marked so: the launch policy trusts
+//! only the system's.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -103,30 +106,47 @@ pub(crate) fn find_program(name: &str) -> Option<PathBuf> {
         .find(|p| is_executable(p))
 }
 
-/// The directories `.desktop` files are looked up in, most important first.
-fn application_dirs() -> Vec<PathBuf> {
+/// The person's home directory, when it is an absolute path.
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+}
+
+/// Whether the file at `path` is one the person's account can change:
+/// below their home, or theirs or open to others' writes (see
+/// `deskhand_files::changeable_by_us`).
+pub(crate) fn persons_own(path: &Path, home: Option<&Path>) -> bool {
+    let below_home = home
+        .and_then(|h| std::fs::canonicalize(h).ok())
+        .zip(std::fs::canonicalize(path).ok())
+        .is_some_and(|(h, p)| p.starts_with(h));
+    below_home || deskhand_files::changeable_by_us(path)
+}
+
+/// The directories `.desktop` files are looked up in, most important
+/// first, each with whether it is the person's own data directory.
+fn application_dirs() -> Vec<(PathBuf, bool)> {
     // Only absolute directories: with HOME unset, `.local/share` would
     // resolve against deskhand's working directory.
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute());
     let data_home = std::env::var_os("XDG_DATA_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
-        .or_else(|| home.map(|h| h.join(".local/share")));
+        .or_else(|| home().map(|h| h.join(".local/share")));
     let data_dirs = std::env::var("XDG_DATA_DIRS")
         .ok()
         .filter(|d| !d.is_empty())
         .unwrap_or_else(|| "/usr/local/share:/usr/share".into());
+    let system = data_dirs
+        .split(':')
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .map(|d| (d, false));
     data_home
+        .map(|d| (d, true))
         .into_iter()
-        .chain(
-            data_dirs
-                .split(':')
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute()),
-        )
-        .map(|d| d.join("applications"))
+        .chain(system)
+        .map(|(d, own)| (d.join("applications"), own))
         .collect()
 }
 
@@ -138,15 +158,26 @@ pub(crate) fn valid_id(id: &str) -> bool {
 /// Every installed entry, each id once (the most important directory's).
 fn read_all() -> Vec<Installed> {
     let mut files = Vec::new();
-    for dir in application_dirs() {
-        collect(&dir, "", 0, &mut files);
+    for (dir, own) in application_dirs() {
+        let mut found = Vec::new();
+        collect(&dir, "", 0, &mut found);
+        files.extend(found.into_iter().map(|(id, path)| (id, path, own)));
     }
     let mut seen = std::collections::HashSet::new();
+    let home = home();
     files
         .into_iter()
-        .filter(|(id, _)| seen.insert(id.clone()))
+        .filter(|(id, _, _)| seen.insert(id.clone()))
         .take(MAX_ENTRIES)
-        .filter_map(|(id, path)| read_entry(&id, &path))
+        .filter_map(|(id, path, own)| {
+            let mut e = read_entry(&id, &path)?;
+            e.entry.user_writable = own
+                || persons_own(&path, home.as_deref())
+                || e.program
+                    .as_deref()
+                    .is_some_and(|p| persons_own(p, home.as_deref()));
+            Some(e)
+        })
         .collect()
 }
 
@@ -221,6 +252,8 @@ pub(crate) fn parse_entry(id: &str, text: &str) -> Option<Installed> {
             terminal,
             categories,
             args,
+            // Judged with the file's place by the caller.
+            user_writable: true,
         },
         file: program.as_deref().and_then(file_id),
         program,
