@@ -194,7 +194,9 @@ def test_refused_terminals_get_no_input(apps, tmp_path):
 
 def test_a_terminal_under_another_class_gets_no_input(apps, tmp_path):
     """`xterm -class Notes -name notes` is still a terminal: its process
-    runs xterm, whose entry is a TerminalEmulator."""
+    runs xterm, whose entry is a TerminalEmulator. Its process is the one
+    the X server knows, not the one `_NET_WM_PID` claims (any client may
+    set it: here it names this test's own Python)."""
     consent = tmp_path / "consent.json"
     consent.write_text(json.dumps({"input": True, "refuse_apps": ["terminals"]}))
     d = _serve("--consent", str(consent))
@@ -205,6 +207,9 @@ def test_a_terminal_under_another_class_gets_no_input(apps, tmp_path):
         apps.append(term)
         wm_class = run(d.display, "xprop", "-id", term.wid, "WM_CLASS")
         assert '"notes", "Notes"' in wm_class, wm_class
+        run(d.display, "xprop", "-id", term.wid, "-f", "_NET_WM_PID", "32c",
+            "-set", "_NET_WM_PID", str(os.getpid()))
+        assert f"= {os.getpid()}" in run(d.display, "xprop", "-id", term.wid, "_NET_WM_PID")
         out = _click_and_type_refused(computer, term, tmp_path)
         # Focused by the person: typing into it is refused as well.
         run(d.display, "xdotool", "windowfocus", "--sync", term.wid)

@@ -1,5 +1,7 @@
 //! Top-level windows from EWMH (`_NET_CLIENT_LIST_STACKING`, `_NET_WM_NAME`
-//! with a `WM_NAME` fallback, `_NET_WM_PID`, `WM_CLASS`, `_NET_WM_STATE`),
+//! with a `WM_NAME` fallback, `WM_CLASS`, `_NET_WM_STATE`; the pid from the
+//! server's own record of the client (X-Resource), `_NET_WM_PID`, which a
+//! client sets as it likes, only where the server has none),
 //! falling back to the root's mapped children without a window manager;
 //! focus through `_NET_ACTIVE_WINDOW` (or SetInputFocus and a raise).
 
@@ -7,6 +9,7 @@ use std::sync::Arc;
 
 use deskhand_backend::{BackendError, NativeWindow, Rect, Windows};
 use x11rb::connection::Connection;
+use x11rb::protocol::res::{self, ClientIdMask, ClientIdSpec, ConnectionExt as _};
 use x11rb::protocol::xproto::{
     Atom, AtomEnum, ClientMessageEvent, ConfigureWindowAux, ConnectionExt as _, EventMask,
     InputFocus, MapState, StackMode, Window, WindowClass,
@@ -31,6 +34,21 @@ x11rb::atom_manager! {
     }
 }
 
+/// Whether the server offers X-Resource 1.2 (`QueryClientIds`).
+fn client_pids_offered(conn: &impl Connection) -> bool {
+    let present = conn
+        .extension_information(res::X11_EXTENSION_NAME)
+        .ok()
+        .flatten()
+        .is_some();
+    present
+        && conn
+            .res_query_version(1, 2)
+            .ok()
+            .and_then(|c| c.reply().ok())
+            .is_some_and(|v| (v.server_major, v.server_minor) >= (1, 2))
+}
+
 /// Longest wait for the window manager to focus a window.
 const FOCUS_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -40,12 +58,55 @@ const ICONIC_STATE: u32 = 3;
 pub struct X11Windows {
     shared: Arc<Shared>,
     atoms: Atoms,
+    /// The server answers X-Resource 1.2's client ids (a client's pid).
+    client_pids: bool,
 }
 
 impl X11Windows {
     pub fn new(shared: Arc<Shared>) -> Result<Self, BackendError> {
         let atoms = Atoms::new(&shared.conn).backend()?.reply().backend()?;
-        Ok(Self { shared, atoms })
+        let client_pids = client_pids_offered(&shared.conn);
+        if !client_pids {
+            tracing::warn!(
+                "the X server has no X-Resource 1.2: a window's pid is what the window says"
+            );
+        }
+        Ok(Self {
+            shared,
+            atoms,
+            client_pids,
+        })
+    }
+
+    /// The pid of the local client that made `w`, as the server knows it
+    /// (none for a remote client or without X-Resource), else what its
+    /// `_NET_WM_PID` says.
+    fn pid(&self, w: Window) -> Result<Option<u32>, BackendError> {
+        if self.client_pids {
+            let spec = ClientIdSpec {
+                client: w,
+                mask: ClientIdMask::LOCAL_CLIENT_PID,
+            };
+            let reply = self
+                .shared
+                .conn
+                .res_query_client_ids(&[spec])
+                .backend()?
+                .reply();
+            let known = reply.ok().and_then(|r| {
+                r.ids
+                    .iter()
+                    .find(|id| id.spec.mask == ClientIdMask::LOCAL_CLIENT_PID)
+                    .and_then(|id| id.value.first().copied())
+            });
+            if known.is_some() {
+                return Ok(known);
+            }
+        }
+        Ok(self
+            .cardinals(w, self.atoms._NET_WM_PID, AtomEnum::CARDINAL)?
+            .first()
+            .copied())
     }
 
     fn property(
@@ -145,10 +206,7 @@ impl X11Windows {
             .map(|p| String::from_utf8_lossy(p).into_owned());
         let instance = parts.next().unwrap_or_default();
         let class = parts.next().unwrap_or_default();
-        let pid = self
-            .cardinals(w, self.atoms._NET_WM_PID, AtomEnum::CARDINAL)?
-            .first()
-            .copied();
+        let pid = self.pid(w)?;
         let states = self.cardinals(w, self.atoms._NET_WM_STATE, AtomEnum::ATOM)?;
         let wm_state = self.cardinals(w, self.atoms.WM_STATE, self.atoms.WM_STATE)?;
         let attrs = conn.get_window_attributes(w).backend()?.reply().ok();
