@@ -207,18 +207,25 @@ def _second_engine(argv: list[str], env: dict, lines: list[bytes]) -> subprocess
                           capture_output=True, timeout=60)
 
 
-@pytest.mark.parametrize("second", ["mcp --standalone", "serve"])
+@pytest.mark.parametrize("second", ["mcp --standalone", "serve", "serve elsewhere"])
 def test_a_second_engine_on_a_served_display_refuses_to_start(daemon, tmp_path, second):
     """The person's session (its runtime directory) already has a daemon
     on this display: `deskhand mcp --standalone` with a consent file of
-    its own that grants a takeover, and a second `serve` with another
-    connection file, both exit at once naming the daemon; the pointer does
-    not move."""
+    its own that grants a takeover, a second `serve` with another
+    connection file, and one with another runtime directory (where the
+    session's lock file is not seen: the X server's DESKHAND_ENGINE
+    selection is) all exit at once naming the daemon; the pointer does not
+    move."""
     consent = tmp_path / "consent.json"
     consent.write_text(json.dumps({"takeover": True}))
     audit = tmp_path / "second-audit.jsonl"
     common = ["--display", daemon.display, "--consent", str(consent), "--audit-log", str(audit)]
-    if second == "serve":
+    env = {**daemon.env, "DESKHAND_LOG": "info"}
+    if second == "serve elsewhere":
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir(mode=0o700)
+        env["XDG_RUNTIME_DIR"] = str(elsewhere)
+    if second.startswith("serve"):
         argv = [binary(), "serve", *common, "--listen", "127.0.0.1:0",
                 "--connection-file", str(tmp_path / "second-endpoint.json")]
     else:
@@ -231,11 +238,16 @@ def test_a_second_engine_on_a_served_display_refuses_to_start(daemon, tmp_path, 
         {**call, "id": 2, "params": {"name": "start_session", "arguments": {"input": "takeover"}}},
         {**call, "id": 3, "params": {"name": "move_cursor",
                                      "arguments": {"x": target[0], "y": target[1]}}}]]
-    r = _second_engine(argv, {**daemon.env, "DESKHAND_LOG": "info"}, lines)
+    r = _second_engine(argv, env, lines)
     err = r.stderr.decode("utf-8", "replace")
     assert r.returncode != 0, err
-    assert f"deskhand (pid {daemon.proc.pid}) already serves display {daemon.display}" in err, err
-    assert str(daemon.connection_file) in err, err
+    if second == "serve elsewhere":
+        assert (f"deskhand (pid {daemon.proc.pid}) already drives display {daemon.display} "
+                "(it owns the X selection DESKHAND_ENGINE)") in err, err
+    else:
+        assert (f"deskhand (pid {daemon.proc.pid}) already serves display "
+                f"{daemon.display}") in err, err
+        assert str(daemon.connection_file) in err, err
     assert b'"result"' not in r.stdout, r.stdout
     assert pointer(daemon.display) == before, "the second engine moved the pointer"
     assert not audit.exists() or "move_cursor" not in audit.read_text()

@@ -32,6 +32,9 @@ pub enum X11Error {
     /// An option is not valid.
     #[error("invalid option: {0}")]
     Option(String),
+    /// Another engine already drives the display.
+    #[error("{0}")]
+    Claimed(String),
     /// X11 does not exist on this OS.
     #[error("the X11 backend is only available on Linux")]
     NotLinux,
@@ -68,6 +71,8 @@ pub fn open_with(display: Option<&str>, options: &X11Options) -> Result<Backend,
 
 #[cfg(target_os = "linux")]
 pub use x11::doctor::x11_findings;
+#[cfg(target_os = "linux")]
+pub use x11::engine_claim::{EngineClaim, claim as claim_engine};
 #[cfg(target_os = "linux")]
 pub use x11::person::FakePerson;
 #[cfg(target_os = "linux")]

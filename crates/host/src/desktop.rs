@@ -174,7 +174,7 @@ pub async fn open(
     args: &DesktopArgs,
     listen: Option<std::net::SocketAddr>,
 ) -> Result<Desktop, HostError> {
-    let site = Site::attach(&site_options(args)?)?;
+    let mut site = Site::attach(&site_options(args)?)?;
     let claim = display_claim::claim(site.id())?;
     let (mut consent, fixed) = consent_and_fixed(args, listen, site.is_virtual())?;
     let settings_path = args.settings.clone().unwrap_or_else(settings::default_path);

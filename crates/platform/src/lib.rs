@@ -148,8 +148,11 @@ impl Site {
         self.inner.is_virtual()
     }
 
-    /// Opens the backend, with accessibility where the platform has it.
-    pub fn open(&self, options: &OpenOptions) -> Result<Backend, PlatformError> {
+    /// Opens the backend, with accessibility where the platform has it,
+    /// once this engine holds the desktop (where the desktop keeps such a
+    /// hold: an X display's `DESKHAND_ENGINE` selection); a desktop another
+    /// engine holds is refused.
+    pub fn open(&mut self, options: &OpenOptions) -> Result<Backend, PlatformError> {
         self.inner.open(&self.id, options)
     }
 

@@ -5,7 +5,7 @@
 use deskhand_backend::Backend;
 use deskhand_backend::accessibility::Accessibility;
 use deskhand_backend_atspi::AtspiOptions;
-use deskhand_backend_x11::{VirtualDesktop, X11Options};
+use deskhand_backend_x11::{EngineClaim, VirtualDesktop, X11Options};
 
 use crate::{BackendKind, DesktopId, OpenOptions, PlatformError, SiteOptions};
 
@@ -16,9 +16,11 @@ pub mod bench {
     pub use deskhand_backend_x11::{FakePerson, VirtualDesktop, X11Error, open as open_x11};
 }
 
-/// The virtual desktop deskhand started, if it did.
+/// The virtual desktop deskhand started, if it did, and this engine's
+/// hold on the display once the backend is open.
 pub(crate) struct Site {
     virtual_desktop: Option<VirtualDesktop>,
+    engine_claim: Option<EngineClaim>,
 }
 
 impl Site {
@@ -26,7 +28,18 @@ impl Site {
         self.virtual_desktop.is_some()
     }
 
-    pub(crate) fn open(&self, id: &DesktopId, o: &OpenOptions) -> Result<Backend, PlatformError> {
+    pub(crate) fn open(
+        &mut self,
+        id: &DesktopId,
+        o: &OpenOptions,
+    ) -> Result<Backend, PlatformError> {
+        // Before anything of the backend runs (it releases what its input
+        // devices hold at start): a second engine touches nothing.
+        if self.engine_claim.is_none() {
+            let claim = deskhand_backend_x11::claim_engine(id.name())
+                .map_err(|e| PlatformError::Backend(e.to_string()))?;
+            self.engine_claim = Some(claim);
+        }
         let options = X11Options {
             kill_switch: Some(o.kill_switch.clone()),
             remap_file: Some(crate::state_file(&o.state_dir, "remapped-keys", id)),
@@ -113,6 +126,7 @@ pub(crate) fn attach(o: &SiteOptions) -> Result<(DesktopId, BackendKind, Site), 
         let id = DesktopId::x11(vd.display());
         let site = Site {
             virtual_desktop: Some(vd),
+            engine_claim: None,
         };
         return Ok((id, BackendKind::X11, site));
     }
@@ -125,6 +139,7 @@ pub(crate) fn attach(o: &SiteOptions) -> Result<(DesktopId, BackendKind, Site), 
     };
     let site = Site {
         virtual_desktop: None,
+        engine_claim: None,
     };
     Ok((DesktopId::x11(&display), kind, site))
 }

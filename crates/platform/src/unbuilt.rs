@@ -21,7 +21,11 @@ impl Site {
         match *self {}
     }
 
-    pub(crate) fn open(&self, _: &DesktopId, _: &OpenOptions) -> Result<Backend, PlatformError> {
+    pub(crate) fn open(
+        &mut self,
+        _: &DesktopId,
+        _: &OpenOptions,
+    ) -> Result<Backend, PlatformError> {
         match *self {}
     }
 

@@ -294,14 +294,14 @@ class Serve:
             self.proc.wait(15)
 
 
-def test_connection_directory_open_to_others_is_made_private(display):
+def test_connection_directory_open_to_others_is_made_private():
     """deskhand's own directory ($XDG_RUNTIME_DIR/deskhand) is made 0700;
     a directory the person named that others can write to is refused."""
     tmp = Path(scratch_dir("opendir-"))
     own = tmp / "runtime_dir" / "deskhand"
     own.mkdir(parents=True)
     os.chmod(own, 0o777)
-    s = Serve("--display", display, tmp=tmp)
+    s = Serve("--virtual=320x240", tmp=tmp)
     try:
         s.ready()
         assert stat.S_IMODE(own.stat().st_mode) == 0o700
@@ -311,30 +311,30 @@ def test_connection_directory_open_to_others_is_made_private(display):
     named = Path(scratch_dir("named-")) / "conn"
     named.mkdir()
     os.chmod(named, 0o777)
-    err = Serve("--display", display, "--connection-file", str(named / "endpoint.json")).refused()
+    err = Serve("--virtual=320x240", "--connection-file", str(named / "endpoint.json")).refused()
     assert "can be written by others" in err, err
     assert not (named / "endpoint.json").exists()
 
 
-def test_connection_directory_of_another_user_is_refused(display):
+def test_connection_directory_of_another_user_is_refused():
     need_root()
     conn_dir = Path(scratch_dir("foreigndir-")) / "conn"
     conn_dir.mkdir(mode=0o700)
     os.chown(conn_dir, *nobody())
-    s = Serve("--display", display, "--connection-file", str(conn_dir / "endpoint.json"))
+    s = Serve("--virtual=320x240", "--connection-file", str(conn_dir / "endpoint.json"))
     err = s.refused()
     assert "belongs to another user" in err, err
     assert not (conn_dir / "endpoint.json").exists()
 
 
-def test_token_file_of_another_user_is_refused(display):
+def test_token_file_of_another_user_is_refused():
     need_root()
     token_file = Path(scratch_dir("token-")) / "token"
     planted = "ab" * 32
     token_file.write_text(planted + "\n")
     os.chmod(token_file, 0o600)
     os.chown(token_file, *nobody())
-    s = Serve("--display", display, "--token-file", str(token_file),
+    s = Serve("--virtual=320x240", "--token-file", str(token_file),
               "--connection-file", str(Path(scratch_dir("conn-")) / "endpoint.json"))
     err = s.refused()
     assert "belongs to another user" in err, err

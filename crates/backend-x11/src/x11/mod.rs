@@ -3,10 +3,12 @@
 mod app_entries;
 mod apps;
 mod capture;
+mod clients;
 mod clipboard;
 mod devices;
 mod displays;
 pub mod doctor;
+pub mod engine_claim;
 mod exclusion;
 mod frame_check;
 mod indicator;

@@ -9,14 +9,13 @@ use std::sync::Arc;
 
 use deskhand_backend::{BackendError, NativeWindow, Rect, Windows};
 use x11rb::connection::Connection;
-use x11rb::protocol::res::{self, ClientIdMask, ClientIdSpec, ConnectionExt as _};
 use x11rb::protocol::xproto::{
     Atom, AtomEnum, ClientMessageEvent, ConfigureWindowAux, ConnectionExt as _, EventMask,
     InputFocus, MapState, StackMode, Window, WindowClass,
 };
 use x11rb::{CURRENT_TIME, NONE};
 
-use super::{Shared, X11ResultExt};
+use super::{Shared, X11ResultExt, clients};
 
 x11rb::atom_manager! {
     Atoms: AtomsCookie {
@@ -32,21 +31,6 @@ x11rb::atom_manager! {
         UTF8_STRING,
         WM_STATE,
     }
-}
-
-/// Whether the server offers X-Resource 1.2 (`QueryClientIds`).
-fn client_pids_offered(conn: &impl Connection) -> bool {
-    let present = conn
-        .extension_information(res::X11_EXTENSION_NAME)
-        .ok()
-        .flatten()
-        .is_some();
-    present
-        && conn
-            .res_query_version(1, 2)
-            .ok()
-            .and_then(|c| c.reply().ok())
-            .is_some_and(|v| (v.server_major, v.server_minor) >= (1, 2))
 }
 
 /// Longest wait for the window manager to focus a window.
@@ -65,7 +49,7 @@ pub struct X11Windows {
 impl X11Windows {
     pub fn new(shared: Arc<Shared>) -> Result<Self, BackendError> {
         let atoms = Atoms::new(&shared.conn).backend()?.reply().backend()?;
-        let client_pids = client_pids_offered(&shared.conn);
+        let client_pids = clients::pids_offered(&shared.conn);
         if !client_pids {
             tracing::warn!(
                 "the X server has no X-Resource 1.2: a window's pid is what the window says"
@@ -82,26 +66,10 @@ impl X11Windows {
     /// (none for a remote client or without X-Resource), else what its
     /// `_NET_WM_PID` says.
     fn pid(&self, w: Window) -> Result<Option<u32>, BackendError> {
-        if self.client_pids {
-            let spec = ClientIdSpec {
-                client: w,
-                mask: ClientIdMask::LOCAL_CLIENT_PID,
-            };
-            let reply = self
-                .shared
-                .conn
-                .res_query_client_ids(&[spec])
-                .backend()?
-                .reply();
-            let known = reply.ok().and_then(|r| {
-                r.ids
-                    .iter()
-                    .find(|id| id.spec.mask == ClientIdMask::LOCAL_CLIENT_PID)
-                    .and_then(|id| id.value.first().copied())
-            });
-            if known.is_some() {
-                return Ok(known);
-            }
+        if self.client_pids
+            && let Some(pid) = clients::pid_of(&self.shared.conn, w)
+        {
+            return Ok(Some(pid));
         }
         Ok(self
             .cardinals(w, self.atoms._NET_WM_PID, AtomEnum::CARDINAL)?
