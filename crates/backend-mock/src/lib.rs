@@ -169,6 +169,8 @@ impl MockDesktop {
     pub fn backend(&self) -> Backend {
         Backend {
             name: "mock",
+            // A Linux desktop's (xterm, `.desktop` entries).
+            policy: &deskhand_backend_linux::LINUX,
             displays: Box::new(self.clone()),
             capture: Some(Box::new(self.clone())),
             input: Some(Box::new(self.clone())),

@@ -503,6 +503,9 @@ pub enum FrameCheck {
 pub struct Backend {
     /// Short name for logs, e.g. `x11` or `mock`.
     pub name: &'static str,
+    /// The OS's tables for the engine's rules (refused apps, launch rules,
+    /// the paste chord).
+    pub policy: &'static crate::policy::PolicyTables,
     /// Layout and pointer reads.
     pub displays: Box<dyn Displays>,
     /// Capture, when available.

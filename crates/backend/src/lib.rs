@@ -10,9 +10,11 @@ pub mod doctor;
 pub mod geometry;
 pub mod keys;
 pub mod kill_switch;
+pub mod policy;
 
 pub use capabilities::*;
 pub use doctor::BackendFindings;
 pub use geometry::{Monitor, Point, Rect};
 pub use keys::{Key, Keypad};
 pub use kill_switch::{Chord, ChordError, ChordKey, DEFAULT_KILL_SWITCH, KillSwitchHotkey};
+pub use policy::{AppNames, LaunchTables, PolicyTables, RefusalTables};

@@ -104,6 +104,7 @@ impl Engine {
                 let allowed = self.consent.launch_allow.clone();
                 self.exec
                     .run(move |desk| {
+                        let tables = &desk.backend.policy.launch;
                         let apps = desk
                             .backend
                             .apps
@@ -114,7 +115,7 @@ impl Engine {
                         let plan = apps.resolve(&target, &args)?;
                         let allowed: Vec<_> =
                             allowed.iter().filter_map(|p| apps.file_id(p)).collect();
-                        crate::launch_policy::check(&plan, &args, &allowed)?;
+                        crate::launch_policy::check(tables, &plan, &args, &allowed)?;
                         Ok(apps.launch(&plan)?)
                     })
                     .await

@@ -3,3 +3,4 @@
 //! backend).
 
 pub use deskhand_backend::capabilities::*;
+pub use deskhand_backend::policy::*;

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use crate::backend::{BackendError, Clipboard, ClipboardContent, ClipboardRead};
 use crate::credentials::looks_like_credential;
 use crate::error::EngineError;
-use crate::{Action, Engine, Key, Session, audit};
+use crate::{Action, Engine, Session, audit};
 
 /// How long what deskhand wrote stays readable in writeback-only mode.
 pub const WRITEBACK_WINDOW: Duration = Duration::from_secs(30);
@@ -375,7 +375,7 @@ impl Engine {
         let written = self.write_remembered(cb.clone(), text).await?;
         let id = session.id.clone();
         let chord = Action::Key {
-            keys: vec![Key::Control, Key::Char('v')],
+            keys: self.policy.paste.to_vec(),
         };
         // Fetches from here on are the paste (a clipboard manager copies
         // as soon as the owner changes, before the keys are sent).

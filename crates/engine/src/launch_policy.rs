@@ -7,203 +7,12 @@
 //! symlink's target, a script's interpreter and the names entries give it
 //! count too), and a terminal emulator given a command, are refused.
 //! Anything else runs only when the person's consent file names the
-//! executable in `launch_allow` (compared by identity too).
+//! executable in `launch_allow` (compared by identity too). Which
+//! programs are command runners and terminals is the backend's table
+//! ([`LaunchTables`]): they differ per OS.
 
-use crate::backend::{AppEntry, EntryArgs, FileId, LaunchPlan};
+use crate::backend::{AppEntry, EntryArgs, FileId, LaunchPlan, LaunchTables};
 use crate::error::EngineError;
-
-/// Programs that run whatever they are given: shells, interpreters,
-/// command runners and openers. Names ending in a version (`python3.11`)
-/// match their stem.
-const COMMAND_RUNNERS: &[&str] = &[
-    // shells
-    "sh",
-    "bash",
-    "dash",
-    "zsh",
-    "fish",
-    "ksh",
-    "mksh",
-    "csh",
-    "tcsh",
-    "ash",
-    "busybox",
-    "rbash",
-    "elvish",
-    "nu",
-    "xonsh",
-    "pwsh",
-    "powershell",
-    "cmd",
-    "osascript",
-    // interpreters
-    "python",
-    "pypy",
-    "perl",
-    "ruby",
-    "node",
-    "nodejs",
-    "deno",
-    "bun",
-    "lua",
-    "luajit",
-    "php",
-    "tclsh",
-    "wish",
-    "expect",
-    "awk",
-    "gawk",
-    "mawk",
-    "nawk",
-    "guile",
-    "racket",
-    "java",
-    "jshell",
-    "R",
-    "Rscript",
-    "julia",
-    "ghci",
-    "irb",
-    "gdb",
-    "sed",
-    // command runners
-    "env",
-    "xargs",
-    "nohup",
-    "setsid",
-    "timeout",
-    "nice",
-    "ionice",
-    "taskset",
-    "chrt",
-    "stdbuf",
-    "time",
-    "watch",
-    "script",
-    "sudo",
-    "doas",
-    "pkexec",
-    "su",
-    "runuser",
-    "systemd-run",
-    "flatpak-spawn",
-    "dbus-launch",
-    "dbus-run-session",
-    "xinit",
-    "startx",
-    "chroot",
-    "unshare",
-    "nsenter",
-    "ssh",
-    "strace",
-    "ltrace",
-    "valgrind",
-    "find",
-    "make",
-    "run-parts",
-    "at",
-    "batch",
-    "crontab",
-    "parallel",
-    "sg",
-    "newgrp",
-    "flock",
-    "wine",
-    "wine64",
-    "exec",
-    "eval",
-    "xdg-open",
-    "gio",
-    "exo-open",
-    "kde-open",
-    "kde-open5",
-    "gnome-open",
-    "gvfs-open",
-    "mimeopen",
-    "see",
-    "open",
-    "x-www-browser-exec",
-];
-
-/// Terminal emulators: they run a command when given one.
-const TERMINALS: &[&str] = &[
-    "xterm",
-    "uxterm",
-    "lxterm",
-    "koi8rxterm",
-    "x-terminal-emulator",
-    "gnome-terminal",
-    "gnome-terminal.wrapper",
-    "konsole",
-    "xfce4-terminal",
-    "lxterminal",
-    "mate-terminal",
-    "qterminal",
-    "terminator",
-    "tilix",
-    "alacritty",
-    "kitty",
-    "urxvt",
-    "rxvt",
-    "rxvt-unicode",
-    "st",
-    "stterm",
-    "foot",
-    "footclient",
-    "wezterm",
-    "wezterm-gui",
-    "sakura",
-    "terminology",
-    "eterm",
-    "guake",
-    "tilda",
-    "cool-retro-term",
-    "hyper",
-    "kgx",
-    "ptyxis",
-    "blackbox",
-    "deepin-terminal",
-    "contour",
-    "ghostty",
-    "warp-terminal",
-    "tabby",
-    "xiterm",
-    "mlterm",
-];
-
-/// The only options a terminal emulator is started with: its window's
-/// look and place, each with one value. Anything else (`-e`, `-x`,
-/// `--command`, `--`, a bare word) could be a command.
-const TERMINAL_OPTIONS_WITH_VALUE: &[&str] = &[
-    "-T",
-    "-title",
-    "--title",
-    "-geometry",
-    "--geometry",
-    "-g",
-    "-name",
-    "--name",
-    "-class",
-    "--class",
-    "-fa",
-    "-fs",
-    "-fn",
-    "-bg",
-    "-fg",
-    "-cr",
-    "-bd",
-    "-bw",
-    "-xrm",
-    "--role",
-    "--working-directory",
-    "--workdir",
-    "-cd",
-    "-w",
-    "-sl",
-];
-
-/// Flags a terminal emulator may be given (no value, no command).
-const TERMINAL_FLAGS: &[&str] = &["-ls", "+ls", "-rv", "+rv", "-sb", "+sb", "-maximized"];
 
 /// The file name of `path`, without a version suffix (`python3.11` →
 /// `python`, `perl5.36` → `perl`).
@@ -213,25 +22,25 @@ fn stem(path: &str) -> &str {
     if bare.is_empty() { name } else { bare }
 }
 
-fn runs_commands(path: &str) -> bool {
+fn runs_commands(tables: &LaunchTables, path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
-    COMMAND_RUNNERS.contains(&name) || COMMAND_RUNNERS.contains(&stem(path))
+    tables.command_runners.contains(&name) || tables.command_runners.contains(&stem(path))
 }
 
-fn is_terminal(path: &str) -> bool {
+fn is_terminal(tables: &LaunchTables, path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
-    TERMINALS.contains(&name)
+    tables.terminals.contains(&name)
 }
 
 /// The first argument a terminal may not take, if any.
-fn terminal_command_arg(args: &[String]) -> Option<&str> {
+fn terminal_command_arg<'a>(tables: &LaunchTables, args: &'a [String]) -> Option<&'a str> {
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         let flag = arg.split_once('=').map_or(arg.as_str(), |(f, _)| f);
-        if TERMINAL_FLAGS.contains(&arg.as_str()) {
+        if tables.terminal_flags.contains(&arg.as_str()) {
             continue;
         }
-        if TERMINAL_OPTIONS_WITH_VALUE.contains(&flag) {
+        if tables.terminal_options_with_value.contains(&flag) {
             if !arg.contains('=') && args.next().is_none() {
                 return Some(arg);
             }
@@ -279,25 +88,30 @@ fn accepts(entry: &AppEntry, args: &[String]) -> bool {
     fits && args.iter().all(|a| file_or_url(a))
 }
 
-/// Checks `plan`, started with the caller's `args`, against the policy;
-/// `allowed` are the identities of the executables the person's consent
-/// file allows to run anything.
-pub fn check(plan: &LaunchPlan, args: &[String], allowed: &[FileId]) -> Result<(), EngineError> {
+/// Checks `plan`, started with the caller's `args`, against the policy
+/// with the backend's `tables`; `allowed` are the identities of the
+/// executables the person's consent file allows to run anything.
+pub fn check(
+    tables: &LaunchTables,
+    plan: &LaunchPlan,
+    args: &[String],
+    allowed: &[FileId],
+) -> Result<(), EngineError> {
     if plan.file.is_some_and(|f| allowed.contains(&f)) {
         return Ok(());
     }
     let names: Vec<&str> = std::iter::once(plan.program.as_str())
         .chain(plan.aliases.iter().map(String::as_str))
         .collect();
-    if let Some(name) = names.iter().find(|n| runs_commands(n)) {
+    if let Some(name) = names.iter().find(|n| runs_commands(tables, n)) {
         tracing::warn!(program = %plan.program, runs = %name, "refused to launch a command runner");
         return Err(refused(
             &plan.program,
             "it runs commands (a shell, an interpreter or a command runner)",
         ));
     }
-    if names.iter().any(|n| is_terminal(n))
-        && let Some(arg) = terminal_command_arg(&plan.args)
+    if names.iter().any(|n| is_terminal(tables, n))
+        && let Some(arg) = terminal_command_arg(tables, &plan.args)
     {
         tracing::warn!(program = %plan.program, arg = %arg.chars().take(64).collect::<String>(), "refused a terminal given a command");
         return Err(refused(
@@ -336,6 +150,14 @@ mod tests {
         inode: 20,
     };
 
+    /// A desktop's tables, as a backend brings them.
+    const TABLES: LaunchTables = LaunchTables {
+        command_runners: &["sh", "bash", "dash", "python", "env", "xdg-open"],
+        terminals: &["xterm"],
+        terminal_options_with_value: &["-T", "-geometry"],
+        terminal_flags: &["-ls"],
+    };
+
     fn strs(v: &[&str]) -> Vec<String> {
         v.iter().map(|a| (*a).to_owned()).collect()
     }
@@ -363,7 +185,7 @@ mod tests {
     }
 
     fn check_plan(p: &LaunchPlan, allowed: &[FileId]) -> Result<(), EngineError> {
-        check(p, &p.args.clone(), allowed)
+        check(&TABLES, p, &p.args.clone(), allowed)
     }
 
     fn refused_because(p: &LaunchPlan, allowed: &[FileId], part: &str) {
@@ -558,7 +380,10 @@ mod tests {
         let entries = || vec![entry("debian-xterm", EntryArgs::None, false)];
         let mut by_id = plan("/usr/bin/xterm", &["-e", "sh"], XCLOCK, entries());
         by_id.target = LaunchTarget::AppId("debian-xterm".into());
-        assert!(check(&by_id, &[], &[]).is_err(), "an Exec line with -e");
+        assert!(
+            check(&TABLES, &by_id, &[], &[]).is_err(),
+            "an Exec line with -e"
+        );
         assert!(check_plan(&plan("/usr/bin/xterm", &[], XCLOCK, entries()), &[]).is_ok());
         for bad in [
             &["-e", "sh", "-c", "x"][..],
@@ -568,9 +393,15 @@ mod tests {
             &["-T"],
             &["--command=sh"],
         ] {
-            assert!(terminal_command_arg(&strs(bad)).is_some(), "{bad:?}");
+            assert!(
+                terminal_command_arg(&TABLES, &strs(bad)).is_some(),
+                "{bad:?}"
+            );
         }
-        assert!(terminal_command_arg(&strs(&["-T", "t", "-geometry", "80x24", "-ls"])).is_none());
+        assert!(
+            terminal_command_arg(&TABLES, &strs(&["-T", "t", "-geometry", "80x24", "-ls"]))
+                .is_none()
+        );
     }
 
     #[test]
@@ -578,7 +409,7 @@ mod tests {
         assert_eq!(stem("/usr/bin/python3.11"), "python");
         assert_eq!(stem("perl5.36.0"), "perl");
         assert_eq!(stem("/usr/bin/xterm"), "xterm");
-        assert!(!runs_commands("/usr/bin/shotwell"));
-        assert!(!runs_commands("/usr/bin/nautilus"));
+        assert!(!runs_commands(&TABLES, "/usr/bin/shotwell"));
+        assert!(!runs_commands(&TABLES, "/usr/bin/nautilus"));
     }
 }

@@ -197,6 +197,9 @@ pub struct Engine {
     /// The classes of apps no agent may send input to (the person's
     /// settings; at start the consent file's).
     refusal: std::sync::Mutex<refusal::RefusalPolicy>,
+    /// The backend's tables for the rules (refused apps, launch rules,
+    /// the paste chord).
+    policy: &'static crate::backend::PolicyTables,
 }
 
 impl Engine {
@@ -204,6 +207,7 @@ impl Engine {
     pub fn new(mut backend: Backend, consent: Consent, audit: AuditLog) -> Self {
         let features = Features::probe(&backend);
         let backend_name = backend.name;
+        let policy = backend.policy;
         let clipboard = clipboard::ClipboardGate::new(backend.clipboard.take(), consent.clipboard);
         let indicator = backend.indicator.take();
         let watcher = backend.watcher.take();
@@ -257,6 +261,7 @@ impl Engine {
             snapshots: Default::default(),
             thumbnails,
             refusal,
+            policy,
         }
     }
 
@@ -623,7 +628,8 @@ impl Engine {
                 let windows = desk.list_windows()?;
                 let pointer = desk.pointer().ok();
                 let mut program_of = |pid| desk.backend.apps.as_mut()?.program_of(pid);
-                refuse.check(&windows, &action, pointer, &mut program_of)?;
+                let tables = &desk.backend.policy.refusal;
+                refuse.check(tables, &windows, &action, pointer, &mut program_of)?;
             }
             desk.perform(&id, &action)
         };
@@ -712,6 +718,32 @@ impl Engine {
 mod test_support {
     use crate::backend::{Displays, Input};
 
+    /// The tables of the unit tests' desktop.
+    static POLICY: crate::backend::PolicyTables = crate::backend::PolicyTables {
+        refusal: crate::backend::RefusalTables {
+            terminals: crate::backend::AppNames {
+                names: &["xterm"],
+                categories: &["TerminalEmulator"],
+            },
+            system_settings: crate::backend::AppNames {
+                names: &[],
+                categories: &[],
+            },
+            package_managers: crate::backend::AppNames {
+                names: &[],
+                categories: &[],
+            },
+            devtools_titles: &[],
+        },
+        launch: crate::backend::LaunchTables {
+            command_runners: &["sh"],
+            terminals: &["xterm"],
+            terminal_options_with_value: &[],
+            terminal_flags: &[],
+        },
+        paste: &[crate::Key::Control, crate::Key::Char('v')],
+    };
+
     /// A backend of only `displays` and `input`, for the engine's unit
     /// tests.
     pub(crate) fn input_only_backend(
@@ -720,6 +752,7 @@ mod test_support {
     ) -> crate::backend::Backend {
         crate::backend::Backend {
             name: "test",
+            policy: &POLICY,
             displays,
             capture: None,
             input: Some(input),

@@ -7,9 +7,11 @@
 //! known by its window's class and, whatever that says, by the program its
 //! process runs: the executable's name and the application entries that
 //! name that file (their ids and categories, e.g. `TerminalEmulator`).
+//! Which names and categories each class has is the backend's table
+//! ([`RefusalTables`]): they differ per OS.
 
 use crate::action::Action;
-use crate::backend::{NativeWindow, RunningProgram};
+use crate::backend::{AppNames, NativeWindow, RefusalTables, RunningProgram};
 use crate::error::EngineError;
 use crate::geometry::Point;
 
@@ -25,94 +27,6 @@ pub enum RefusedClass {
     /// Browser developer tools in windows of their own.
     DeveloperTools,
 }
-
-/// Window classes (X11 WM_CLASS class or instance, lower case) of each
-/// class of app.
-const TERMINALS: &[&str] = &[
-    "xterm",
-    "uxterm",
-    "gnome-terminal",
-    "gnome-terminal-server",
-    "konsole",
-    "xfce4-terminal",
-    "alacritty",
-    "kitty",
-    "terminator",
-    "tilix",
-    "urxvt",
-    "rxvt",
-    "st",
-    "st-256color",
-    "wezterm",
-    "org.wezfurlong.wezterm",
-    "foot",
-    "lxterminal",
-    "mate-terminal",
-    "qterminal",
-    "terminology",
-    "sakura",
-    "guake",
-    "tilda",
-    "yakuake",
-    "x-terminal-emulator",
-    "kgx",
-    "org.gnome.console",
-    "org.gnome.ptyxis",
-    "ptyxis",
-    "blackbox",
-    "com.raggesilver.blackbox",
-    "cool-retro-term",
-    "eterm",
-    "aterm",
-];
-const SYSTEM_SETTINGS: &[&str] = &[
-    "gnome-control-center",
-    "org.gnome.settings",
-    "systemsettings",
-    "systemsettings5",
-    "xfce4-settings-manager",
-    "unity-control-center",
-    "cinnamon-settings",
-    "mate-control-center",
-    "lxqt-config",
-    "nm-connection-editor",
-    "gnome-disks",
-    "org.gnome.diskutility",
-    "arandr",
-    "lxrandr",
-    "xfce4-display-settings",
-    "users-admin",
-    "gnome-system-monitor",
-    "dconf-editor",
-    "ca.desrt.dconf-editor",
-    "gufw",
-    "firewall-config",
-    "system-config-printer",
-    "blueman-manager",
-];
-const PACKAGE_MANAGERS: &[&str] = &[
-    "synaptic",
-    "gnome-software",
-    "org.gnome.software",
-    "plasma-discover",
-    "discover",
-    "pamac-manager",
-    "software-properties-gtk",
-    "update-manager",
-    "mintinstall",
-    "mintupdate",
-    "gdebi-gtk",
-    "muon",
-    "octopi",
-    "snap-store",
-    "io.snapcraft.store",
-    "yumex",
-    "dnfdragora",
-];
-/// Title starts of browsers' undocked developer tools (Chromium's
-/// `DevTools - <url>`, Firefox's `Developer Tools — …` and its Browser
-/// Toolbox).
-const DEVTOOLS_TITLES: &[&str] = &["devtools", "developer tools", "browser toolbox"];
 
 impl RefusedClass {
     /// Every class, as `refuse_apps: true` turns them all on.
@@ -139,39 +53,36 @@ impl RefusedClass {
     }
 
     /// Whether `w`, whose process runs `program` (when known), is an app
-    /// of this class.
-    pub fn matches(self, w: &NativeWindow, program: Option<&RunningProgram>) -> bool {
+    /// of this class as `tables` name them.
+    pub fn matches(
+        self,
+        tables: &RefusalTables,
+        w: &NativeWindow,
+        program: Option<&RunningProgram>,
+    ) -> bool {
         let mut known_as: Vec<&str> = vec![w.class.as_str(), w.instance.as_str()];
         let entries = program.map(|p| p.entries.as_slice()).unwrap_or_default();
         if let Some(p) = program {
             known_as.push(p.exe.rsplit('/').next().unwrap_or(&p.exe));
             known_as.extend(entries.iter().map(|e| e.id.as_str()));
         }
-        let listed = |names: &[&str]| {
-            known_as
+        let of = |apps: &AppNames| {
+            let named = known_as
                 .iter()
-                .any(|n| names.iter().any(|m| n.eq_ignore_ascii_case(m)))
-        };
-        let in_category = |categories: &[&str]| {
-            entries
-                .iter()
-                .flat_map(|e| &e.categories)
-                .any(|c| categories.contains(&c.as_str()))
+                .any(|n| apps.names.iter().any(|m| n.eq_ignore_ascii_case(m)));
+            named
+                || entries
+                    .iter()
+                    .flat_map(|e| &e.categories)
+                    .any(|c| apps.categories.contains(&c.as_str()))
         };
         match self {
-            Self::Terminals => listed(TERMINALS) || in_category(&["TerminalEmulator"]),
-            Self::SystemSettings => {
-                listed(SYSTEM_SETTINGS)
-                    || in_category(&[
-                        "DesktopSettings",
-                        "HardwareSettings",
-                        "X-GNOME-Settings-Panel",
-                    ])
-            }
-            Self::PackageManagers => listed(PACKAGE_MANAGERS) || in_category(&["PackageManager"]),
+            Self::Terminals => of(&tables.terminals),
+            Self::SystemSettings => of(&tables.system_settings),
+            Self::PackageManagers => of(&tables.package_managers),
             Self::DeveloperTools => {
                 let title = w.title.trim_start().to_lowercase();
-                DEVTOOLS_TITLES.iter().any(|t| title.starts_with(t))
+                tables.devtools_titles.iter().any(|t| title.starts_with(t))
             }
         }
     }
@@ -251,22 +162,27 @@ impl RefusalPolicy {
     /// The class `w`, whose process runs `program`, is refused as, if any.
     pub fn refused(
         &self,
+        tables: &RefusalTables,
         w: &NativeWindow,
         program: Option<&RunningProgram>,
     ) -> Option<RefusedClass> {
-        self.classes.iter().copied().find(|c| c.matches(w, program))
+        self.classes
+            .iter()
+            .copied()
+            .find(|c| c.matches(tables, w, program))
     }
 
     /// The class `w` is refused as, with its process's program read by
     /// `program_of` (only when its window class alone does not tell).
     fn refused_window(
         &self,
+        tables: &RefusalTables,
         w: &NativeWindow,
         program_of: &mut dyn FnMut(u32) -> Option<RunningProgram>,
     ) -> Option<RefusedClass> {
-        self.refused(w, None).or_else(|| {
+        self.refused(tables, w, None).or_else(|| {
             let program = w.pid.and_then(&mut *program_of);
-            program.and_then(|p| self.refused(w, Some(&p)))
+            program.and_then(|p| self.refused(tables, w, Some(&p)))
         })
     }
 
@@ -276,6 +192,7 @@ impl RefusalPolicy {
     /// runs.
     pub(crate) fn check(
         &self,
+        tables: &RefusalTables,
         windows: &[(String, NativeWindow)],
         action: &Action,
         pointer: Option<Point>,
@@ -289,7 +206,7 @@ impl RefusalPolicy {
             let hit = windows
                 .iter()
                 .find(|(_, w)| !w.minimized && w.rect.contains(point));
-            if let Some(class) = hit.and_then(|(_, w)| self.refused_window(w, program_of)) {
+            if let Some(class) = hit.and_then(|(_, w)| self.refused_window(tables, w, program_of)) {
                 return Err(EngineError::Refused {
                     class: class.name(),
                     what: "the point is on its window",
@@ -298,7 +215,9 @@ impl RefusalPolicy {
         }
         if crate::scope_check::sends_keys(action) {
             let focused = windows.iter().find(|(_, w)| w.focused);
-            if let Some(class) = focused.and_then(|(_, w)| self.refused_window(w, program_of)) {
+            if let Some(class) =
+                focused.and_then(|(_, w)| self.refused_window(tables, w, program_of))
+            {
                 return Err(EngineError::Refused {
                     class: class.name(),
                     what: "its window has the keyboard focus",
@@ -341,6 +260,23 @@ mod tests {
     use crate::backend::Button;
     use crate::geometry::Rect;
 
+    /// A desktop's tables, as a backend brings them.
+    const TABLES: RefusalTables = RefusalTables {
+        terminals: AppNames {
+            names: &["xterm", "gnome-terminal"],
+            categories: &["TerminalEmulator"],
+        },
+        system_settings: AppNames {
+            names: &["gnome-control-center"],
+            categories: &["DesktopSettings"],
+        },
+        package_managers: AppNames {
+            names: &["synaptic"],
+            categories: &["PackageManager"],
+        },
+        devtools_titles: &["devtools", "developer tools"],
+    };
+
     fn window(class: &str, title: &str, rect: Rect, focused: bool) -> (String, NativeWindow) {
         let w = NativeWindow {
             id: 1,
@@ -376,7 +312,7 @@ mod tests {
         ];
         let on_term = click(Some(Point::new(10, 10)));
         assert!(matches!(
-            policy.check(&windows, &on_term, None, &mut |_| None),
+            policy.check(&TABLES, &windows, &on_term, None, &mut |_| None),
             Err(EngineError::Refused {
                 class: "terminals",
                 ..
@@ -385,6 +321,7 @@ mod tests {
         assert!(
             policy
                 .check(
+                    &TABLES,
                     &windows,
                     &click(Some(Point::new(600, 10))),
                     None,
@@ -395,18 +332,26 @@ mod tests {
         // At the pointer: the pointer's window counts.
         assert!(
             policy
-                .check(&windows, &click(None), Some(Point::new(5, 5)), &mut |_| {
-                    None
-                })
+                .check(
+                    &TABLES,
+                    &windows,
+                    &click(None),
+                    Some(Point::new(5, 5)),
+                    &mut |_| { None }
+                )
                 .is_err()
         );
         // Keys go to the focused terminal.
         let keys = Action::Type { text: "ls".into() };
-        assert!(policy.check(&windows, &keys, None, &mut |_| None).is_err());
+        assert!(
+            policy
+                .check(&TABLES, &windows, &keys, None, &mut |_| None)
+                .is_err()
+        );
         // Off: nothing refused.
         assert!(
             RefusalPolicy::default()
-                .check(&windows, &on_term, None, &mut |_| None)
+                .check(&TABLES, &windows, &on_term, None, &mut |_| None)
                 .is_ok()
         );
     }
@@ -430,9 +375,13 @@ mod tests {
                 user_writable: false,
             }],
         };
-        assert!(policy.check(&windows, &keys, None, &mut |_| None).is_ok());
+        assert!(
+            policy
+                .check(&TABLES, &windows, &keys, None, &mut |_| None)
+                .is_ok()
+        );
         // Its executable's own name.
-        let by_name = policy.check(&windows, &keys, None, &mut |pid| {
+        let by_name = policy.check(&TABLES, &windows, &keys, None, &mut |pid| {
             (pid == 42).then(|| program("/usr/bin/xterm", &[]))
         });
         assert!(matches!(
@@ -443,11 +392,15 @@ mod tests {
             })
         ));
         // The category of the entry that names its file, whatever its name.
-        let by_entry = policy.check(&windows, &click(Some(Point::new(9, 9))), None, &mut |_| {
-            Some(program("/opt/t/notes", &["System", "TerminalEmulator"]))
-        });
+        let by_entry = policy.check(
+            &TABLES,
+            &windows,
+            &click(Some(Point::new(9, 9))),
+            None,
+            &mut |_| Some(program("/opt/t/notes", &["System", "TerminalEmulator"])),
+        );
         assert!(by_entry.is_err());
-        let editor = policy.check(&windows, &keys, None, &mut |_| {
+        let editor = policy.check(&TABLES, &windows, &keys, None, &mut |_| {
             Some(program("/usr/bin/notes", &["Utility", "TextEditor"]))
         });
         assert!(editor.is_ok());
@@ -461,9 +414,9 @@ mod tests {
             Rect::new(0, 0, 1, 1),
             false,
         );
-        assert!(RefusedClass::DeveloperTools.matches(&w, None));
+        assert!(RefusedClass::DeveloperTools.matches(&TABLES, &w, None));
         let (_, w) = window("firefox", "Mozilla Firefox", Rect::new(0, 0, 1, 1), false);
-        assert!(!RefusedClass::DeveloperTools.matches(&w, None));
+        assert!(!RefusedClass::DeveloperTools.matches(&TABLES, &w, None));
         for c in RefusedClass::ALL {
             assert_eq!(RefusedClass::parse(c.name()), Some(c));
         }

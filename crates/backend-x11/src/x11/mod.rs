@@ -221,6 +221,7 @@ pub fn open(display: Option<&str>, options: &crate::X11Options) -> Result<Backen
     );
     Ok(Backend {
         name: "x11",
+        policy: &deskhand_backend_linux::LINUX,
         displays: Box::new(displays),
         capture: Some(Box::new(capture)),
         input,

@@ -290,7 +290,10 @@ impl Engine {
                 what: "the element's window belongs to an app this session was not granted",
             });
         }
-        if let Some(class) = self.refusal_policy().refused(&window, program.as_ref()) {
+        if let Some(class) =
+            self.refusal_policy()
+                .refused(&self.policy.refusal, &window, program.as_ref())
+        {
             return Err(EngineError::Refused {
                 class: class.name(),
                 what: "the element is in its window",

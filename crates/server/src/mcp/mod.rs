@@ -372,7 +372,7 @@ impl McpServer {
             "clipboard_read" => reads::clipboard_read(call, args(a)).await,
             "clipboard_write" => acts::clipboard_write(call, args(a)).await,
             "list_notifications" | "dismiss_notification" | "invoke_notification_action" => {
-                Err(reads::no_notifications())
+                Err(reads::no_notifications(call.engine().backend_name()))
             }
             "click" => acts::click(call, args(a), 1, deskhand_engine::Button::Left).await,
             "double_click" => acts::click(call, args(a), 2, deskhand_engine::Button::Left).await,

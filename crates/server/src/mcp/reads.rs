@@ -1,6 +1,6 @@
 //! The tools that only read: `health_report`, `list_windows`,
 //! `get_window_state`, `screenshot`, `clipboard_read`, and the
-//! notification tools X11 cannot offer.
+//! notification tools no backend offers yet.
 
 use deskhand_engine::{ListedWindow, Paint, Screenshot, ShotSpec, ShotTarget};
 use deskhand_protocol::ErrorCode;
@@ -20,11 +20,12 @@ pub fn health(_call: &Call<'_>, source: &HealthSource) -> Result<CallToolResult,
     Ok(structured(&source()))
 }
 
-/// The notification tools: X11 has no API to other apps' notifications.
-pub fn no_notifications() -> Fail {
+/// The notification tools: no backend yet reads other apps'
+/// notifications (X11 and the portals have no API for it).
+pub fn no_notifications(backend: &str) -> Fail {
     let mut fail = Fail::new(
         ErrorCode::Unsupported,
-        "X11 offers no API to other apps' notifications",
+        format!("the {backend} backend offers no API to other apps' notifications"),
     );
     fail.0.reason = Some("no_platform_api".into());
     fail
