@@ -9,17 +9,17 @@ words are read as a screen reader reads them (AT-SPI)."""
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import re
 import subprocess
 import time
 
 from daemon import Daemon
-from person import _lib, device_click
+from person import device_click
 from test_app import (app_binary, bus, find, icon_window, menu_item,  # noqa: F401 (fixtures)
                       trayer, xvfb)
 from xhelpers import FIXTURES, close_window, poll, run, window_rect
+from xlib import Display
 
 # Places inside the dialog, from its fixed layout (ui/ask.css).
 TAKEOVER_BOX = (220, 276)
@@ -94,28 +94,13 @@ def dialog_words(display: str, bus: str) -> str | None:
 def key_grabbed_by_another(display: str, key: str):
     """Another program holds ctrl+alt+`key` (a passive grab on the root
     window), so deskhand cannot grab that chord while this lasts."""
-    x11 = _lib("X11")
-    x11.XOpenDisplay.restype = ctypes.c_void_p
-    x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
-    x11.XDefaultRootWindow.restype = ctypes.c_ulong
-    x11.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
-    x11.XStringToKeysym.restype = ctypes.c_ulong
-    x11.XKeysymToKeycode.argtypes = [ctypes.c_void_p, ctypes.c_ulong]
-    x11.XGrabKey.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_ulong,
-                             ctypes.c_int, ctypes.c_int, ctypes.c_int]
-    x11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
-    x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
-    dpy = x11.XOpenDisplay(display.encode())
-    assert dpy, f"cannot open display {display}"
-    try:
-        code = x11.XKeysymToKeycode(dpy, x11.XStringToKeysym(key.encode()))
+    with Display(display) as d:
+        code = d.x11.XKeysymToKeycode(d.dpy, d.x11.XStringToKeysym(key.encode()))
         control, mod1, lock, mod2 = 1 << 2, 1 << 3, 1 << 1, 1 << 4
         for extra in (0, lock, mod2, lock | mod2):
-            x11.XGrabKey(dpy, code, control | mod1 | extra, x11.XDefaultRootWindow(dpy), 1, 1, 1)
-        x11.XSync(dpy, 0)
+            d.x11.XGrabKey(d.dpy, code, control | mod1 | extra, d.root(), 1, 1, 1)
+        d.sync()
         yield
-    finally:
-        x11.XCloseDisplay(dpy)
 
 
 def ask_takeover(app: Daemon):

@@ -34,6 +34,26 @@ def asking():
     d.terminate()
 
 
+def _asked(d: Daemon, send, answer) -> tuple[dict, object]:
+    """Sends a batch (`send()`) on a thread, waits for the host's approval
+    request and lets `answer(ask)` answer it on the control pipe; the ask
+    and the batch's result."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(send)
+        ask = d.next_event()
+        assert ask["event"] == "approval.request", ask
+        assert not pending.done(), "the batch waits for the answer"
+        answer(ask)
+        return ask, pending.result(timeout=30)
+
+
+def _approve(d: Daemon, ask: dict) -> None:
+    """The host approves `ask`, and deskhand acknowledges it."""
+    d.control({"method": "approve", "params": {"id": ask["id"]}})
+    assert d.next_event() == {"event": "ack", "method": "approve", "id": ask["id"],
+                              "waiting": True}
+
+
 def _typed_command(cx: int, cy: int, command: str) -> list:
     return [{"action_type": "left_click", "x": cx, "y": cy},
             {"action_type": "type", "text": command},
@@ -49,26 +69,21 @@ def test_under_write_input_waits_for_the_control_pipe(asking, apps, tmp_path):
     assert first["status"] == "success", "a screenshot is not asked about"
 
     approved, denied = tmp_path / "approved.txt", tmp_path / "denied.txt"
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        pending = pool.submit(computer.actions, _typed_command(cx, cy, f"touch {approved}"))
-        ask = asking.next_event()
-        assert ask["event"] == "approval.request", ask
+
+    def look_then_approve(ask: dict) -> None:
         assert ask["needs"] == "input" and ask["actions"] == ["click", "type", "key"], ask
         assert ask["session"] == computer.session and ask["timeout_s"] == 60
         time.sleep(0.5)
-        assert not pending.done() and not approved.exists(), "nothing runs before the answer"
-        asking.control({"method": "approve", "params": {"id": ask["id"]}})
-        assert asking.next_event() == {"event": "ack", "method": "approve", "id": ask["id"],
-                                       "waiting": True}
-        r = pending.result(timeout=30)
+        assert not approved.exists(), "nothing runs before the answer"
+        _approve(asking, ask)
+
+    _, r = _asked(asking, lambda: computer.actions(_typed_command(cx, cy, f"touch {approved}")),
+                  look_then_approve)
     assert r["status"] == "success", r.get("error")
     poll(approved.exists, timeout=10, what=f"{approved} to be created")
 
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        pending = pool.submit(computer.actions, _typed_command(cx, cy, f"touch {denied}"))
-        ask = asking.next_event()
-        asking.control({"method": "deny", "params": {"id": ask["id"]}})
-        r = pending.result(timeout=30)
+    _, r = _asked(asking, lambda: computer.actions(_typed_command(cx, cy, f"touch {denied}")),
+                  lambda ask: asking.control({"method": "deny", "params": {"id": ask["id"]}}))
     assert r["error"]["code"] == "approval_denied" and r["error"]["failed_action_index"] == 0
     assert png_size(base64.b64decode(r["action_result"]["screenshot"])) == (1280, 800)
     time.sleep(1.0)
@@ -86,18 +101,16 @@ def test_a_garbage_control_line_is_skipped_and_the_next_answer_counts(asking, ap
     cx, cy = term.rect().center()
     assert computer.actions([{"action_type": "screenshot"}])["status"] == "success"
     approved = tmp_path / "approved-after-garbage.txt"
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        pending = pool.submit(computer.actions, _typed_command(cx, cy, f"touch {approved}"))
-        ask = asking.next_event()
-        assert ask["event"] == "approval.request", ask
+
+    def garbage_then_approve(ask: dict) -> None:
         asking.control_line(b'\xff\xfe{"method": "approve", "secret-ish": "\xc3"}')
         assert asking.next_event() == {"event": "error", "message": "not UTF-8"}
         asking.control_line(b"{not json")
         assert asking.next_event() == {"event": "error", "message": "not JSON"}
-        asking.control({"method": "approve", "params": {"id": ask["id"]}})
-        assert asking.next_event() == {"event": "ack", "method": "approve", "id": ask["id"],
-                                       "waiting": True}
-        r = pending.result(timeout=30)
+        _approve(asking, ask)
+
+    _, r = _asked(asking, lambda: computer.actions(_typed_command(cx, cy, f"touch {approved}")),
+                  garbage_then_approve)
     assert r["status"] == "success", r.get("error")
     poll(approved.exists, timeout=10, what=f"{approved} to be created")
     log = asking.stderr_tail(200)
@@ -147,12 +160,8 @@ def test_openai_safety_checks_run_once_the_person_approves(apps, tmp_path):
                 "actions": [{"type": "click", "button": "left", "x": cx, "y": cy},
                             {"type": "type", "text": f"touch {out}"},
                             {"type": "keypress", "keys": ["ENTER"]}]}
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            pending = pool.submit(computer.openai, call)
-            ask = d.next_event()
-            assert ask["event"] == "approval.request" and ask["safety_checks"] == checks, ask
-            d.control({"method": "approve", "params": {"id": ask["id"]}})
-            a = pending.result(timeout=30)
+        ask, a = _asked(d, lambda: computer.openai(call), lambda ask: _approve(d, ask))
+        assert ask["safety_checks"] == checks, ask
         assert a.status == 200, a.body[:300]
         o = a.json()
         assert o["acknowledged_safety_checks"] == checks

@@ -510,7 +510,8 @@ async fn reopen(daemon: &Daemon, state: &Mutex<State>, closed: &str) -> Option<S
         .to_owned();
     let _ = answer.into_body().collect().await;
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let _ = request(
+    // Read to its end (bounded), so that the connection is free again.
+    let _ = send_and_read(
         daemon,
         hyper::Method::POST,
         Some(&id),

@@ -13,47 +13,19 @@ deskhand is killed mid-type. The catalogue is `tests/e2e/attacks/README.md`.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import random
 import re
 import time
 
 from daemon import Daemon, ErrorReply
-from person import CONTINUE_Y, _lib
-from typing_helpers import OwnDesktop, TermSink, random_text
+from person import CONTINUE_Y
+from typing_helpers import OwnDesktop, TermSink
 from xhelpers import (keys_down, pixel_of_import, pointer, pointer_buttons_down, poll, run,
                       start_xorg_dummy)
+from xlib import Display, device_ids, lib
 
 WIDTH = 1280
-
-
-def _x():
-    x11, xi, xtst = _lib("X11"), _lib("Xi"), _lib("Xtst")
-    x11.XOpenDisplay.restype = ctypes.c_void_p
-    x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
-    x11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
-    x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
-    x11.XDefaultRootWindow.restype = ctypes.c_ulong
-    x11.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
-    xi.XOpenDevice.restype = ctypes.c_void_p
-    xi.XOpenDevice.argtypes = [ctypes.c_void_p, ctypes.c_ulong]
-    xi.XCloseDevice.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-    xi.XIWarpPointer.argtypes = [
-        ctypes.c_void_p, ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_double,
-        ctypes.c_double, ctypes.c_uint, ctypes.c_uint, ctypes.c_double, ctypes.c_double]
-    for name in ("XTestFakeDeviceButtonEvent", "XTestFakeDeviceKeyEvent"):
-        getattr(xtst, name).argtypes = [
-            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint, ctypes.c_int,
-            ctypes.c_void_p, ctypes.c_int, ctypes.c_ulong]
-    return x11, xi, xtst
-
-
-def device_ids(display: str) -> dict[str, int]:
-    """Every device's id, by name (`xinput list`)."""
-    out = run(display, "xinput", "list", "--short")
-    return {m.group(1): int(m.group(2))
-            for m in re.finditer(r"[↳⎡⎣⎜\s]*(\S.*?)\s+id=(\d+)\s+\[", out)}
 
 
 def click_through_master(display: str, master: str, x: int, y: int) -> None:
@@ -61,37 +33,18 @@ def click_through_master(display: str, master: str, x: int, y: int) -> None:
     clicks there through that master's own XTEST pointer (a device that did
     not exist when deskhand started)."""
     ids = device_ids(display)
-    x11, xi, xtst = _x()
-    dpy = x11.XOpenDisplay(display.encode())
-    assert dpy, f"cannot open display {display}"
-    try:
-        root = x11.XDefaultRootWindow(dpy)
-        xi.XIWarpPointer(dpy, ids[f"{master} pointer"], 0, root, 0, 0, 0, 0, x, y)
-        x11.XSync(dpy, 0)
-        dev = xi.XOpenDevice(dpy, ids[f"{master} XTEST pointer"])
-        assert dev, "XOpenDevice failed"
-        for press in (1, 0):
-            xtst.XTestFakeDeviceButtonEvent(dpy, dev, 1, press, None, 0, 0)
-        x11.XSync(dpy, 0)
-        xi.XCloseDevice(dpy, dev)
-    finally:
-        x11.XCloseDisplay(dpy)
+    with Display(display) as d:
+        lib("Xi").XIWarpPointer(d.dpy, ids[f"{master} pointer"], 0, d.root(), 0, 0, 0, 0, x, y)
+        d.sync()
+        for press in (True, False):
+            d.device_event(ids[f"{master} XTEST pointer"], button=1, press=press)
 
 
 def device_key(display: str, device: str, keycode: int, press: bool) -> None:
     """A key of the device named `device` goes down or up (XTEST's device
     form: the X server makes it that device's own event)."""
-    x11, xi, xtst = _x()
-    dpy = x11.XOpenDisplay(display.encode())
-    assert dpy, f"cannot open display {display}"
-    try:
-        dev = xi.XOpenDevice(dpy, device_ids(display)[device])
-        assert dev, "XOpenDevice failed"
-        xtst.XTestFakeDeviceKeyEvent(dpy, dev, keycode, int(press), None, 0, 0)
-        x11.XSync(dpy, 0)
-        xi.XCloseDevice(dpy, dev)
-    finally:
-        x11.XCloseDisplay(dpy)
+    with Display(display) as d:
+        d.device_event(device_ids(display)[device], keycode=keycode, press=press)
 
 
 def refusals(daemon) -> int:
@@ -190,21 +143,9 @@ SHAPE_BOUNDING, SHAPE_CLIP = 0, 1
 def empty_shape(display: str, wid: str, kind: int) -> None:
     """The attacker: sets the overlay window's SHAPE region of `kind` to
     nothing (anyone may shape another client's window)."""
-    x11, xext = _lib("X11"), _lib("Xext")
-    x11.XOpenDisplay.restype = ctypes.c_void_p
-    x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
-    x11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
-    x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
-    xext.XShapeCombineRectangles.argtypes = [
-        ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-        ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int]
-    dpy = x11.XOpenDisplay(display.encode())
-    assert dpy, f"cannot open display {display}"
-    try:
-        xext.XShapeCombineRectangles(dpy, int(wid, 0), kind, 0, 0, None, 0, 0, 0)
-        x11.XSync(dpy, 0)
-    finally:
-        x11.XCloseDisplay(dpy)
+    with Display(display) as d:
+        lib("Xext").XShapeCombineRectangles(d.dpy, int(wid, 0), kind, 0, 0, None, 0, 0, 0)
+        d.sync()
 
 
 def opacity(display: str, wid: str) -> str:
