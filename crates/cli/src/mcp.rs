@@ -13,6 +13,7 @@ use clap::Args;
 use deskhand_host::desktop::{self, DesktopArgs};
 use deskhand_host::display_claim;
 use deskhand_host::endpoint::{self, Found};
+use deskhand_platform::DesktopId;
 
 use crate::mcp_relay::{self, Daemon};
 
@@ -46,14 +47,14 @@ struct Situation<'a> {
     standalone: bool,
     /// `--virtual`: a desktop of its own was asked for.
     virtual_asked: bool,
-    /// The display named (`--display`, else `$DISPLAY`).
-    display: Option<&'a str>,
+    /// The desktop named (`--display`, else `$DISPLAY`).
+    display: Option<&'a DesktopId>,
     /// Who drives that display, per its lock.
     holder: Option<display_claim::Holder>,
     /// The connection file given (or the default one).
     connection_file: &'a Path,
-    /// The pid of its live daemon and the display it serves, if one runs.
-    connection_daemon: Option<(u32, String)>,
+    /// The pid of its live daemon and the desktop it serves, if one runs.
+    connection_daemon: Option<(u32, DesktopId)>,
 }
 
 /// Relay or an engine of its own: a named display goes to the daemon that
@@ -71,6 +72,7 @@ fn plan(s: &Situation<'_>) -> anyhow::Result<Plan> {
         });
     };
     let holder = s.holder.clone().or_else(|| match &s.connection_daemon {
+        // The same desktop however spelt (`unix:0` is `:0`).
         Some((pid, served)) if served == display => Some(display_claim::Holder {
             pid: Some(*pid),
             connection_file: Some(s.connection_file.to_owned()),
@@ -78,19 +80,16 @@ fn plan(s: &Situation<'_>) -> anyhow::Result<Plan> {
         _ => None,
     });
     match holder {
-        Some(holder) if s.standalone => bail!("{}", holder.refusal(display)),
+        Some(holder) if s.standalone => bail!("{}", holder.refusal(display.name())),
         Some(display_claim::Holder {
             connection_file: Some(file),
             ..
         }) => return Ok(Plan::Relay(file)),
-        Some(holder) => bail!("{}", holder.refusal(display)),
+        Some(holder) => bail!("{}", holder.refusal(display.name())),
         None => {}
     }
     if let Some((_, served)) = &s.connection_daemon {
-        tracing::info!(
-            served = served.as_str(),
-            "the running daemon serves another display"
-        );
+        tracing::info!(%served, "the running daemon serves another display");
     }
     Ok(Plan::OwnEngine)
 }
@@ -121,10 +120,12 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     let situation = Situation {
         standalone: args.standalone,
         virtual_asked: d.virtual_size.is_some(),
-        display: desktop.as_ref().map(|d| d.name()),
+        display: desktop.as_ref(),
         holder: desktop.as_ref().and_then(display_claim::holder),
         connection_file: &connection_file,
-        connection_daemon: daemon_at(&connection_file).map(|(d, shown)| (d.pid, shown)),
+        connection_daemon: daemon_at(&connection_file).and_then(|(d, shown)| {
+            deskhand_platform::session_desktop(Some(&shown)).map(|id| (d.pid, id))
+        }),
     };
     if let Plan::Relay(file) = plan(&situation)? {
         let Some((daemon, _)) = daemon_at(&file) else {
@@ -179,15 +180,19 @@ mod tests {
     use super::*;
     use deskhand_host::display_claim::Holder;
 
-    fn situation<'a>(display: Option<&'a str>, served: Option<&str>) -> Situation<'a> {
+    fn situation<'a>(display: Option<&'a DesktopId>, served: Option<&str>) -> Situation<'a> {
         Situation {
             standalone: false,
             virtual_asked: false,
             display,
             holder: None,
             connection_file: Path::new("/run/endpoint.json"),
-            connection_daemon: served.map(|d| (5, d.to_owned())),
+            connection_daemon: served.map(|d| (5, DesktopId::x11(d))),
         }
+    }
+
+    fn x(display: &str) -> DesktopId {
+        DesktopId::x11(display)
     }
 
     #[test]
@@ -196,11 +201,16 @@ mod tests {
         assert_eq!(plan(&situation(None, Some(":99"))).expect("plan"), relay);
         assert_eq!(plan(&situation(None, None)).expect("plan"), Plan::OwnEngine);
         assert_eq!(
-            plan(&situation(Some(":99"), Some(":99"))).expect("plan"),
+            plan(&situation(Some(&x(":99")), Some(":99"))).expect("plan"),
             relay
         );
         assert_eq!(
-            plan(&situation(Some(":0"), Some(":99"))).expect("plan"),
+            plan(&situation(Some(&x("unix:99.0")), Some(":99"))).expect("plan"),
+            relay,
+            "one display however spelt"
+        );
+        assert_eq!(
+            plan(&situation(Some(&x(":0")), Some(":99"))).expect("plan"),
             Plan::OwnEngine,
             "a daemon of another display does not serve this one"
         );
@@ -208,7 +218,8 @@ mod tests {
 
     #[test]
     fn the_displays_holder_decides_before_the_connection_file() {
-        let mut s = situation(Some(":7"), None);
+        let seven = x(":7");
+        let mut s = situation(Some(&seven), None);
         s.holder = Some(Holder {
             pid: Some(9),
             connection_file: Some("/elsewhere/endpoint.json".into()),
@@ -233,16 +244,17 @@ mod tests {
         let mut s = situation(None, Some(":99"));
         s.standalone = true;
         assert_eq!(plan(&s).expect("plan"), Plan::OwnEngine);
-        let mut s = situation(Some(":99"), Some(":99"));
+        let (ninety_nine, zero) = (x(":99"), x(":0"));
+        let mut s = situation(Some(&ninety_nine), Some(":99"));
         s.standalone = true;
         let refused = plan(&s).expect_err("served").to_string();
         assert!(
             refused.contains("pid 5") && refused.contains("/run/endpoint.json"),
             "{refused}"
         );
-        s.display = Some(":0");
+        s.display = Some(&zero);
         assert_eq!(plan(&s).expect("plan"), Plan::OwnEngine);
-        let mut s = situation(Some(":99"), Some(":99"));
+        let mut s = situation(Some(&ninety_nine), Some(":99"));
         s.virtual_asked = true;
         assert_eq!(plan(&s).expect("plan"), Plan::OwnEngine, "a new display");
     }

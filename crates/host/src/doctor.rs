@@ -105,12 +105,6 @@ fn file_probes() -> Vec<Probe> {
             ),
         ),
         Probe::new("token store", token_msg.0, token_msg.1),
-        Probe::new(
-            "clipboard",
-            true,
-            "X11 CLIPBOARD selection; off unless `deskhand serve --enable-clipboard` \
-             (foreign reads also need --enable-clipboard-read-foreign)",
-        ),
     ]
 }
 

@@ -67,7 +67,9 @@ pub fn inspect(path: &Path) -> Found {
         .and_then(|v| v.get("pid")?.as_u64())
         .and_then(|p| u32::try_from(p).ok());
     match pid {
-        Some(pid) if pid != std::process::id() && is_running_deskhand(pid) => Found::Live(pid),
+        Some(pid) if pid != std::process::id() && deskhand_platform::runs_deskhand(pid) => {
+            Found::Live(pid)
+        }
         _ => Found::Stale(pid),
     }
 }
@@ -86,29 +88,6 @@ pub fn claim(path: &Path) -> Result<(), HostError> {
             path.display()
         ),
     }
-}
-
-/// Whether `pid` is a live (not zombie) process running the deskhand
-/// binary or the tray app. A process whose executable cannot be read (another user's) is
-/// not ours.
-fn is_running_deskhand(pid: u32) -> bool {
-    let proc_dir = Path::new("/proc").join(pid.to_string());
-    let zombie = std::fs::read_to_string(proc_dir.join("stat"))
-        .ok()
-        .and_then(|stat| {
-            let state = stat.rsplit_once(')')?.1.split_whitespace().next()?;
-            Some(state == "Z" || state == "X")
-        });
-    if zombie != Some(false) {
-        return false;
-    }
-    std::fs::read_link(proc_dir.join("exe"))
-        .ok()
-        .and_then(|exe| exe.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .is_some_and(|name| {
-            let name = name.strip_suffix(" (deleted)").unwrap_or(&name);
-            name == "deskhand" || name == "deskhand-app"
-        })
 }
 
 #[cfg(test)]

@@ -5,10 +5,25 @@ use std::fmt;
 /// A desktop of this machine: its name as shown (an X display such as
 /// `:0`) and the key that names it in files (`_0`), the same for every
 /// spelling of one desktop (`:0.0`, `unix:0` and `:0` are one X display).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// Two ids are equal when they name one desktop, however spelt.
+#[derive(Debug, Clone)]
 pub struct DesktopId {
     name: String,
     key: String,
+}
+
+impl PartialEq for DesktopId {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for DesktopId {}
+
+impl std::hash::Hash for DesktopId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key.hash(state);
+    }
 }
 
 impl DesktopId {
@@ -88,6 +103,7 @@ mod tests {
             let id = DesktopId::x11(same);
             assert_eq!(id.tag(), "_0", "{same}");
             assert_eq!(id.tag(), zero.tag());
+            assert_eq!(id, zero, "one desktop");
             assert_eq!(id.name(), same, "shown as given");
         }
         assert_eq!(
@@ -95,6 +111,7 @@ mod tests {
             DesktopId::x11("host:10").tag()
         );
         assert_ne!(DesktopId::x11(":1").tag(), DesktopId::x11(":10").tag());
+        assert_ne!(DesktopId::x11(":1"), DesktopId::x11(":10"));
         assert_ne!(DesktopId::x11("otherhost:0").tag(), "_0");
         assert_eq!(without_screen("a.b:3"), "a.b:3");
         assert_eq!(DesktopId::x11(":99").tag(), "_99");

@@ -162,6 +162,13 @@ impl Site {
     }
 }
 
+/// Whether `pid` is a live process running deskhand or the tray app (a
+/// connection file whose daemon is gone, or whose pid now belongs to
+/// another program, is stale).
+pub fn runs_deskhand(pid: u32) -> bool {
+    imp::runs_deskhand(pid)
+}
+
 /// The desktop a client on this machine means when it names none: its
 /// session's, when it has one.
 pub fn session_desktop(named: Option<&str>) -> Option<DesktopId> {

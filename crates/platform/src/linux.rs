@@ -57,6 +57,29 @@ impl Site {
     }
 }
 
+/// Whether `pid` is a live (not zombie) process running the deskhand
+/// binary or the tray app. A process whose executable cannot be read (another user's) is
+/// not ours.
+pub(crate) fn runs_deskhand(pid: u32) -> bool {
+    let proc_dir = std::path::Path::new("/proc").join(pid.to_string());
+    let zombie = std::fs::read_to_string(proc_dir.join("stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat.rsplit_once(')')?.1.split_whitespace().next()?;
+            Some(state == "Z" || state == "X")
+        });
+    if zombie != Some(false) {
+        return false;
+    }
+    std::fs::read_link(proc_dir.join("exe"))
+        .ok()
+        .and_then(|exe| exe.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .is_some_and(|name| {
+            let name = name.strip_suffix(" (deleted)").unwrap_or(&name);
+            name == "deskhand" || name == "deskhand-app"
+        })
+}
+
 /// Whether the session is a Wayland one.
 fn wayland_session() -> bool {
     std::env::var_os("WAYLAND_DISPLAY").is_some()

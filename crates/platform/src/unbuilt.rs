@@ -41,6 +41,12 @@ fn not_built() -> PlatformError {
     }
 }
 
+/// No daemon can run in this build here, so no connection file names a
+/// live one.
+pub(crate) fn runs_deskhand(_: u32) -> bool {
+    false
+}
+
 pub(crate) fn session_desktop(named: Option<&str>) -> Option<DesktopId> {
     Some(DesktopId::named(named.unwrap_or(KIND.name())))
 }

@@ -148,6 +148,13 @@ fn display_probes(p: &DisplayProbe) -> Vec<Probe> {
             .clone()
             .unwrap_or_else(|| "none announced".into()),
     ));
+    probes.push(Probe::new(
+        "clipboard",
+        true,
+        "the X11 CLIPBOARD selection: agents use it only when the person turns the clipboard on \
+         (settings, or `deskhand serve --enable-clipboard`; reading what other apps copied is a \
+         choice of its own)",
+    ));
     probes.push(handback_limit_probe());
     let overlay = super::overlay_program();
     probes.push(Probe::new(
