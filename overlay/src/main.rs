@@ -5,19 +5,25 @@
 //! `continue_clicked`, `lost`). It exits when stdin closes or deskhand
 //! dies.
 
+// The frame is drawn on X11 only so far: the Windows and macOS overlays
+// come with their backends and will share `app` and `paint`.
 #[cfg(target_os = "linux")]
 mod app;
+#[cfg(target_os = "linux")]
 mod paint;
 #[cfg(target_os = "linux")]
 mod quiet;
 #[cfg(target_os = "linux")]
 mod x11;
 
+#[cfg(target_os = "linux")]
 use std::io::Write;
 
+#[cfg(target_os = "linux")]
 use deskhand_protocol::overlay::Event;
 
 /// Writes one event line to stdout.
+#[cfg(target_os = "linux")]
 fn emit(event: &Event) {
     if let Ok(line) = serde_json::to_string(event) {
         let mut out = std::io::stdout().lock();

@@ -195,9 +195,10 @@ fn manage_panels(app: &AppHandle, daemon: &Daemon, tracker: status::Shared) {
     });
 }
 
-/// Whether a tray host runs: a StatusNotifierItem watcher on the session
-/// bus, or an XEmbed tray on the display; if not, why.
+/// Whether a tray host runs (on Linux a StatusNotifierItem watcher on the
+/// session bus, or an XEmbed tray on the display); if not, why.
 async fn tray_host(desktop: &deskhand_platform::DesktopId) -> Result<(), String> {
+    #[cfg(target_os = "linux")]
     if status_notifier_watcher().await {
         return Ok(());
     }
@@ -210,6 +211,7 @@ async fn tray_host(desktop: &deskhand_platform::DesktopId) -> Result<(), String>
     }
 }
 
+#[cfg(target_os = "linux")]
 async fn status_notifier_watcher() -> bool {
     let Ok(bus) = zbus::Connection::session().await else {
         return false;
