@@ -1,7 +1,5 @@
 //! The Linux X11 implementation.
 
-mod app_entries;
-mod apps;
 mod capture;
 mod clients;
 mod clipboard;
@@ -226,7 +224,10 @@ pub fn open(display: Option<&str>, options: &crate::X11Options) -> Result<Backen
         capture: Some(Box::new(capture)),
         input,
         windows,
-        apps: Some(Box::new(apps::LinuxApps::new(&name))),
+        apps: Some(Box::new(deskhand_backend_linux::LinuxApps::new(vec![(
+            "DISPLAY".into(),
+            name.clone().into(),
+        )]))),
         permissions: Some(Box::new(permissions::X11Permissions {
             capture: true,
             input_injection: has_input,

@@ -18,24 +18,28 @@ use deskhand_backend::{
     Apps, BackendError, FileId, LaunchPlan, LaunchTarget, ProcessInfo, RunningProgram,
 };
 
-use super::app_entries::{self, EntryCache, Installed, find_program, is_executable};
+use crate::app_entries::{self, EntryCache, Installed, find_program, is_executable};
 
 /// How long the entries read for telling a window's app are reused (a
 /// refusal check runs on every act).
 const ENTRIES_MAX_AGE: Duration = Duration::from_secs(2);
 
+/// The person's apps on a Linux desktop.
 pub struct LinuxApps {
-    display: String,
+    /// The variables that name deskhand's desktop to a launched app
+    /// (`DISPLAY` on X11, `WAYLAND_DISPLAY` on Wayland).
+    desktop_env: Vec<(OsString, OsString)>,
     uid: u32,
     entries: EntryCache,
 }
 
 impl LinuxApps {
-    pub fn new(display: &str) -> Self {
+    /// Apps launched with `desktop_env` naming deskhand's desktop.
+    pub fn new(desktop_env: Vec<(OsString, OsString)>) -> Self {
         // SAFETY: getuid has no preconditions.
         let uid = unsafe { libc::getuid() };
         Self {
-            display: display.to_owned(),
+            desktop_env,
             uid,
             entries: EntryCache::default(),
         }
@@ -99,8 +103,7 @@ fn shebang(program: &Path) -> Vec<String> {
 }
 
 /// The variables of the desktop session a launched app gets from
-/// deskhand's environment (besides `DISPLAY`, which names deskhand's
-/// display). Nothing of deskhand's own (`DESKHAND_*`, `RUST_LOG`, tokens,
+/// deskhand's environment (besides those that name deskhand's desktop). Nothing of deskhand's own (`DESKHAND_*`, `RUST_LOG`, tokens,
 /// whatever its parent set) reaches the app.
 const SESSION_VARS: &[&str] = &[
     "HOME",
@@ -259,7 +262,7 @@ impl Apps for LinuxApps {
         cmd.args(argv)
             .env_clear()
             .envs(session_env(std::env::vars_os()))
-            .env("DISPLAY", &self.display)
+            .envs(self.desktop_env.iter().cloned())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
