@@ -4,11 +4,14 @@
 //! second engine on that display is refused, whatever connection file it
 //! names, so that it can neither lift the person's pause nor fight the
 //! first over the pointer. The lock goes with the process (also when it
-//! is killed); the file says who holds it: the pid and, for a daemon, its
-//! connection file, where `deskhand mcp` finds the port to relay to.
+//! is killed). Who holds it is in a record beside it (`display-<tag>.json`,
+//! written once the lock is taken): the pid and, for a daemon, its
+//! connection file, where `deskhand mcp` finds the port to relay to. The
+//! record is a file of its own because a locked file cannot be read on
+//! Windows; a record left by a holder that was killed names a process
+//! that no longer runs deskhand, and is not believed.
 
 use std::fs::{File, TryLockError};
-use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -52,12 +55,20 @@ impl Holder {
 /// The lock of a display this process drives; released when dropped.
 #[derive(Debug)]
 pub struct DisplayClaim {
-    file: File,
+    /// Held while this process drives the display.
+    _lock: File,
+    /// The holder record beside the lock.
+    record: PathBuf,
     display: String,
 }
 
 fn lock_path(id: &DesktopId) -> PathBuf {
     files::runtime_dir().join(format!("display-{}.lock", id.tag()))
+}
+
+/// The holder record of the lock at `lock`.
+fn record_path(lock: &Path) -> PathBuf {
+    lock.with_extension("json")
 }
 
 /// Locks `file` without waiting (`flock(2)` on unix, `LockFileEx` on
@@ -91,18 +102,19 @@ pub fn holder(id: &DesktopId) -> Option<Holder> {
 }
 
 fn holder_at(path: &Path) -> Option<Holder> {
-    let mut file = deskhand_files::open_read(path).ok()?;
+    let file = deskhand_files::open_read(path).ok()?;
     if try_lock(&file, false).ok()? {
         return None;
     }
-    // The holder writes its record right after it took the lock.
+    // The holder writes its record right after it took the lock; one left
+    // by a holder that was killed names a pid that runs no deskhand.
     for _ in 0..50 {
-        let mut text = String::new();
-        if file.rewind().is_ok()
-            && file.read_to_string(&mut text).is_ok()
-            && let Some(found) = parse_holder(&text)
-        {
-            return Some(found);
+        let found = std::fs::read_to_string(record_path(path))
+            .ok()
+            .and_then(|text| parse_holder(&text))
+            .filter(|h| h.pid.is_some_and(is_live_holder));
+        if found.is_some() {
+            return found;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -135,11 +147,18 @@ fn claim_at(path: &Path, x_display: &str) -> Result<DisplayClaim, HostError> {
         }
     }
     let claim = DisplayClaim {
-        file,
+        _lock: file,
+        record: record_path(path),
         display: x_display.to_owned(),
     };
     claim.record(None)?;
     Ok(claim)
+}
+
+/// Whether `pid` may hold a lock: this process (its own claims, in tests
+/// too) or a running deskhand.
+fn is_live_holder(pid: u32) -> bool {
+    pid == std::process::id() || deskhand_platform::runs_deskhand(pid)
 }
 
 impl DisplayClaim {
@@ -155,11 +174,15 @@ impl DisplayClaim {
             "display": self.display,
             "connection_file": connection_file,
         });
-        let mut file = &self.file;
-        file.set_len(0)
-            .and_then(|()| file.rewind())
-            .and_then(|()| file.write_all(format!("{line}\n").as_bytes()))
-            .map_err(io("writing the display's lock file"))
+        deskhand_files::write_atomic_unsynced(&self.record, format!("{line}\n").as_bytes())
+            .map_err(io(format!("writing {}", self.record.display())))
+    }
+}
+
+impl Drop for DisplayClaim {
+    fn drop(&mut self) {
+        // Before the lock goes (the file is closed after this).
+        let _ = std::fs::remove_file(&self.record);
     }
 }
 
@@ -195,6 +218,31 @@ mod tests {
         let again = claim_at(&path, ":5").expect("after the first went");
         assert_eq!(holder_at(&path).and_then(|h| h.connection_file), None);
         drop(again);
+        let _ = std::fs::remove_dir_all(path.parent().expect("dir"));
+    }
+
+    #[test]
+    fn a_record_beside_a_free_lock_or_naming_a_dead_process_is_not_believed() {
+        let path = lock_in("stale");
+        let claim = claim_at(&path, ":5").expect("claim");
+        assert!(record_path(&path).exists(), "the record is beside the lock");
+        drop(claim);
+        assert!(!record_path(&path).exists(), "removed with the claim");
+        // A holder killed before it could remove its record: the lock is
+        // free, so nobody holds the display.
+        std::fs::write(record_path(&path), r#"{"pid": 1, "connection_file": "/x"}"#)
+            .expect("stale");
+        assert_eq!(holder_at(&path), None);
+        // Held by someone whose record is not written yet: a holder, but
+        // not the one the old record names.
+        let lock = deskhand_files::open_in_place(&path).expect("open");
+        assert!(try_lock(&lock, true).expect("lock"));
+        let unknown = Holder {
+            pid: None,
+            connection_file: None,
+        };
+        assert_eq!(holder_at(&path), Some(unknown));
+        drop(lock);
         let _ = std::fs::remove_dir_all(path.parent().expect("dir"));
     }
 
