@@ -9,10 +9,12 @@
 
 use deskhand_backend::{BackendError, Rect};
 use x11rb::connection::Connection;
+use x11rb::cookie::Cookie;
 use x11rb::protocol::shape::{self, ConnectionExt as _};
 use x11rb::protocol::xproto::{
-    Atom, AtomEnum, ClipOrdering, ConfigureWindowAux, ConnectionExt as _, MapState, Rectangle,
-    StackMode, Window, WindowClass,
+    Atom, AtomEnum, ClipOrdering, ConfigureWindowAux, ConnectionExt as _, GetGeometryReply,
+    GetPropertyReply, GetWindowAttributesReply, MapState, Rectangle, StackMode,
+    TranslateCoordinatesReply, Window, WindowClass,
 };
 use x11rb::rust_connection::RustConnection;
 
@@ -144,6 +146,49 @@ pub(crate) struct FrameWindows {
     opacity: Atom,
 }
 
+/// The requests about one frame window, in flight.
+struct Asked<'c> {
+    geometry: Cookie<'c, RustConnection, GetGeometryReply>,
+    attributes: Cookie<'c, RustConnection, GetWindowAttributesReply>,
+    at: Cookie<'c, RustConnection, TranslateCoordinatesReply>,
+    bounding: Cookie<'c, RustConnection, shape::GetRectanglesReply>,
+    clip: Cookie<'c, RustConnection, shape::GetRectanglesReply>,
+    opacity: Cookie<'c, RustConnection, GetPropertyReply>,
+}
+
+impl Asked<'_> {
+    /// What the replies say of the window; `on_root` whether it is a child
+    /// of the root, `pieces` what its regions must hold.
+    fn seen(self, on_root: bool, pieces: &[Rect]) -> Result<Seen, BackendError> {
+        let (g, a, t) = (
+            self.geometry.reply().backend()?,
+            self.attributes.reply().backend()?,
+            self.at.reply().backend()?,
+        );
+        let (bounding, clip) = (
+            self.bounding.reply().backend()?,
+            self.clip.reply().backend()?,
+        );
+        let opacity = self.opacity.reply().backend()?;
+        Ok(Seen {
+            rect: Rect::new(
+                i32::from(t.dst_x),
+                i32::from(t.dst_y),
+                u32::from(g.width),
+                u32::from(g.height),
+            ),
+            on_root,
+            mapped: a.map_state == MapState::VIEWABLE,
+            shaped_whole: holds(&rects_of(&bounding.rectangles), pieces)
+                && holds(&rects_of(&clip.rectangles), pieces),
+            opaque: opacity
+                .value32()
+                .and_then(|mut v| v.next())
+                .is_none_or(|v| v == OPAQUE),
+        })
+    }
+}
+
 impl FrameWindows {
     pub(crate) fn connect(display: &str) -> Result<Self, BackendError> {
         let (conn, screen) = RustConnection::connect(Some(display))
@@ -162,28 +207,22 @@ impl FrameWindows {
         })
     }
 
-    /// Whether window `w`'s bounding and clip regions hold `pieces`.
-    fn shaped_whole(&self, w: Window, pieces: &[Rect]) -> Result<bool, BackendError> {
-        let bounding = self.conn.shape_get_rectangles(w, shape::SK::BOUNDING);
-        let clip = self.conn.shape_get_rectangles(w, shape::SK::CLIP);
-        let (bounding, clip) = (bounding.backend()?, clip.backend()?);
-        let (bounding, clip) = (bounding.reply().backend()?, clip.reply().backend()?);
-        Ok(holds(&rects_of(&bounding.rectangles), pieces)
-            && holds(&rects_of(&clip.rectangles), pieces))
-    }
-
-    /// Whether window `w` has no opacity below opaque.
-    fn opaque(&self, w: Window) -> Result<bool, BackendError> {
-        let reply = self
-            .conn
-            .get_property(false, w, self.opacity, AtomEnum::CARDINAL, 0, 1)
-            .backend()?
-            .reply()
-            .backend()?;
-        Ok(reply
-            .value32()
-            .and_then(|mut v| v.next())
-            .is_none_or(|v| v == OPAQUE))
+    /// Every request about window `w`, sent at once (their replies are read
+    /// later: one round trip for all the frame's windows).
+    fn ask(&self, w: Window) -> Result<Asked<'_>, BackendError> {
+        let conn = &self.conn;
+        Ok(Asked {
+            geometry: conn.get_geometry(w).backend()?,
+            attributes: conn.get_window_attributes(w).backend()?,
+            at: conn.translate_coordinates(w, self.root, 0, 0).backend()?,
+            bounding: conn
+                .shape_get_rectangles(w, shape::SK::BOUNDING)
+                .backend()?,
+            clip: conn.shape_get_rectangles(w, shape::SK::CLIP).backend()?,
+            opacity: conn
+                .get_property(false, w, self.opacity, AtomEnum::CARDINAL, 0, 1)
+                .backend()?,
+        })
     }
 
     /// Reads `windows` as the server has them and the root's children
@@ -195,38 +234,16 @@ impl FrameWindows {
         expected: &[Rect],
         covered: &[Rect],
     ) -> Result<(Vec<Seen>, Vec<Window>), BackendError> {
-        let children = self
-            .conn
-            .query_tree(self.root)
-            .backend()?
-            .reply()
-            .backend()?
-            .children;
+        let tree = self.conn.query_tree(self.root).backend()?;
+        let asked = windows
+            .iter()
+            .map(|&w| self.ask(w))
+            .collect::<Result<Vec<_>, _>>()?;
+        let children = tree.reply().backend()?.children;
         let mut seen = Vec::new();
-        for (&w, on) in windows.iter().zip(expected) {
-            let geometry = self.conn.get_geometry(w).backend()?;
-            let attributes = self.conn.get_window_attributes(w).backend()?;
-            let at = self
-                .conn
-                .translate_coordinates(w, self.root, 0, 0)
-                .backend()?;
-            let (g, a, t) = (
-                geometry.reply().backend()?,
-                attributes.reply().backend()?,
-                at.reply().backend()?,
-            );
-            seen.push(Seen {
-                rect: Rect::new(
-                    i32::from(t.dst_x),
-                    i32::from(t.dst_y),
-                    u32::from(g.width),
-                    u32::from(g.height),
-                ),
-                on_root: children.contains(&w),
-                mapped: a.map_state == MapState::VIEWABLE,
-                shaped_whole: self.shaped_whole(w, &pieces_on(on, covered))?,
-                opaque: self.opaque(w)?,
-            });
+        for ((&w, on), asked) in windows.iter().zip(expected).zip(asked) {
+            let pieces = pieces_on(on, covered);
+            seen.push(asked.seen(children.contains(&w), &pieces)?);
         }
         Ok((seen, children))
     }
