@@ -186,13 +186,18 @@ pub trait Input: Send {
 /// A top-level window as the OS reports it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NativeWindow {
-    /// The OS handle (X11 window id).
+    /// The OS handle (an X11 window id; a Windows HWND, a macOS window
+    /// number).
     pub id: u64,
-    /// Owning process, when known.
+    /// Owning process, when known (from the OS, not from the window's own
+    /// claim).
     pub pid: Option<u32>,
-    /// The app's class (X11 WM_CLASS class), `""` when unset.
+    /// The app's class as the desktop names it: X11's `WM_CLASS` class, a
+    /// Wayland app id, a macOS bundle id, a Windows program's name; `""`
+    /// when unset.
     pub class: String,
-    /// The app's instance name (X11 WM_CLASS instance).
+    /// A second name of the app where the desktop has one (X11's
+    /// `WM_CLASS` instance); `""` elsewhere.
     pub instance: String,
     /// Title.
     pub title: String,
