@@ -114,11 +114,10 @@ fn home() -> Option<PathBuf> {
 }
 
 /// Whether the file at `path` is one the person's account can change:
-/// below their home, or theirs or open to others' writes (see
-/// `deskhand_files::changeable_by_us`).
+/// below their `home` (symlinks resolved), or theirs or open to others'
+/// writes (see `deskhand_files::changeable_by_us`).
 pub(crate) fn persons_own(path: &Path, home: Option<&Path>) -> bool {
     let below_home = home
-        .and_then(|h| std::fs::canonicalize(h).ok())
         .zip(std::fs::canonicalize(path).ok())
         .is_some_and(|(h, p)| p.starts_with(h));
     below_home || deskhand_files::changeable_by_us(path)
@@ -164,7 +163,7 @@ fn read_all() -> Vec<Installed> {
         files.extend(found.into_iter().map(|(id, path)| (id, path, own)));
     }
     let mut seen = std::collections::HashSet::new();
-    let home = home();
+    let home = home().and_then(|h| std::fs::canonicalize(h).ok());
     files
         .into_iter()
         .filter(|(id, _, _)| seen.insert(id.clone()))
@@ -369,6 +368,26 @@ mod tests {
         assert_eq!(vim.words, ["vim"]);
         assert!(parse_entry("n", "[Desktop Entry]\nName=no exec\n").is_none());
         assert!(parse_entry("n", "[Other]\nExec=xterm\n").is_none());
+    }
+
+    #[test]
+    fn files_below_the_home_or_the_persons_own_are_the_persons() {
+        let home = std::env::temp_dir().join(format!("dh-home-{}", std::process::id()));
+        std::fs::create_dir_all(home.join("bin")).expect("dir");
+        let tool = home.join("bin/tool");
+        std::fs::write(&tool, "x").expect("write");
+        let home = std::fs::canonicalize(&home).expect("canonical");
+        assert!(persons_own(&tool, Some(&home)), "below the home");
+        let system = Path::new("/usr/bin/env");
+        assert!(
+            !persons_own(system, Some(&home)),
+            "root's, outside the home"
+        );
+        assert!(
+            persons_own(system, Some(Path::new("/usr"))),
+            "below a root home"
+        );
+        let _ = std::fs::remove_dir_all(&home);
     }
 
     #[test]
