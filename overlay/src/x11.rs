@@ -43,11 +43,14 @@ pub struct X11Side {
 fn rectangles(rects: &[Rect]) -> Vec<Rectangle> {
     rects
         .iter()
-        .map(|r| Rectangle {
-            x: r.x.clamp(i16::MIN.into(), i16::MAX.into()) as i16,
-            y: r.y.clamp(i16::MIN.into(), i16::MAX.into()) as i16,
-            width: r.width.min(u16::MAX.into()) as u16,
-            height: r.height.min(u16::MAX.into()) as u16,
+        .map(|r| {
+            let (x, y, width, height) = r.clamped_16();
+            Rectangle {
+                x,
+                y,
+                width,
+                height,
+            }
         })
         .collect()
 }

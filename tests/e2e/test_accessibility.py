@@ -21,7 +21,7 @@ import pytest
 from daemon import Daemon
 from imaging import decode_png
 from mcp_client import ToolError, http, run, window_id
-from xhelpers import REPO, missing, poll, pointer, require, scratch_dir
+from xhelpers import REPO, a11y_env, missing, poll, pointer, require, scratch_dir
 
 FIXTURE = REPO / "tests" / "fixtures" / "a11y_form.py"
 FORM = "deskhand a11y form"
@@ -50,9 +50,7 @@ class Desk:
         self.display = self.daemon.display
         self.saved = self.tmp / "saved.txt"
         self.frames_path = self.tmp / "frames.json"
-        app_env = {k: v for k, v in os.environ.items()
-                   if k not in ("NO_AT_BRIDGE", "AT_SPI_BUS_ADDRESS")}
-        app_env.update(env, DISPLAY=self.display)
+        app_env = {**a11y_env(self.display, self.bus), **env}
         self.app_env, self.others = app_env, []
         self.app = subprocess.Popen(
             ["/usr/bin/python3", str(FIXTURE), "--saved", str(self.saved),

@@ -9,7 +9,6 @@ words are read as a screen reader reads them (AT-SPI)."""
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import subprocess
 import time
@@ -18,7 +17,7 @@ from daemon import Daemon
 from person import device_click
 from test_app import (app_binary, bus, find, icon_window, menu_item,  # noqa: F401 (fixtures)
                       trayer, xvfb)
-from xhelpers import FIXTURES, close_window, poll, run, window_rect
+from xhelpers import FIXTURES, a11y_env, close_window, poll, run, window_rect
 from xlib import Display
 
 # Places inside the dialog, from its fixed layout (ui/ask.css).
@@ -76,10 +75,9 @@ def audit_says(app: Daemon, *texts: str) -> None:
 
 def window_text(display: str, bus: str, title: str) -> str:
     """What the window named `title` says, as a screen reader reads it."""
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_AT_BRIDGE", "AT_SPI_BUS_ADDRESS")}
-    env.update(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=bus)
     done = subprocess.run(["/usr/bin/python3", str(FIXTURES / "window_text.py"), title],
-                          env=env, capture_output=True, text=True, timeout=60)
+                          env=a11y_env(display, bus), capture_output=True, text=True,
+                          timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

@@ -112,6 +112,14 @@ def map_state(display: str, wid: str) -> str:
     return re.search(r"Map State: (\w+)", out).group(1)
 
 
+def a11y_env(display: str, bus: str) -> dict:
+    """This process's environment for a program on `display` that speaks
+    AT-SPI on the session bus `bus` (an app, or a screen reader's reads)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_AT_BRIDGE", "AT_SPI_BUS_ADDRESS")}
+    env.update(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=bus)
+    return env
+
+
 def pixel_of_import(display: str, x: int, y: int) -> tuple[int, int, int]:
     """A pixel of the screen as another program sees it (ImageMagick's
     `import` of the root window), overlay included."""

@@ -155,16 +155,15 @@ pub fn changeable_by_us(path: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let ours = unsafe { libc::geteuid() };
         let Ok(real) = std::fs::canonicalize(path) else {
             return true;
         };
         real.ancestors().any(|p| {
             std::fs::metadata(p).map_or(true, |m| {
-                let mode = m.permissions().mode();
-                let sticky_dir = m.is_dir() && mode & 0o1000 != 0;
-                (ours != 0 && m.uid() == ours) || (mode & 0o022 != 0 && !sticky_dir)
+                let sticky_dir = m.is_dir() && m.permissions().mode() & 0o1000 != 0;
+                // Ours, and we are not root; or others may write it.
+                let persons = m.uid() != 0 && foreign_owner(&m).is_none();
+                persons || (open_to_others(&m, true).is_some() && !sticky_dir)
             })
         })
     }

@@ -43,6 +43,19 @@ impl Rect {
         }
     }
 
+    /// The rectangle in 16-bit fields (as X11 requests carry one): the
+    /// origin clamped to `i16`, the size to `u16`.
+    pub fn clamped_16(&self) -> (i16, i16, u16, u16) {
+        let clamp = |v: i32| v.clamp(i16::MIN.into(), i16::MAX.into()) as i16;
+        let size = |v: u32| v.min(u16::MAX.into()) as u16;
+        (
+            clamp(self.x),
+            clamp(self.y),
+            size(self.width),
+            size(self.height),
+        )
+    }
+
     /// Exclusive right edge.
     pub fn right(&self) -> i64 {
         i64::from(self.x) + i64::from(self.width)
@@ -106,5 +119,19 @@ impl Rect {
             self.x.saturating_add_unsigned(self.width),
             self.y.saturating_add_unsigned(self.height),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sixteen_bit_fields_clamp_what_does_not_fit() {
+        assert_eq!(Rect::new(-5, 7, 100, 50).clamped_16(), (-5, 7, 100, 50));
+        assert_eq!(
+            Rect::new(40_000, -40_000, 70_000, 1).clamped_16(),
+            (i16::MAX, i16::MIN, u16::MAX, 1)
+        );
     }
 }
