@@ -1,5 +1,6 @@
-//! The winit side: one borderless, override-redirect, always-on-top window
-//! per monitor, painted with softbuffer, driven by the engine's commands.
+//! The winit side: one borderless, always-on-top window per monitor,
+//! painted with softbuffer, driven by the engine's commands; what the
+//! desktop adds (regions, stacking, its watch) through [`Desktop`].
 
 use std::collections::HashSet;
 use std::num::NonZeroU32;
@@ -9,16 +10,14 @@ use winit::application::ApplicationHandler;
 use winit::dpi::{PhysicalPosition, PhysicalSize};
 use winit::event::{ElementState, MouseButton, WindowEvent};
 use winit::event_loop::ActiveEventLoop;
-use winit::platform::x11::WindowAttributesExtX11;
-use winit::raw_window_handle::{HasWindowHandle, RawWindowHandle};
 use winit::window::{Window, WindowId, WindowLevel};
 
-use crate::emit;
 use deskhand_protocol::geometry::{Point, Rect};
 use deskhand_protocol::overlay::{Command, Event};
 
+use crate::desktop::{Desktop, WindowNews};
+use crate::emit;
 use crate::paint::{Layout, Press, relative_to};
-use crate::x11::{WindowNews, X11Side};
 
 /// What reaches the event loop from the other threads.
 #[derive(Debug)]
@@ -27,14 +26,15 @@ pub enum UserEvent {
     Command(Command),
     /// stdin closed: the engine is gone.
     StdinClosed,
-    /// News from the X watcher.
+    /// News from the desktop's watcher.
     News(WindowNews),
 }
 
 struct Overlay {
     window: Rc<Window>,
     surface: softbuffer::Surface<Rc<Window>, Rc<Window>>,
-    xid: u32,
+    /// The id the desktop and the engine know the window by.
+    id: u32,
     index: usize,
 }
 
@@ -47,8 +47,8 @@ enum Phase {
 }
 
 /// The overlay application.
-pub struct App {
-    x: X11Side,
+pub struct App<D> {
+    desktop: D,
     layout: Layout,
     windows: Vec<Overlay>,
     phase: Phase,
@@ -56,19 +56,11 @@ pub struct App {
     armed: Option<Press>,
 }
 
-fn xid_of(window: &Window) -> anyhow::Result<u32> {
-    match window.window_handle()?.as_raw() {
-        RawWindowHandle::Xlib(h) => Ok(h.window as u32),
-        RawWindowHandle::Xcb(h) => Ok(h.window.get()),
-        other => anyhow::bail!("not an X11 window: {other:?}"),
-    }
-}
-
-impl App {
+impl<D: Desktop> App<D> {
     /// An app with nothing shown yet.
-    pub fn new(x: X11Side) -> Self {
+    pub fn new(desktop: D) -> Self {
         Self {
-            x,
+            desktop,
             layout: Layout {
                 monitors: Vec::new(),
                 paused: false,
@@ -87,25 +79,26 @@ impl App {
         for (index, m) in self.layout.monitors.iter().enumerate() {
             let attrs = Window::default_attributes()
                 .with_title("deskhand takeover")
-                .with_name("deskhand-overlay", "deskhand-overlay")
                 .with_decorations(false)
                 .with_resizable(false)
                 .with_window_level(WindowLevel::AlwaysOnTop)
-                .with_override_redirect(true)
+                // Left out of screen captures where the OS can (not X11,
+                // whose backend fills the frame from the windows beneath).
+                .with_content_protected(true)
                 .with_position(PhysicalPosition::new(m.x, m.y))
                 .with_inner_size(PhysicalSize::new(m.width.max(1), m.height.max(1)))
                 .with_visible(false);
+            let attrs = self.desktop.attributes(attrs);
             let window = Rc::new(event_loop.create_window(attrs)?);
             let context = softbuffer::Context::new(window.clone())
                 .map_err(|e| anyhow::anyhow!("softbuffer context: {e}"))?;
             let surface = softbuffer::Surface::new(&context, window.clone())
                 .map_err(|e| anyhow::anyhow!("softbuffer surface: {e}"))?;
-            let xid = xid_of(&window)?;
-            self.x.watch(xid)?;
+            let id = self.desktop.adopt(&window)?;
             self.windows.push(Overlay {
                 window,
                 surface,
-                xid,
+                id,
                 index,
             });
         }
@@ -132,7 +125,7 @@ impl App {
             } else {
                 Vec::new()
             };
-            self.x.shape(o.xid, &visible, &input)?;
+            self.desktop.shape(&o.window, o.id, &visible, &input)?;
         }
         Ok(())
     }
@@ -160,7 +153,7 @@ impl App {
             self.announce_shown();
             return Ok(());
         }
-        let pending: HashSet<u32> = self.windows.iter().map(|o| o.xid).collect();
+        let pending: HashSet<u32> = self.windows.iter().map(|o| o.id).collect();
         self.phase = Phase::Showing(pending);
         for o in &self.windows {
             o.window.set_visible(true);
@@ -170,7 +163,7 @@ impl App {
 
     fn announce_shown(&self) {
         emit(&Event::Shown {
-            windows: self.windows.iter().map(|o| o.xid).collect(),
+            windows: self.windows.iter().map(|o| o.id).collect(),
             rects: self.layout.covered(),
         });
     }
@@ -181,7 +174,7 @@ impl App {
             emit(&Event::Hidden);
             return;
         }
-        self.phase = Phase::Hiding(self.windows.iter().map(|o| o.xid).collect());
+        self.phase = Phase::Hiding(self.windows.iter().map(|o| o.id).collect());
         for o in &self.windows {
             o.window.set_visible(false);
         }
@@ -233,24 +226,24 @@ impl App {
     }
 
     fn news(&mut self, event_loop: &ActiveEventLoop, news: WindowNews) {
-        let ours = |xid: u32| self.windows.iter().any(|o| o.xid == xid);
+        let ours = |id: u32| self.windows.iter().any(|o| o.id == id);
         match news {
-            WindowNews::Mapped(xid) => {
+            WindowNews::Mapped(id) => {
                 if let Phase::Showing(pending) = &mut self.phase {
-                    pending.remove(&xid);
+                    pending.remove(&id);
                     if pending.is_empty() {
                         self.phase = Phase::Shown;
                         for o in &self.windows {
-                            let _ = self.x.raise(o.xid);
+                            let _ = self.desktop.raise(o.id);
                         }
                         self.redraw_all();
                         self.announce_shown();
                     }
                 }
             }
-            WindowNews::Unmapped(xid) if ours(xid) => match &mut self.phase {
+            WindowNews::Unmapped(id) if ours(id) => match &mut self.phase {
                 Phase::Hiding(pending) => {
-                    pending.remove(&xid);
+                    pending.remove(&id);
                     if pending.is_empty() {
                         self.phase = Phase::Hidden;
                         emit(&Event::Hidden);
@@ -258,13 +251,13 @@ impl App {
                 }
                 _ => self.lost("unmapped"),
             },
-            WindowNews::Destroyed(xid) if ours(xid) => self.lost("destroyed"),
-            WindowNews::Covered(xid) if ours(xid) && self.phase == Phase::Shown => {
-                let _ = self.x.raise(xid);
+            WindowNews::Destroyed(id) if ours(id) => self.lost("destroyed"),
+            WindowNews::Covered(id) if ours(id) && self.phase == Phase::Shown => {
+                let _ = self.desktop.raise(id);
             }
             WindowNews::Restacked(other) if !ours(other) && self.phase == Phase::Shown => {
                 for o in &self.windows {
-                    let _ = self.x.raise(o.xid);
+                    let _ = self.desktop.raise(o.id);
                 }
             }
             WindowNews::Closed => {
@@ -295,8 +288,8 @@ impl App {
     }
 
     /// A left press and release both on the same button, while paused,
-    /// is a click; winit reads XInput 2 device events, so a SendEvent
-    /// cannot make one.
+    /// is a click; it must come from a device (on X11 winit reads XInput 2
+    /// device events, which a SendEvent cannot make).
     fn mouse(&mut self, id: WindowId, state: ElementState) {
         let on = self.cursor.and_then(|(wid, p)| {
             let o = self
@@ -322,7 +315,7 @@ impl App {
     }
 }
 
-impl ApplicationHandler<UserEvent> for App {
+impl<D: Desktop> ApplicationHandler<UserEvent> for App<D> {
     fn resumed(&mut self, _event_loop: &ActiveEventLoop) {}
 
     fn user_event(&mut self, event_loop: &ActiveEventLoop, event: UserEvent) {

@@ -1,13 +1,16 @@
 //! What deskhand's Linux backends (X11 now, Wayland next) share, none of
-//! it tied to a display server: the freedesktop policy tables, and apps
-//! (the person's processes from `/proc`, the installed applications'
-//! `.desktop` entries, launching without a shell).
+//! it tied to a display server: the freedesktop policy tables; apps (the
+//! person's processes from `/proc`, the installed applications' `.desktop`
+//! entries, launching without a shell); the XKB keymap model that picks
+//! the keys for a character, and the file of keycodes remapped for typing.
 
 #[cfg(target_os = "linux")]
 mod app_entries;
 #[cfg(target_os = "linux")]
 mod apps;
+pub mod keymap;
 mod policy;
+pub mod remap_file;
 
 #[cfg(target_os = "linux")]
 pub use apps::LinuxApps;

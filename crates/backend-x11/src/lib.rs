@@ -77,13 +77,6 @@ pub use x11::engine_claim::{EngineClaim, claim as claim_engine};
 pub use x11::person::FakePerson;
 #[cfg(target_os = "linux")]
 pub use x11::probe::{DisplayProbe, Extensions, probe};
-
-/// Where the takeover overlay program is (`$DESKHAND_OVERLAY`, next to this
-/// executable, or on `PATH`), if anywhere.
-#[cfg(target_os = "linux")]
-pub fn overlay_program() -> Option<std::path::PathBuf> {
-    x11::overlay_program()
-}
 #[cfg(target_os = "linux")]
 pub use x11::tray::system_tray_present;
 #[cfg(target_os = "linux")]

@@ -10,6 +10,7 @@ pub mod doctor;
 pub mod geometry;
 pub mod keys;
 pub mod kill_switch;
+pub mod overlay_process;
 pub mod policy;
 
 pub use capabilities::*;

@@ -6,6 +6,7 @@
 //! (the platform crate merges the two).
 
 use deskhand_backend::BackendFindings;
+use deskhand_backend::overlay_process::find_overlay;
 use deskhand_protocol::doctor::{
     Availability, BackendEntry, CapabilityEntry, CapabilityName, ConsentKind, GrantStatus,
     PermissionEntry, Probe, ReasonCode, SessionType, Verdict,
@@ -76,7 +77,7 @@ fn capabilities(x: Option<&DisplayProbe>, backend: Verdict) -> Vec<CapabilityEnt
     });
     let indicator = or_backend(if !ext.composite {
         Verdict::unavailable(ReasonCode::CompositeMissing)
-    } else if !super::overlay_program().is_some_and(|p| p.is_file()) {
+    } else if !find_overlay().is_some_and(|p| p.is_file()) {
         Verdict::unavailable(ReasonCode::IndicatorNotFound)
     } else {
         Verdict::AVAILABLE
@@ -156,7 +157,7 @@ fn display_probes(p: &DisplayProbe) -> Vec<Probe> {
          choice of its own)",
     ));
     probes.push(handback_limit_probe());
-    let overlay = super::overlay_program();
+    let overlay = find_overlay();
     probes.push(Probe::new(
         "takeover indicator",
         overlay.is_some(),

@@ -7,7 +7,8 @@
 //! a `_NET_WM_WINDOW_OPACITY` below opaque (a compositor honours it). A
 //! window stacked above the frame is beaten by raising the frame again.
 
-use deskhand_backend::{BackendError, Rect};
+use deskhand_backend::overlay_process::FrameInspector;
+use deskhand_backend::{BackendError, FrameCheck, Rect};
 use x11rb::connection::Connection;
 use x11rb::cookie::Cookie;
 use x11rb::protocol::shape::{self, ConnectionExt as _};
@@ -367,6 +368,53 @@ impl FrameWindows {
     fn sync(&self) -> Result<(), BackendError> {
         self.conn.get_input_focus().backend()?.reply().backend()?;
         Ok(())
+    }
+}
+
+/// The X11 [`FrameInspector`]: [`FrameWindows`] on a connection opened at
+/// the first check, and again after one that failed.
+pub(crate) struct X11FrameInspector {
+    display: String,
+    windows: Option<FrameWindows>,
+}
+
+impl X11FrameInspector {
+    /// An inspector of the frame on `display`; connects when first used.
+    pub(crate) fn new(display: &str) -> Self {
+        Self {
+            display: display.to_owned(),
+            windows: None,
+        }
+    }
+}
+
+impl FrameInspector for X11FrameInspector {
+    fn inspect(
+        &mut self,
+        windows: &[u64],
+        monitors: &[Rect],
+        covered: &[Rect],
+    ) -> Result<Option<FrameCheck>, BackendError> {
+        if self.windows.is_none() {
+            self.windows = Some(FrameWindows::connect(&self.display)?);
+        }
+        let Some(frame) = &self.windows else {
+            return Ok(Some(FrameCheck::Intact));
+        };
+        // X11 window ids are 32-bit; the overlay reports them as such.
+        let ids: Vec<u32> = windows.iter().map(|&w| w as u32).collect();
+        let checked = frame.check(&ids, monitors, covered);
+        if checked.is_err() {
+            self.windows = None;
+        }
+        Ok(match checked? {
+            Verdict::Intact => Some(FrameCheck::Intact),
+            Verdict::Faded => Some(FrameCheck::Restored("faded")),
+            Verdict::Reshaped => Some(FrameCheck::Restored("reshaped")),
+            Verdict::Resized => Some(FrameCheck::Restored("resized")),
+            Verdict::Moved => Some(FrameCheck::Restored("moved")),
+            Verdict::Unmapped => None,
+        })
     }
 }
 

@@ -26,9 +26,9 @@ use deskhand_backend::{
 use x11rb::NONE;
 use x11rb::protocol::xproto::ConnectionExt as _;
 
-use super::keymap::{self, Stroke};
 use super::typing::{Keyboard, Untypable};
 use super::{Shared, X11ResultExt};
+use deskhand_backend_linux::keymap::{self, Stroke};
 
 /// The keyboard and the thread that gives remapped keycodes back once
 /// typing is idle.

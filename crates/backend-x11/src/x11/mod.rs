@@ -9,13 +9,10 @@ pub mod doctor;
 pub mod engine_claim;
 mod exclusion;
 mod frame_check;
-mod indicator;
 mod input;
-mod keymap;
 mod permissions;
 pub mod person;
 pub mod probe;
-mod remap_file;
 pub mod tray;
 mod typing;
 pub mod virtual_desktop;
@@ -25,6 +22,7 @@ mod windows;
 use std::sync::Arc;
 
 use deskhand_backend::Backend;
+use deskhand_backend::overlay_process::{OverlayIndicator, find_overlay};
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{ConnectionExt as _, ImageOrder, Window};
 use x11rb::rust_connection::RustConnection;
@@ -112,11 +110,6 @@ impl<T> X11ResultExt<T> for Result<T, x11rb::errors::ReplyOrIdError> {
     }
 }
 
-/// Where the overlay program is.
-pub fn overlay_program() -> Option<std::path::PathBuf> {
-    indicator::find_overlay()
-}
-
 pub fn open(display: Option<&str>, options: &crate::X11Options) -> Result<Backend, X11Error> {
     let name = display
         .map(str::to_owned)
@@ -189,9 +182,12 @@ pub fn open(display: Option<&str>, options: &crate::X11Options) -> Result<Backen
             None
         }
     };
-    let indicator = match indicator::find_overlay() {
-        Some(program) => Some(Box::new(indicator::OverlayIndicator::new(&program, &name))
-            as Box<dyn deskhand_backend::Indicator>),
+    let indicator = match find_overlay() {
+        Some(program) => Some(Box::new(OverlayIndicator::new(
+            &program,
+            vec![("DISPLAY".into(), name.clone())],
+            Box::new(frame_check::X11FrameInspector::new(&name)),
+        )) as Box<dyn deskhand_backend::Indicator>),
         None => {
             tracing::warn!(
                 "deskhand-overlay not found (next to deskhand, on PATH, or $DESKHAND_OVERLAY): takeover is unavailable"

@@ -30,8 +30,8 @@ use x11rb::protocol::xtest::ConnectionExt as _;
 use x11rb::rust_connection::RustConnection;
 
 use super::X11ResultExt;
-use super::keymap::{self, KeySyms, Keymap, State, Stroke};
-use super::remap_file;
+use deskhand_backend_linux::keymap::{self, KeySyms, Keymap, State, Stroke};
+use deskhand_backend_linux::remap_file;
 
 /// How long a remapped keycode keeps its meaning after its last press
 /// before it may get another, at the least: the app must have read the

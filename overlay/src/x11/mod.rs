@@ -1,7 +1,9 @@
-//! What winit does not do: SHAPE regions (the frame and label are the only
-//! visible parts, the Continue button the only one that takes input),
-//! keeping the overlay on top, and noticing when another client unmaps or
-//! destroys it.
+//! The overlay on X11, what winit does not do there: SHAPE regions (the
+//! frame and label are the only visible parts, the Continue button the
+//! only one that takes input), override-redirect windows kept on top, and
+//! noticing when another client unmaps or destroys one.
+
+pub mod quiet;
 
 use std::sync::Arc;
 
@@ -14,24 +16,11 @@ use x11rb::protocol::xproto::{
 };
 use x11rb::rust_connection::RustConnection;
 
+use deskhand_overlay::desktop::{Desktop, WindowNews};
 use deskhand_protocol::geometry::Rect;
-
-/// What the watcher saw happen to an overlay window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WindowNews {
-    /// Mapped (visible).
-    Mapped(u32),
-    /// Unmapped, by us or by someone else.
-    Unmapped(u32),
-    /// Destroyed.
-    Destroyed(u32),
-    /// Partly or fully covered by another window.
-    Covered(u32),
-    /// Some window was mapped or restacked (it may now be above ours).
-    Restacked(u32),
-    /// The display connection failed.
-    Closed,
-}
+use winit::platform::x11::WindowAttributesExtX11;
+use winit::raw_window_handle::{HasWindowHandle, RawWindowHandle};
+use winit::window::{Window, WindowAttributes};
 
 /// A second connection to the display, for SHAPE and stacking.
 #[derive(Clone)]
@@ -80,17 +69,40 @@ impl X11Side {
     }
 
     /// Starts watching `window` for map, unmap, destroy and visibility.
-    pub fn watch(&self, window: u32) -> anyhow::Result<()> {
+    fn watch(&self, window: u32) -> anyhow::Result<()> {
         let mask = EventMask::STRUCTURE_NOTIFY | EventMask::VISIBILITY_CHANGE | EventMask::EXPOSURE;
         self.conn
             .change_window_attributes(window, &ChangeWindowAttributesAux::new().event_mask(mask))?;
         self.conn.flush()?;
         Ok(())
     }
+}
 
-    /// Sets what of `window` is drawn (`visible`) and what takes input
-    /// (`input`), in the window's own coordinates.
-    pub fn shape(&self, window: u32, visible: &[Rect], input: &[Rect]) -> anyhow::Result<()> {
+impl Desktop for X11Side {
+    fn attributes(&self, attrs: WindowAttributes) -> WindowAttributes {
+        // No window manager frames, moves or stacks it.
+        attrs
+            .with_name("deskhand-overlay", "deskhand-overlay")
+            .with_override_redirect(true)
+    }
+
+    fn adopt(&self, window: &Window) -> anyhow::Result<u32> {
+        let xid = match window.window_handle()?.as_raw() {
+            RawWindowHandle::Xlib(h) => h.window as u32,
+            RawWindowHandle::Xcb(h) => h.window.get(),
+            other => anyhow::bail!("not an X11 window: {other:?}"),
+        };
+        self.watch(xid)?;
+        Ok(xid)
+    }
+
+    fn shape(
+        &self,
+        _window: &Window,
+        window: u32,
+        visible: &[Rect],
+        input: &[Rect],
+    ) -> anyhow::Result<()> {
         for (kind, rects) in [(shape::SK::BOUNDING, visible), (shape::SK::INPUT, input)] {
             // Checked: an input shape that did not take is not click-through.
             self.conn
@@ -109,8 +121,7 @@ impl X11Side {
         Ok(())
     }
 
-    /// Puts `window` above every other.
-    pub fn raise(&self, window: u32) -> anyhow::Result<()> {
+    fn raise(&self, window: u32) -> anyhow::Result<()> {
         self.conn.configure_window(
             window,
             &ConfigureWindowAux::new().stack_mode(StackMode::ABOVE),
@@ -119,8 +130,7 @@ impl X11Side {
         Ok(())
     }
 
-    /// Blocks for the next piece of news about the watched windows.
-    pub fn next(&self) -> WindowNews {
+    fn next(&self) -> WindowNews {
         loop {
             match self.conn.wait_for_event() {
                 Ok(Event::MapNotify(e)) if e.event == self.root => {

@@ -1,7 +1,9 @@
-//! The takeover indicator: the `deskhand-overlay` process, driven over
-//! JSON lines (commands on its stdin, events on its stdout). It is started
-//! at the first takeover and kept for the next; when deskhand dies its
-//! stdin closes and it exits.
+//! The takeover indicator as every backend runs it: the `deskhand-overlay`
+//! process, driven over JSON lines (commands on its stdin, events on its
+//! stdout). It is started at the first takeover and kept for the next;
+//! when deskhand dies its stdin closes and it exits. What differs per
+//! desktop is only how the drawn frame is checked before an act: a
+//! [`FrameInspector`] of the backend's.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -11,10 +13,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use deskhand_backend::{BackendError, FrameCheck, Indicator, IndicatorEvent, IndicatorShown, Rect};
 use deskhand_protocol::overlay::{Command as OverlayCommand, Event as OverlayEvent};
 
-use super::frame_check::{FrameWindows, Verdict};
+use crate::{BackendError, FrameCheck, Indicator, IndicatorEvent, IndicatorShown, Rect};
 
 /// How long the overlay gets to start and to answer a command.
 const START_TIMEOUT: Duration = Duration::from_secs(5);
@@ -22,20 +23,35 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(3);
 
 type EventSink = Arc<dyn Fn(IndicatorEvent) + Send + Sync>;
 
+/// How a backend checks the overlay's windows, on a connection of its own
+/// to the desktop (never the overlay's word for it).
+pub trait FrameInspector: Send {
+    /// Checks `windows` (window `i` was put on `monitors[i]`) against what
+    /// they draw (`covered`), puts back what another program changed and
+    /// says what that was; `None` when the frame is not on screen at all.
+    fn inspect(
+        &mut self,
+        windows: &[u64],
+        monitors: &[Rect],
+        covered: &[Rect],
+    ) -> Result<Option<FrameCheck>, BackendError>;
+}
+
 /// Finds the overlay program: `$DESKHAND_OVERLAY`, next to this
 /// executable, or on `PATH`.
-pub(crate) fn find_overlay() -> Option<PathBuf> {
+pub fn find_overlay() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("DESKHAND_OVERLAY") {
         return Some(PathBuf::from(p));
     }
+    let name = format!("deskhand-overlay{}", std::env::consts::EXE_SUFFIX);
     let sibling = std::env::current_exe()
         .ok()
-        .and_then(|exe| exe.parent().map(|d| d.join("deskhand-overlay")))
+        .and_then(|exe| exe.parent().map(|d| d.join(&name)))
         .filter(|p| p.is_file());
     sibling.or_else(|| {
         std::env::var_os("PATH").and_then(|paths| {
             std::env::split_paths(&paths)
-                .map(|d| d.join("deskhand-overlay"))
+                .map(|d| d.join(&name))
                 .find(|p| p.is_file())
         })
     })
@@ -48,9 +64,10 @@ struct Running {
 }
 
 /// The overlay process as the engine's [`Indicator`].
-pub(crate) struct OverlayIndicator {
+pub struct OverlayIndicator {
     program: PathBuf,
-    display: String,
+    /// The variables that name the desktop to the overlay (`DISPLAY`).
+    env: Vec<(String, String)>,
     running: Option<Running>,
     events: Arc<Mutex<Option<EventSink>>>,
     windows: Vec<u64>,
@@ -58,8 +75,7 @@ pub(crate) struct OverlayIndicator {
     /// and what the frame draws: checked before every act.
     monitors: Vec<Rect>,
     covered: Vec<Rect>,
-    /// deskhand's own connection for that check, opened at the first.
-    frame: Option<FrameWindows>,
+    inspector: Box<dyn FrameInspector>,
     /// Which overlay process is current: a replaced one's late events are
     /// not reported.
     generation: Arc<AtomicU64>,
@@ -70,23 +86,29 @@ fn failed(msg: impl Into<String>) -> BackendError {
 }
 
 impl OverlayIndicator {
-    pub(crate) fn new(program: &Path, display: &str) -> Self {
+    /// The overlay `program`, started with `env` and checked by
+    /// `inspector`.
+    pub fn new(
+        program: &Path,
+        env: Vec<(String, String)>,
+        inspector: Box<dyn FrameInspector>,
+    ) -> Self {
         Self {
             program: program.to_owned(),
-            display: display.to_owned(),
+            env,
             running: None,
             events: Arc::new(Mutex::new(None)),
             windows: Vec::new(),
             monitors: Vec::new(),
             covered: Vec::new(),
-            frame: None,
+            inspector,
             generation: Arc::new(AtomicU64::new(0)),
         }
     }
 
     fn spawn(&mut self) -> Result<(), BackendError> {
         let mut child = Command::new(&self.program)
-            .env("DISPLAY", &self.display)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -249,14 +271,8 @@ impl Indicator for OverlayIndicator {
     }
 
     fn verify(&mut self) -> Result<FrameCheck, BackendError> {
-        match self.check_frame()? {
-            Verdict::Intact => Ok(FrameCheck::Intact),
-            Verdict::Moved => Ok(FrameCheck::Restored("moved")),
-            Verdict::Resized => Ok(FrameCheck::Restored("resized")),
-            Verdict::Reshaped => Ok(FrameCheck::Restored("reshaped")),
-            Verdict::Faded => Ok(FrameCheck::Restored("faded")),
-            Verdict::Unmapped => Err(failed("the takeover frame is not on screen")),
-        }
+        self.check_frame()?
+            .ok_or_else(|| failed("the takeover frame is not on screen"))
     }
 
     fn hide(&mut self) -> Result<(), BackendError> {
@@ -275,25 +291,13 @@ impl Indicator for OverlayIndicator {
 }
 
 impl OverlayIndicator {
-    /// Checks the frame on deskhand's own connection (opened at the first
-    /// check), putting back what another program changed.
-    fn check_frame(&mut self) -> Result<Verdict, BackendError> {
+    /// Checks the frame through the backend's inspector.
+    fn check_frame(&mut self) -> Result<Option<FrameCheck>, BackendError> {
         if self.windows.is_empty() {
-            return Ok(Verdict::Intact);
+            return Ok(Some(FrameCheck::Intact));
         }
-        if self.frame.is_none() {
-            self.frame = Some(FrameWindows::connect(&self.display)?);
-        }
-        let Some(frame) = &self.frame else {
-            return Ok(Verdict::Intact);
-        };
-        let windows: Vec<u32> = self.windows.iter().map(|&w| w as u32).collect();
-        let checked = frame.check(&windows, &self.monitors, &self.covered);
-        if checked.is_err() {
-            // A broken connection is opened anew at the next check.
-            self.frame = None;
-        }
-        checked
+        self.inspector
+            .inspect(&self.windows, &self.monitors, &self.covered)
     }
 
     /// After the frame is shown or changes look: where another program
@@ -301,13 +305,9 @@ impl OverlayIndicator {
     /// by an earlier takeover), it is put back now.
     fn put_back(&mut self, when: &'static str) {
         match self.check_frame() {
-            Ok(Verdict::Intact | Verdict::Unmapped) => {}
-            Ok(verdict) => {
-                tracing::warn!(
-                    when,
-                    ?verdict,
-                    "the takeover frame had been changed: put back"
-                );
+            Ok(Some(FrameCheck::Intact) | None) => {}
+            Ok(Some(FrameCheck::Restored(what))) => {
+                tracing::warn!(when, what, "the takeover frame had been changed: put back");
             }
             Err(e) => tracing::warn!(error = %e, when, "the takeover frame could not be checked"),
         }

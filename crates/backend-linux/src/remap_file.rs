@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::keymap::KeySyms;
+use crate::keymap::KeySyms;
 
 /// One remapped keycode.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
