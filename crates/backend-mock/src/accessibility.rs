@@ -511,7 +511,7 @@ fn limited(tree: &A11yTree, limits: &TreeLimits) -> A11yTree {
             // As AT-SPI's structure read: role, name, description, child
             // count (a password field keeps its Secure state: by role).
             node.states.retain(|s| *s == State::Secure);
-            node.frame = None;
+            node.bounds = None;
             node.actions.clear();
             node.value = None;
         }
@@ -582,7 +582,7 @@ pub struct MockNode {
     name: String,
     description: String,
     states: Vec<State>,
-    frame: Option<Rect>,
+    bounds: Option<Rect>,
     actions: Vec<String>,
     value: Option<String>,
     children: Vec<MockNode>,
@@ -596,7 +596,7 @@ impl MockNode {
             name: name.to_owned(),
             description: String::new(),
             states: Vec::new(),
-            frame: None,
+            bounds: None,
             actions: Vec::new(),
             value: None,
             children: Vec::new(),
@@ -654,8 +654,8 @@ impl MockNode {
     }
 
     /// Sets the bounds, in global desktop pixels.
-    pub fn frame(mut self, frame: Rect) -> Self {
-        self.frame = Some(frame);
+    pub fn bounds(mut self, bounds: Rect) -> Self {
+        self.bounds = Some(bounds);
         self
     }
 
@@ -703,7 +703,7 @@ impl MockNode {
             name: self.name,
             description: self.description,
             states: self.states,
-            frame: self.frame,
+            bounds: self.bounds,
             actions: self.actions,
             value: self.value,
             parent: None,

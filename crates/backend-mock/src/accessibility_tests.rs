@@ -14,7 +14,7 @@ fn window() -> WindowRef {
     WindowRef {
         pid: PID,
         title: TITLE.into(),
-        frame: None,
+        bounds: None,
     }
 }
 
@@ -42,7 +42,7 @@ fn form() -> A11yTree {
                 .child(MockNode::text_field("Name", "Ada"))
                 .child(MockNode::password("Password", "hunter2")),
         )
-        .child(MockNode::button("OK").frame(Rect::new(10, 10, 80, 30)))
+        .child(MockNode::button("OK").bounds(Rect::new(10, 10, 80, 30)))
         .child(MockNode::label("Ready"))
         .build()
 }
@@ -94,7 +94,7 @@ fn a_full_read_is_the_tree_without_secure_values() {
     assert_eq!(tree.nodes.len(), 6);
     assert_eq!(tree.nodes[2].value.as_deref(), Some("Ada"));
     assert_eq!(tree.nodes[3].value, None, "never a secure value");
-    assert_eq!(tree.secure_frames(), Vec::<Rect>::new());
+    assert_eq!(tree.secure_bounds(), Vec::<Rect>::new());
     let stored = m.tree(PID, TITLE).expect("stored");
     assert_eq!(stored.nodes[3].value.as_deref(), Some("hunter2"));
 }

@@ -13,7 +13,7 @@ use deskhand_backend::{
     AppEntry, Backend, BackendError, Button, Capture, Displays, Input, Key, LaunchTarget, Monitor,
     NativeWindow, Permissions, Point, ProcessInfo, Rect, ScrollDirection, Windows,
 };
-use deskhand_backend::{CursorImage, Frame, PixelFormat};
+use deskhand_backend::{Bitmap, CursorImage, PixelFormat};
 use deskhand_protocol::messages::PermissionStatus;
 
 pub use accessibility::MockAccessibility;
@@ -275,7 +275,7 @@ impl Capture for MockDesktop {
     fn capture(
         &mut self,
         rect: Rect,
-        sink: &mut dyn FnMut(&Frame<'_>),
+        sink: &mut dyn FnMut(&Bitmap<'_>),
     ) -> Result<(), BackendError> {
         let s = self.state();
         if rect.x < 0
@@ -293,7 +293,7 @@ impl Capture for MockDesktop {
             out.extend_from_slice(&s.pixels[start..start + rect.width as usize * 4]);
         }
         drop(s);
-        sink(&Frame {
+        sink(&Bitmap {
             width: rect.width,
             height: rect.height,
             stride: rect.width as usize * 4,

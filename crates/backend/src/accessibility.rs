@@ -268,7 +268,7 @@ pub struct A11yNode {
     /// Bounds in global desktop pixels; `None` when the element is not
     /// showing (hidden, or scrolled out of view), has no area, or does not
     /// report its bounds.
-    pub frame: Option<Rect>,
+    pub bounds: Option<Rect>,
     /// Names of the actions it offers (`click`, `press`, `activate`, …).
     pub actions: Vec<String>,
     /// Its current value: the text of an editable field, the number of a
@@ -333,11 +333,11 @@ impl A11yTree {
 
     /// The bounds of every secure field read, to black out of a
     /// screenshot of the window.
-    pub fn secure_frames(&self) -> Vec<Rect> {
+    pub fn secure_bounds(&self) -> Vec<Rect> {
         self.nodes
             .iter()
             .filter(|n| n.is_secure())
-            .filter_map(|n| n.frame)
+            .filter_map(|n| n.bounds)
             .collect()
     }
 }
@@ -351,7 +351,7 @@ pub struct WindowRef {
     pub title: String,
     /// Its bounds in global desktop pixels, to tell apart windows of one
     /// app with the same title.
-    pub frame: Option<Rect>,
+    pub bounds: Option<Rect>,
 }
 
 impl WindowRef {
@@ -361,7 +361,7 @@ impl WindowRef {
         Some(Self {
             pid: window.pid?,
             title: window.title.clone(),
-            frame: Some(window.rect),
+            bounds: Some(window.rect),
         })
     }
 }
@@ -379,7 +379,7 @@ pub struct TreeLimits {
     /// The longest the whole read may take.
     pub total_timeout: Duration,
     /// Read only what the structure needs (role, name, description, child
-    /// count), not states, frames, actions or values: about half the
+    /// count), not states, bounds, actions or values: about half the
     /// calls, for reads that list few of the elements they walk.
     pub structure_only: bool,
 }
@@ -485,7 +485,7 @@ pub trait Accessibility: Send + Sync {
     ) -> Result<A11yTree, BackendError>;
 
     /// Reads the elements at `paths` under `window` in full (states,
-    /// frame, actions, value, as a tree read gives them; `parent` and
+    /// bounds, actions, value, as a tree read gives them; `parent` and
     /// `children` empty), `None` for a path that leads nowhere now.
     fn read_nodes(
         &self,
@@ -523,7 +523,7 @@ mod tests {
             name: "n".into(),
             description: String::new(),
             states,
-            frame: None,
+            bounds: None,
             actions: Vec::new(),
             value: None,
             parent: None,
@@ -564,11 +564,11 @@ mod tests {
     }
 
     #[test]
-    fn secure_frames_are_the_secure_fields_with_bounds() {
+    fn secure_bounds_are_those_of_the_secure_fields() {
         let mut secret = node(Role::PasswordText, vec![], NodePath::root().child(0));
-        secret.frame = Some(Rect::new(1, 2, 3, 4));
+        secret.bounds = Some(Rect::new(1, 2, 3, 4));
         let mut shown = node(Role::TextField, vec![], NodePath::root().child(1));
-        shown.frame = Some(Rect::new(5, 6, 7, 8));
+        shown.bounds = Some(Rect::new(5, 6, 7, 8));
         let hidden = node(
             Role::TextField,
             vec![State::Secure],
@@ -578,7 +578,7 @@ mod tests {
             nodes: vec![secret, shown, hidden],
             truncated: false,
         };
-        assert_eq!(tree.secure_frames(), vec![Rect::new(1, 2, 3, 4)]);
+        assert_eq!(tree.secure_bounds(), vec![Rect::new(1, 2, 3, 4)]);
     }
 
     #[test]
@@ -598,7 +598,7 @@ mod tests {
         w.pid = Some(42);
         let r = WindowRef::of(&w).expect("a pid");
         assert_eq!(
-            (r.pid, r.title.as_str(), r.frame),
+            (r.pid, r.title.as_str(), r.bounds),
             (42, "doc", Some(w.rect))
         );
     }

@@ -55,7 +55,7 @@ pub fn typed_chars(text: &str) -> Vec<(usize, char)> {
     out
 }
 
-pub use deskhand_encode::{CursorImage, Frame, PixelFormat};
+pub use deskhand_encode::{Bitmap, CursorImage, PixelFormat};
 
 /// A mouse button.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -102,8 +102,11 @@ pub trait Displays: Send {
 pub trait Capture: Send {
     /// Captures `rect` (inside the desktop) and hands the frame to `sink`
     /// while it is still borrowed from the backend.
-    fn capture(&mut self, rect: Rect, sink: &mut dyn FnMut(&Frame<'_>))
-    -> Result<(), BackendError>;
+    fn capture(
+        &mut self,
+        rect: Rect,
+        sink: &mut dyn FnMut(&Bitmap<'_>),
+    ) -> Result<(), BackendError>;
     /// The pointer's current image, when the backend can read it.
     fn cursor_image(&mut self) -> Result<Option<CursorImage>, BackendError>;
     /// Whether [`Capture::cursor_image`] can return an image.

@@ -50,7 +50,7 @@ fn init_tracing() {
         .init();
 }
 
-/// Keeps large buffers (frames, PNGs, replies of several MiB) in the heap
+/// Keeps large buffers (captured bitmaps, PNGs, replies of several MiB) in the heap
 /// instead of mapping fresh pages for each: glibc's default maps every
 /// allocation over 128 KiB and unmaps it on free, so every screenshot reply
 /// would fault its pages in again (`docs/performance.md`).

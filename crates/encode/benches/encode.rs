@@ -1,16 +1,16 @@
 //! `cargo bench -p deskhand-encode`: encoding a 1920×1080 and a 3840×2160
-//! frame of the standard scene (a generated photo-like wallpaper with text
+//! bitmap of the standard scene (a generated photo-like wallpaper with text
 //! windows over about a third of it) as PNG and JPEG q75, beside the crates
 //! one would use instead (the `png` crate's fast settings, `fdeflate` over
 //! the same Sub-filtered rows, `jpeg-encoder`), so that the reason for a
 //! hand-written coder stays visible; and the timeline's thumbnail of such a
-//! frame. Prints median and p95 in milliseconds.
+//! bitmap. Prints median and p95 in milliseconds.
 
 #![allow(missing_docs)]
 
 use std::time::Instant;
 
-use deskhand_encode::{Frame, PixelFormat, StripeCache, encode, thumbnail};
+use deskhand_encode::{Bitmap, PixelFormat, StripeCache, encode, thumbnail};
 use deskhand_protocol::geometry::Point;
 use deskhand_protocol::messages::ImageFormat;
 
@@ -61,15 +61,19 @@ fn scene(w: usize, h: usize, seed: u64) -> Vec<u8> {
     px
 }
 
-/// Runs `encode_one` on the two frames in turn (a screen that changed
+/// Runs `encode_one` on the two bitmaps in turn (a screen that changed
 /// completely between captures: nothing can be reused; buffers are) and
 /// prints the times and the output size.
-fn measure(label: &str, frames: [&Frame<'_>; 2], mut encode_one: impl FnMut(&Frame<'_>) -> usize) {
+fn measure(
+    label: &str,
+    bitmaps: [&Bitmap<'_>; 2],
+    mut encode_one: impl FnMut(&Bitmap<'_>) -> usize,
+) {
     let mut ms = Vec::new();
     let mut size = 0;
     for i in 0..41 {
         let t = Instant::now();
-        size = encode_one(frames[i % 2]);
+        size = encode_one(bitmaps[i % 2]);
         ms.push(t.elapsed().as_secs_f64() * 1000.0);
     }
     ms.sort_by(f64::total_cmp);
@@ -82,8 +86,8 @@ fn measure(label: &str, frames: [&Frame<'_>; 2], mut encode_one: impl FnMut(&Fra
     );
 }
 
-/// The frame as tightly packed RGB rows.
-fn rgb(f: &Frame<'_>) -> Vec<u8> {
+/// The bitmap as tightly packed RGB rows.
+fn rgb(f: &Bitmap<'_>) -> Vec<u8> {
     let mut out = Vec::with_capacity(f.width as usize * f.height as usize * 3);
     for row in f.pixels.chunks(f.stride).take(f.height as usize) {
         for px in row[..f.width as usize * 4].chunks_exact(4) {
@@ -94,8 +98,8 @@ fn rgb(f: &Frame<'_>) -> Vec<u8> {
 }
 
 /// The `png` crate at its fast setting with the Sub filter (what one would
-/// reach for first), from the same BGRX frame.
-fn png_crate(f: &Frame<'_>, compression: png::Compression) -> usize {
+/// reach for first), from the same BGRX bitmap.
+fn png_crate(f: &Bitmap<'_>, compression: png::Compression) -> usize {
     let rgb = rgb(f);
     let mut out = Vec::new();
     let mut enc = png::Encoder::new(&mut out, f.width, f.height);
@@ -111,7 +115,7 @@ fn png_crate(f: &Frame<'_>, compression: png::Compression) -> usize {
 
 /// `fdeflate` (one thread) over the same Sub-filtered RGB rows our PNG
 /// deflates: the deflate coder alone, without PNG framing.
-fn fdeflate_rows(f: &Frame<'_>) -> usize {
+fn fdeflate_rows(f: &Bitmap<'_>) -> usize {
     let rgb = rgb(f);
     let stride = f.width as usize * 3;
     let mut filtered = Vec::with_capacity(rgb.len() + f.height as usize);
@@ -127,7 +131,7 @@ fn fdeflate_rows(f: &Frame<'_>) -> usize {
 }
 
 /// `jpeg-encoder` (pure Rust, SIMD) at q75 straight from BGRX.
-fn jpeg_encoder_q75(f: &Frame<'_>) -> usize {
+fn jpeg_encoder_q75(f: &Bitmap<'_>) -> usize {
     let mut out = Vec::new();
     let enc = jpeg_encoder::Encoder::new(&mut out, 75);
     let tight: Vec<u8> = f
@@ -146,7 +150,7 @@ fn jpeg_encoder_q75(f: &Frame<'_>) -> usize {
     out.len()
 }
 
-fn ours(format: ImageFormat) -> impl FnMut(&Frame<'_>) -> usize {
+fn ours(format: ImageFormat) -> impl FnMut(&Bitmap<'_>) -> usize {
     let mut cache = StripeCache::default();
     move |f| {
         encode(f, Point::new(0, 0), format, 75, None, &mut cache)
@@ -168,15 +172,15 @@ fn main() {
             scene(w, h, 0x9e37_79b9_7f4a_7c15),
             scene(w, h, 0x2545_f491_4f6c_dd1d),
         ];
-        let frames = pixels.each_ref().map(|px| Frame {
+        let bitmaps = pixels.each_ref().map(|px| Bitmap {
             width: w as u32,
             height: h as u32,
             stride: w * 4,
             format: PixelFormat::Bgrx,
             pixels: px,
         });
-        let frames = [&frames[0], &frames[1]];
-        type Row = (String, Box<dyn FnMut(&Frame<'_>) -> usize>);
+        let bitmaps = [&bitmaps[0], &bitmaps[1]];
+        type Row = (String, Box<dyn FnMut(&Bitmap<'_>) -> usize>);
         let rows: Vec<Row> = vec![
             (
                 format!("encode {w}x{h} PNG"),
@@ -184,11 +188,11 @@ fn main() {
             ),
             (
                 format!("  png crate Fastest {w}x{h} PNG"),
-                Box::new(|f: &Frame<'_>| png_crate(f, png::Compression::Fastest)),
+                Box::new(|f: &Bitmap<'_>| png_crate(f, png::Compression::Fastest)),
             ),
             (
                 format!("  png crate Fast {w}x{h} PNG"),
-                Box::new(|f: &Frame<'_>| png_crate(f, png::Compression::Fast)),
+                Box::new(|f: &Bitmap<'_>| png_crate(f, png::Compression::Fast)),
             ),
             (
                 format!("  fdeflate rows {w}x{h} PNG"),
@@ -204,12 +208,12 @@ fn main() {
             ),
             (
                 format!("thumbnail {w}x{h} to 240 wide"),
-                Box::new(|f: &Frame<'_>| thumbnail(f, 240).expect("thumbnail").jpeg.len()),
+                Box::new(|f: &Bitmap<'_>| thumbnail(f, 240).expect("thumbnail").jpeg.len()),
             ),
         ];
         for (label, encode_one) in rows {
             if wanted(&label) {
-                measure(&label, frames, encode_one);
+                measure(&label, bitmaps, encode_one);
             }
         }
     }

@@ -1,11 +1,11 @@
-//! Model-sized frames: captured displays scaled (SIMD, `fast_image_resize`)
+//! Model-sized bitmaps: captured displays scaled (SIMD, `fast_image_resize`)
 //! into one BGRX canvas that is black wherever no display is.
 
 use fast_image_resize::images::{Image, ImageRef};
 use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
 
 use crate::EncodeError;
-use crate::frame::{Frame, PixelFormat};
+use crate::bitmap::{Bitmap, PixelFormat};
 
 /// Where a captured image goes on the canvas, in canvas pixels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,7 +20,7 @@ pub struct Placement {
     pub height: u32,
 }
 
-/// A BGRX image the displays of a frame are drawn onto; starts black.
+/// A BGRX image the displays of a bitmap are drawn onto; starts black.
 #[derive(Debug, Clone)]
 pub struct Canvas {
     width: u32,
@@ -38,9 +38,9 @@ impl Canvas {
         }
     }
 
-    /// The canvas as a frame, for [`crate::encode`].
-    pub fn frame(&self) -> Frame<'_> {
-        Frame {
+    /// The canvas as a bitmap, for [`crate::encode`].
+    pub fn bitmap(&self) -> Bitmap<'_> {
+        Bitmap {
             width: self.width,
             height: self.height,
             stride: self.width as usize * 4,
@@ -57,7 +57,7 @@ impl Canvas {
     }
 
     /// Draws `src` scaled to fill `at` (copied as is when the sizes match).
-    pub fn draw(&mut self, src: &Frame<'_>, at: Placement) -> Result<(), EncodeError> {
+    pub fn draw(&mut self, src: &Bitmap<'_>, at: Placement) -> Result<(), EncodeError> {
         if at.width == 0 || at.height == 0 {
             return Ok(());
         }
@@ -93,7 +93,7 @@ impl Canvas {
 }
 
 /// `src` scaled to `width` × `height`, as tight BGRX rows.
-pub fn resize(src: &Frame<'_>, width: u32, height: u32) -> Result<Vec<u8>, EncodeError> {
+pub fn resize(src: &Bitmap<'_>, width: u32, height: u32) -> Result<Vec<u8>, EncodeError> {
     let mut dst = Image::new(width, height, PixelType::U8x4);
     resize_into(src, &mut dst)?;
     Ok(dst.into_vec())
@@ -102,7 +102,7 @@ pub fn resize(src: &Frame<'_>, width: u32, height: u32) -> Result<Vec<u8>, Encod
 /// A small JPEG of `src` at most `max_width` wide (the Activity window's
 /// timeline): scaled by interpolation, which reads only a few source
 /// pixels per thumbnail pixel, so that it costs little beside a capture.
-pub fn thumbnail(src: &Frame<'_>, max_width: u32) -> Result<Thumbnail, EncodeError> {
+pub fn thumbnail(src: &Bitmap<'_>, max_width: u32) -> Result<Thumbnail, EncodeError> {
     let width = src.width.min(max_width).max(1);
     let height = (u64::from(src.height) * u64::from(width) / u64::from(src.width.max(1)))
         .clamp(1, u64::from(u32::MAX)) as u32;
@@ -114,7 +114,7 @@ pub fn thumbnail(src: &Frame<'_>, max_width: u32) -> Result<Thumbnail, EncodeErr
     )?;
     let pixels = dst.into_vec();
     let jpeg = crate::jpeg::encode_bgrx(
-        &Frame {
+        &Bitmap {
             width,
             height,
             stride: width as usize * 4,
@@ -144,11 +144,11 @@ pub struct Thumbnail {
     pub jpeg: Vec<u8>,
 }
 
-fn resize_into(src: &Frame<'_>, dst: &mut Image<'_>) -> Result<(), EncodeError> {
+fn resize_into(src: &Bitmap<'_>, dst: &mut Image<'_>) -> Result<(), EncodeError> {
     resize_with(src, dst, ResizeAlg::Convolution(FilterType::Bilinear))
 }
 
-fn resize_with(src: &Frame<'_>, dst: &mut Image<'_>, alg: ResizeAlg) -> Result<(), EncodeError> {
+fn resize_with(src: &Bitmap<'_>, dst: &mut Image<'_>, alg: ResizeAlg) -> Result<(), EncodeError> {
     let row = src.width as usize * 4;
     let tight;
     let pixels = if src.stride == row {
@@ -181,7 +181,7 @@ fn resize_with(src: &Frame<'_>, dst: &mut Image<'_>, alg: ResizeAlg) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::frame;
+    use crate::test_util::bitmap;
 
     fn solid(w: u32, h: u32, bgrx: [u8; 4]) -> Vec<u8> {
         bgrx.iter()
@@ -195,7 +195,7 @@ mod tests {
     #[cfg(feature = "turbojpeg")]
     fn a_thumbnail_keeps_the_aspect_and_the_colour() {
         let pixels = solid(1280, 800, [40, 160, 220, 0]);
-        let t = thumbnail(&frame(&pixels, 1280, 800), 240).expect("thumbnail");
+        let t = thumbnail(&bitmap(&pixels, 1280, 800), 240).expect("thumbnail");
         assert_eq!((t.width, t.height), (240, 150));
         let (w, h, rgb) = crate::test_util::decode_jpeg(&t.jpeg);
         assert_eq!((w, h), (240, 150));
@@ -203,7 +203,7 @@ mod tests {
         for (got, want) in centre.iter().zip([220u8, 160, 40]) {
             assert!(got.abs_diff(want) <= 4, "{centre:?}");
         }
-        let small = thumbnail(&frame(&pixels[..100 * 50 * 4], 100, 50), 240).expect("small");
+        let small = thumbnail(&bitmap(&pixels[..100 * 50 * 4], 100, 50), 240).expect("small");
         assert_eq!((small.width, small.height), (100, 50), "never scaled up");
     }
 
@@ -223,8 +223,8 @@ mod tests {
             width: w,
             height: h,
         };
-        c.draw(&frame(&red, 40, 20), at(0, 20, 10)).expect("red");
-        c.draw(&frame(&blue, 20, 10), at(20, 10, 5)).expect("blue");
+        c.draw(&bitmap(&red, 40, 20), at(0, 20, 10)).expect("red");
+        c.draw(&bitmap(&blue, 20, 10), at(20, 10, 5)).expect("blue");
         assert_eq!(px(&c, 5, 5), [0, 0, 255, 0], "red scaled to half");
         assert_eq!(px(&c, 25, 2), [255, 0, 0, 0], "blue scaled to half");
         assert_eq!(px(&c, 25, 8), [0, 0, 0, 0], "below the smaller display");
@@ -235,7 +235,7 @@ mod tests {
         let grey = solid(1920, 1080, [90, 90, 90, 0]);
         let mut c = Canvas::new(1366, 768);
         c.draw(
-            &frame(&grey, 1920, 1080),
+            &bitmap(&grey, 1920, 1080),
             Placement {
                 x: 0,
                 y: 0,
@@ -259,7 +259,7 @@ mod tests {
             width: 40,
             height: 40,
         };
-        c.draw(&frame(&grey, 40, 40), whole).expect("draw");
+        c.draw(&bitmap(&grey, 40, 40), whole).expect("draw");
         c.paint(&crate::Paint {
             blackouts: vec![Rect::new(30, 30, 5, 5)],
             marks: vec![crate::Mark {
@@ -279,7 +279,7 @@ mod tests {
         let mut px_in = vec![0u8; 24];
         px_in[0..4].copy_from_slice(&[1, 2, 3, 0]);
         px_in[16..20].copy_from_slice(&[7, 8, 9, 0]);
-        let f = Frame {
+        let f = Bitmap {
             width: 2,
             height: 2,
             stride: 12,
@@ -301,6 +301,6 @@ mod tests {
             width: 4,
             height: 4,
         };
-        assert!(c.draw(&frame(&red, 4, 4), far).is_err());
+        assert!(c.draw(&bitmap(&red, 4, 4), far).is_err());
     }
 }

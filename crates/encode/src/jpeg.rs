@@ -3,14 +3,14 @@
 //! encoder.
 
 use super::EncodeError;
-use crate::{Frame, PixelFormat};
+use crate::{Bitmap, PixelFormat};
 
 /// Encodes BGRX pixels (any stride) at `quality` (1..=100).
-pub fn encode_bgrx(frame: &Frame<'_>, quality: u8) -> Result<Vec<u8>, EncodeError> {
-    match frame.format {
+pub fn encode_bgrx(bitmap: &Bitmap<'_>, quality: u8) -> Result<Vec<u8>, EncodeError> {
+    match bitmap.format {
         PixelFormat::Bgrx => {}
     }
-    imp::encode_bgrx(frame, quality.clamp(1, 100))
+    imp::encode_bgrx(bitmap, quality.clamp(1, 100))
 }
 
 /// Encodes tightly packed RGB of `width`×`height`.
@@ -30,7 +30,7 @@ mod imp {
     use turbojpeg::{Compressor, Image, PixelFormat, Subsamp};
 
     use super::EncodeError;
-    use crate::Frame;
+    use crate::Bitmap;
 
     thread_local! {
         static COMPRESSOR: RefCell<Option<Compressor>> = const { RefCell::new(None) };
@@ -52,32 +52,32 @@ mod imp {
         })
     }
 
-    fn whole(frame: &Frame<'_>, quality: u8) -> Result<Vec<u8>, EncodeError> {
+    fn whole(bitmap: &Bitmap<'_>, quality: u8) -> Result<Vec<u8>, EncodeError> {
         let image = Image {
-            pixels: frame.pixels,
-            width: frame.width as usize,
-            pitch: frame.stride,
-            height: frame.height as usize,
+            pixels: bitmap.pixels,
+            width: bitmap.width as usize,
+            pitch: bitmap.stride,
+            height: bitmap.height as usize,
             format: PixelFormat::BGRX,
         };
         compress(image, quality)
     }
 
-    /// The frame in strips on the encoder threads, joined with restart
+    /// The bitmap in strips on the encoder threads, joined with restart
     /// markers (`jpeg_strips.rs`); one encode when it is too short to
     /// share or the strips cannot be joined.
-    pub fn encode_bgrx(frame: &Frame<'_>, quality: u8) -> Result<Vec<u8>, EncodeError> {
+    pub fn encode_bgrx(bitmap: &Bitmap<'_>, quality: u8) -> Result<Vec<u8>, EncodeError> {
         use crate::jpeg_strips::{join, rows_of, strip_heights};
         let pool = crate::png_parallel::encoder_pool();
         let threads = pool.map_or(1, |p| p.current_num_threads() + 1);
-        let heights = strip_heights(frame.height as usize, threads);
+        let heights = strip_heights(bitmap.height as usize, threads);
         let Some(pool) = pool.filter(|_| heights.len() > 1) else {
-            return whole(frame, quality);
+            return whole(bitmap, quality);
         };
-        let strips: Vec<Frame<'_>> = heights
+        let strips: Vec<Bitmap<'_>> = heights
             .iter()
             .scan(0, |y0, &h| {
-                let strip = rows_of(frame, *y0, h);
+                let strip = rows_of(bitmap, *y0, h);
                 *y0 += h;
                 Some(strip)
             })
@@ -92,9 +92,9 @@ mod imp {
             first[0] = whole(&strips[0], quality);
         });
         let encoded: Vec<Vec<u8>> = encoded.into_iter().collect::<Result<_, _>>()?;
-        match join(&encoded, frame.width as usize, &heights)? {
+        match join(&encoded, bitmap.width as usize, &heights)? {
             Some(joined) => Ok(joined),
-            None => whole(frame, quality),
+            None => whole(bitmap, quality),
         }
     }
 
@@ -134,7 +134,7 @@ mod imp {
                     [(x % 256) as u8, (y % 256) as u8, noise as u8, 0]
                 })
                 .collect();
-            let frame = Frame {
+            let bitmap = Bitmap {
                 width: w as u32,
                 height: h as u32,
                 stride: w * 4,
@@ -147,7 +147,7 @@ mod imp {
             let strips: Vec<Vec<u8>> = heights
                 .iter()
                 .map(|&rows| {
-                    let s = whole(&rows_of(&frame, y0, rows), 75).expect("strip");
+                    let s = whole(&rows_of(&bitmap, y0, rows), 75).expect("strip");
                     y0 += rows;
                     s
                 })
@@ -159,7 +159,7 @@ mod imp {
                 joined.windows(2).any(|m| m == [0xFF, 0xDD]),
                 "a restart interval"
             );
-            let one = whole(&frame, 75).expect("whole");
+            let one = whole(&bitmap, 75).expect("whole");
             let (a, b) = (decoded(&joined), decoded(&one));
             assert_eq!((a.width, a.height), (w, h));
             assert!(a.pixels == b.pixels, "the same pixels as one encode");
@@ -172,7 +172,7 @@ mod imp {
     use jpeg_encoder::{ColorType, Encoder};
 
     use super::EncodeError;
-    use crate::Frame;
+    use crate::Bitmap;
 
     fn dims(width: u32, height: u32) -> Result<(u16, u16), EncodeError> {
         let w = u16::try_from(width).map_err(|_| EncodeError("image too wide".into()))?;
@@ -195,25 +195,31 @@ mod imp {
         Ok(out)
     }
 
-    pub fn encode_bgrx(frame: &Frame<'_>, quality: u8) -> Result<Vec<u8>, EncodeError> {
-        let row = frame.width as usize * 4;
-        if frame.stride == row {
+    pub fn encode_bgrx(bitmap: &Bitmap<'_>, quality: u8) -> Result<Vec<u8>, EncodeError> {
+        let row = bitmap.width as usize * 4;
+        if bitmap.stride == row {
             return encode(
-                frame.pixels,
-                frame.width,
-                frame.height,
+                bitmap.pixels,
+                bitmap.width,
+                bitmap.height,
                 ColorType::Bgra,
                 quality,
             );
         }
-        let tight: Vec<u8> = frame
+        let tight: Vec<u8> = bitmap
             .pixels
-            .chunks(frame.stride)
-            .take(frame.height as usize)
+            .chunks(bitmap.stride)
+            .take(bitmap.height as usize)
             .flat_map(|r| &r[..row])
             .copied()
             .collect();
-        encode(&tight, frame.width, frame.height, ColorType::Bgra, quality)
+        encode(
+            &tight,
+            bitmap.width,
+            bitmap.height,
+            ColorType::Bgra,
+            quality,
+        )
     }
 
     pub fn encode_rgb(

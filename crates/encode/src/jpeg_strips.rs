@@ -7,7 +7,7 @@
 //! the result decodes to the same pixels as one encode of the whole image.
 
 use super::EncodeError;
-use crate::Frame;
+use crate::Bitmap;
 
 /// Rows of one MCU with 4:2:0 subsampling.
 const MCU_ROWS: usize = 16;
@@ -36,14 +36,14 @@ pub(crate) fn strip_heights(height: usize, threads: usize) -> Vec<usize> {
     heights
 }
 
-/// The rows `y0..y0 + rows` of `frame`.
-pub(crate) fn rows_of<'a>(frame: &Frame<'a>, y0: usize, rows: usize) -> Frame<'a> {
-    let start = y0 * frame.stride;
-    let end = ((y0 + rows) * frame.stride).min(frame.pixels.len());
-    Frame {
+/// The rows `y0..y0 + rows` of `bitmap`.
+pub(crate) fn rows_of<'a>(bitmap: &Bitmap<'a>, y0: usize, rows: usize) -> Bitmap<'a> {
+    let start = y0 * bitmap.stride;
+    let end = ((y0 + rows) * bitmap.stride).min(bitmap.pixels.len());
+    Bitmap {
         height: rows as u32,
-        pixels: &frame.pixels[start..end],
-        ..*frame
+        pixels: &bitmap.pixels[start..end],
+        ..*bitmap
     }
 }
 

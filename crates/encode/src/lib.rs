@@ -1,13 +1,13 @@
-//! Turning a captured frame into PNG or JPEG bytes, fast: PNG filtered and
+//! Turning a captured bitmap into PNG or JPEG bytes, fast: PNG filtered and
 //! deflated in stripes on every core (Sub filter, a Huffman-only deflate
 //! made for it), JPEG with libjpeg-turbo straight from the backend's buffer
-//! when no cursor is drawn; frames of several displays scaled onto one
+//! when no cursor is drawn; bitmaps of several displays scaled onto one
 //! canvas first (`compose`); secure fields blacked out and set-of-mark
 //! boxes drawn in before encoding (`paint`).
 
+mod bitmap;
 mod compose;
 mod deflate;
-mod frame;
 mod image;
 mod jpeg;
 #[cfg(feature = "turbojpeg")]
@@ -15,8 +15,8 @@ mod jpeg_strips;
 mod paint;
 mod png_parallel;
 
+pub use bitmap::{Bitmap, CursorImage, PixelFormat};
 pub use compose::{Canvas, Placement, Thumbnail, resize, thumbnail};
-pub use frame::{CursorImage, Frame, PixelFormat};
 pub use image::EncodedImage;
 pub use paint::{Mark, Paint, painted};
 pub use png_parallel::StripeCache;
@@ -25,15 +25,15 @@ use deskhand_protocol::messages::ImageFormat;
 
 use deskhand_protocol::geometry::Point;
 
-/// Why a frame could not be encoded.
+/// Why a bitmap could not be encoded.
 #[derive(Debug, thiserror::Error)]
 #[error("encoding failed: {0}")]
 pub struct EncodeError(String);
 
-/// Encodes `frame`, captured with its top-left at `origin`, drawing
+/// Encodes `bitmap`, captured with its top-left at `origin`, drawing
 /// `cursor` over it when given.
 pub fn encode(
-    frame: &Frame<'_>,
+    bitmap: &Bitmap<'_>,
     origin: Point,
     format: ImageFormat,
     quality: u8,
@@ -41,24 +41,24 @@ pub fn encode(
     cache: &mut StripeCache,
 ) -> Result<EncodedImage, EncodeError> {
     match (format, cursor) {
-        (ImageFormat::Jpeg, None) => jpeg::encode_bgrx(frame, quality).map(EncodedImage::from),
+        (ImageFormat::Jpeg, None) => jpeg::encode_bgrx(bitmap, quality).map(EncodedImage::from),
         (ImageFormat::Jpeg, Some(_)) => {
-            let rgb = to_rgb(frame, origin, cursor);
-            jpeg::encode_rgb(&rgb, frame.width, frame.height, quality).map(EncodedImage::from)
+            let rgb = to_rgb(bitmap, origin, cursor);
+            jpeg::encode_rgb(&rgb, bitmap.width, bitmap.height, quality).map(EncodedImage::from)
         }
-        (ImageFormat::Png, _) => png_parallel::encode_png(frame, origin, cursor, cache),
+        (ImageFormat::Png, _) => png_parallel::encode_png(bitmap, origin, cursor, cache),
     }
 }
 
-/// Converts the frame to tightly packed RGB, drawing the cursor in.
-fn to_rgb(frame: &Frame<'_>, origin: Point, cursor: Option<&CursorImage>) -> Vec<u8> {
-    let (w, h) = (frame.width as usize, frame.height as usize);
+/// Converts the bitmap to tightly packed RGB, drawing the cursor in.
+fn to_rgb(bitmap: &Bitmap<'_>, origin: Point, cursor: Option<&CursorImage>) -> Vec<u8> {
+    let (w, h) = (bitmap.width as usize, bitmap.height as usize);
     let mut rgb = vec![0u8; w * h * 3];
-    match frame.format {
+    match bitmap.format {
         PixelFormat::Bgrx => {
-            for (src, dst) in frame
+            for (src, dst) in bitmap
                 .pixels
-                .chunks(frame.stride)
+                .chunks(bitmap.stride)
                 .zip(rgb.chunks_exact_mut(w * 3))
             {
                 bgrx_row_to_rgb(&src[..w * 4], dst);
@@ -139,9 +139,9 @@ fn draw_cursor_row(row: &mut [u8], x0: i32, y: i32, c: &CursorImage) {
 pub(crate) mod test_util {
     use super::*;
 
-    /// A tight BGRX frame over `pixels`.
-    pub fn frame(pixels: &[u8], w: u32, h: u32) -> Frame<'_> {
-        Frame {
+    /// A tight BGRX bitmap over `pixels`.
+    pub fn bitmap(pixels: &[u8], w: u32, h: u32) -> Bitmap<'_> {
+        Bitmap {
             width: w,
             height: h,
             stride: w as usize * 4,
@@ -156,7 +156,7 @@ pub(crate) mod test_util {
             .read_info()
             .expect("header");
         let mut buf = vec![0; r.output_buffer_size().expect("size")];
-        let info = r.next_frame(&mut buf).expect("frame");
+        let info = r.next_frame(&mut buf).expect("bitmap");
         buf.truncate(info.buffer_size());
         (info.width, info.height, buf)
     }
@@ -170,7 +170,7 @@ pub(crate) mod test_util {
 
     /// Encodes with a fresh stripe cache.
     pub fn enc(
-        f: &Frame<'_>,
+        f: &Bitmap<'_>,
         origin: Point,
         format: ImageFormat,
         quality: u8,
@@ -191,13 +191,13 @@ pub(crate) mod test_util {
 
 #[cfg(test)]
 mod tests {
-    use super::test_util::{decode, enc, frame};
+    use super::test_util::{bitmap, decode, enc};
     use super::*;
 
     #[test]
     fn bgrx_becomes_rgb() {
         let px = [1u8, 2, 3, 0, 10, 20, 30, 0];
-        let f = frame(&px, 2, 1);
+        let f = bitmap(&px, 2, 1);
         assert_eq!(
             to_rgb(&f, Point::new(0, 0), None),
             vec![3, 2, 1, 30, 20, 10]
@@ -207,7 +207,7 @@ mod tests {
     #[test]
     fn cursor_is_drawn_where_it_is() {
         let px = [0u8; 4 * 4];
-        let f = frame(&px, 2, 2);
+        let f = bitmap(&px, 2, 2);
         let c = CursorImage {
             origin: Point::new(11, 10),
             width: 1,
@@ -225,7 +225,7 @@ mod tests {
         // Odd width, many rows (several batches), varied content.
         let (w, h) = (37u32, 53u32);
         let px: Vec<u8> = (0..w * h * 4).map(|i| (i * 7 % 251) as u8).collect();
-        let f = frame(&px, w, h);
+        let f = bitmap(&px, w, h);
         let png = enc(&f, Point::new(0, 0), ImageFormat::Png, 75, None);
         let (dw, dh, rgb) = decode(&png);
         assert_eq!((dw, dh), (w, h));
@@ -235,7 +235,7 @@ mod tests {
     #[test]
     fn png_has_the_cursor_where_it_is() {
         let px = vec![0u8; 8 * 8 * 4];
-        let f = frame(&px, 8, 8);
+        let f = bitmap(&px, 8, 8);
         let c = CursorImage {
             origin: Point::new(103, 52),
             width: 2,
@@ -258,7 +258,7 @@ mod tests {
     fn jpeg_quality_is_honoured() {
         let (w, h) = (64u32, 64u32);
         let px: Vec<u8> = (0..w * h * 4).map(|i| ((i * 31) ^ (i / 7)) as u8).collect();
-        let f = frame(&px, w, h);
+        let f = bitmap(&px, w, h);
         let hi = enc(&f, Point::new(0, 0), ImageFormat::Jpeg, 95, None);
         let lo = enc(&f, Point::new(0, 0), ImageFormat::Jpeg, 20, None);
         assert!(
@@ -273,7 +273,7 @@ mod tests {
     #[test]
     fn png_and_jpeg_have_their_magic() {
         let px = vec![128u8; 16 * 8 * 4];
-        let f = frame(&px, 16, 8);
+        let f = bitmap(&px, 16, 8);
         let png = enc(&f, Point::new(0, 0), ImageFormat::Png, 75, None);
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
         let jpg = enc(&f, Point::new(0, 0), ImageFormat::Jpeg, 75, None);

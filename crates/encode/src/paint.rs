@@ -1,4 +1,4 @@
-//! Drawing onto a captured frame before it is encoded: secure fields
+//! Drawing onto a captured bitmap before it is encoded: secure fields
 //! blacked out so that their content never reaches an agent, and numbered
 //! set-of-mark boxes over interactive elements so that a model can name one
 //! ("click 7").
@@ -6,7 +6,7 @@
 use deskhand_protocol::geometry::{Point, Rect};
 use font8x8::UnicodeFonts;
 
-use crate::Frame;
+use crate::Bitmap;
 
 /// A numbered box drawn over an interactive element, so that a model can
 /// refer to the element by its number.
@@ -18,7 +18,7 @@ pub struct Mark {
     pub rect: Rect,
 }
 
-/// What to draw onto a frame before encoding it: blackouts first, then the
+/// What to draw onto a bitmap before encoding it: blackouts first, then the
 /// marks over them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Paint {
@@ -30,14 +30,14 @@ pub struct Paint {
 }
 
 impl Paint {
-    /// Whether there is nothing to draw, so that the frame can be encoded
+    /// Whether there is nothing to draw, so that the bitmap can be encoded
     /// straight from the capture without a copy.
     pub fn is_empty(&self) -> bool {
         self.blackouts.is_empty() && self.marks.is_empty()
     }
 }
 
-/// One pixel's bytes in the frame's layout: blue, green, red, unused.
+/// One pixel's bytes in the bitmap's layout: blue, green, red, unused.
 type Bgrx = [u8; 4];
 
 const BLACK: Bgrx = [0, 0, 0, 0];
@@ -63,15 +63,15 @@ const PAD: i64 = 1;
 /// Smallest box side that gets 2× digits.
 const BIG_BOX: i64 = 32;
 
-/// An owned copy of `frame`'s pixels (same width, height, stride and
+/// An owned copy of `bitmap`'s pixels (same width, height, stride and
 /// layout), captured with its top-left at `origin`, with `paint` drawn in:
 /// blackouts filled first, then the marks drawn over them.
-pub fn painted(frame: &Frame<'_>, origin: Point, paint: &Paint) -> Vec<u8> {
-    let len = (frame.stride * frame.height as usize).min(frame.pixels.len());
-    let mut pixels = frame.pixels[..len].to_vec();
+pub fn painted(bitmap: &Bitmap<'_>, origin: Point, paint: &Paint) -> Vec<u8> {
+    let len = (bitmap.stride * bitmap.height as usize).min(bitmap.pixels.len());
+    let mut pixels = bitmap.pixels[..len].to_vec();
     paint_in_place(
         &mut pixels,
-        (frame.width, frame.height, frame.stride),
+        (bitmap.width, bitmap.height, bitmap.stride),
         origin,
         paint,
     );
@@ -119,7 +119,7 @@ fn scale_for(b: Area) -> i64 {
     }
 }
 
-/// A rectangle in frame-local pixels, ends exclusive, not yet clipped.
+/// A rectangle in bitmap-local pixels, ends exclusive, not yet clipped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Area {
     x0: i64,
@@ -149,14 +149,14 @@ struct Surface<'a> {
 }
 
 impl Surface<'_> {
-    /// `r` (global desktop pixels) in frame-local pixels.
+    /// `r` (global desktop pixels) in bitmap-local pixels.
     fn local(&self, r: &Rect) -> Area {
         let x0 = i64::from(r.x) - i64::from(self.origin.x);
         let y0 = i64::from(r.y) - i64::from(self.origin.y);
         Area::new(x0, y0, i64::from(r.width), i64::from(r.height))
     }
 
-    /// `a` clipped to the frame, or `None` when nothing of it is inside.
+    /// `a` clipped to the bitmap, or `None` when nothing of it is inside.
     fn clip(&self, a: Area) -> Option<Area> {
         let c = Area {
             x0: a.x0.max(0),
@@ -167,7 +167,7 @@ impl Surface<'_> {
         (c.x1 > c.x0 && c.y1 > c.y0).then_some(c)
     }
 
-    /// Fills the part of `a` inside the frame with `colour`.
+    /// Fills the part of `a` inside the bitmap with `colour`.
     fn fill(&mut self, a: Area, colour: Bgrx) {
         let Some(c) = self.clip(a) else { return };
         let (x0, x1) = (c.x0 as usize * 4, c.x1 as usize * 4);
@@ -234,7 +234,7 @@ impl Surface<'_> {
     }
 
     /// Where the tag of box `b` goes: just above its top-left corner, inside
-    /// the box when that would leave the frame, and moved into the frame
+    /// the box when that would leave the bitmap, and moved into the bitmap
     /// when the box is partly outside.
     fn tag_area(&self, b: Area, digits: i64, scale: i64) -> Area {
         let w = (digits * GLYPH + 2 * PAD) * scale;
@@ -263,10 +263,10 @@ impl Surface<'_> {
 mod tests {
     use super::*;
     use crate::PixelFormat;
-    use crate::test_util::{decode, enc, frame};
+    use crate::test_util::{bitmap, decode, enc};
     use deskhand_protocol::messages::ImageFormat;
 
-    /// A `w`×`h` tight frame whose pixels are neither black, white nor a
+    /// A `w`×`h` tight bitmap whose pixels are neither black, white nor a
     /// palette colour, and differ from their neighbours.
     fn background(w: usize, h: usize) -> Vec<u8> {
         let mut px = Vec::with_capacity(w * h * 4);
@@ -283,7 +283,7 @@ mod tests {
         [px[i], px[i + 1], px[i + 2], px[i + 3]]
     }
 
-    /// The pixels (x, y) that differ between two tight `w`-wide frames.
+    /// The pixels (x, y) that differ between two tight `w`-wide bitmaps.
     fn changed(a: &[u8], b: &[u8], w: usize) -> Vec<(usize, usize)> {
         let pixels = a.chunks_exact(4).zip(b.chunks_exact(4)).enumerate();
         pixels
@@ -300,7 +300,7 @@ mod tests {
     }
 
     fn paint_on(px: &[u8], w: u32, h: u32, origin: Point, paint: &Paint) -> Vec<u8> {
-        painted(&frame(px, w, h), origin, paint)
+        painted(&bitmap(px, w, h), origin, paint)
     }
 
     /// A `size`-square background, and it with `list`'s marks painted at
@@ -382,7 +382,7 @@ mod tests {
         // A padded stride: the padding is copied too.
         let (w, h, stride) = (5u32, 3u32, 5 * 4 + 12);
         let px: Vec<u8> = (0..stride * h as usize).map(|i| (i * 13) as u8).collect();
-        let f = Frame {
+        let f = Bitmap {
             width: w,
             height: h,
             stride,
@@ -400,7 +400,7 @@ mod tests {
     fn padded_stride_is_kept_and_drawn_by_row() {
         let (w, h, stride) = (4u32, 4u32, 4 * 4 + 8);
         let px = vec![7u8; stride * h as usize];
-        let f = Frame {
+        let f = Bitmap {
             width: w,
             height: h,
             stride,
@@ -486,7 +486,7 @@ mod tests {
     }
 
     #[test]
-    fn tag_stays_in_the_frame_for_a_box_past_the_right_edge() {
+    fn tag_stays_in_the_bitmap_for_a_box_past_the_right_edge() {
         let (_, out) = marked(40, &[(4, Rect::new(35, 20, 20, 10))]);
         assert_label(&out, 40, (30, 10), "4", 1, colour(4));
     }
@@ -580,7 +580,7 @@ mod tests {
     }
 
     #[test]
-    fn tags_wider_than_the_frame_are_clipped() {
+    fn tags_wider_than_the_bitmap_are_clipped() {
         let px = background(12, 12);
         let paint = marks(&[(u32::MAX, Rect::new(0, 0, 12, 12))]);
         let out = paint_on(&px, 12, 12, Point::new(0, 0), &paint);
@@ -599,7 +599,7 @@ mod tests {
         };
         let out = paint_on(&px, 16, 16, Point::new(0, 0), &paint);
         let png = enc(
-            &frame(&out, 16, 16),
+            &bitmap(&out, 16, 16),
             Point::new(0, 0),
             ImageFormat::Png,
             75,

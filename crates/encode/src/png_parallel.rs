@@ -1,4 +1,4 @@
-//! PNG encoding on every core, reusing what did not change. The frame is
+//! PNG encoding on every core, reusing what did not change. The bitmap is
 //! cut into horizontal stripes of [`STRIPE_ROWS`] rows; each stripe is
 //! converted to RGB (cursor drawn in), Sub-filtered and deflated by
 //! [`Deflater`] (one dynamic-Huffman block plus an empty stored block, so it
@@ -21,7 +21,7 @@ use twox_hash::XxHash3_128;
 use super::deflate::{Deflater, EMPTY_STORED_BLOCK, FINAL_EMPTY_BLOCK};
 use super::image::{EncodedImage, SharedPart};
 use super::{EncodeError, bgrx_row_to_rgb, cursor_covers_row, draw_cursor_row};
-use crate::{CursorImage, Frame, PixelFormat};
+use crate::{Bitmap, CursorImage, PixelFormat};
 use deskhand_protocol::geometry::{Point, Rect};
 
 /// PNG filter type byte for "Sub".
@@ -76,31 +76,31 @@ impl SharedPart for Stripe {
     }
 }
 
-/// Encodes `frame`, captured at `origin`, as an 8-bit RGB PNG, reusing the
+/// Encodes `bitmap`, captured at `origin`, as an 8-bit RGB PNG, reusing the
 /// unchanged stripes of the last capture of the same rectangle.
 pub fn encode_png(
-    frame: &Frame<'_>,
+    bitmap: &Bitmap<'_>,
     origin: Point,
     cursor: Option<&CursorImage>,
     cache: &mut StripeCache,
 ) -> Result<EncodedImage, EncodeError> {
-    encode_striped(frame, origin, cursor, cache, STRIPE_ROWS)
+    encode_striped(bitmap, origin, cursor, cache, STRIPE_ROWS)
 }
 
-/// Encodes `frame` in stripes of `rows` rows.
+/// Encodes `bitmap` in stripes of `rows` rows.
 fn encode_striped(
-    frame: &Frame<'_>,
+    bitmap: &Bitmap<'_>,
     origin: Point,
     cursor: Option<&CursorImage>,
     cache: &mut StripeCache,
     rows: usize,
 ) -> Result<EncodedImage, EncodeError> {
-    let (w, h) = (frame.width as usize, frame.height as usize);
+    let (w, h) = (bitmap.width as usize, bitmap.height as usize);
     if w == 0 || h == 0 || rows == 0 {
         return Err(EncodeError("empty image".into()));
     }
     let count = h.div_ceil(rows);
-    let rect = Rect::new(origin.x, origin.y, frame.width, frame.height);
+    let rect = Rect::new(origin.x, origin.y, bitmap.width, bitmap.height);
     if cache.rect != Some(rect) || cache.stripes.len() != count {
         cache.rect = Some(rect);
         cache.stripes = (0..count).map(|_| None).collect();
@@ -120,7 +120,7 @@ fn encode_striped(
                 break;
             }
             let (y0, y1) = (i * rows, ((i + 1) * rows).min(h));
-            let key = stripe_key(frame, y0, y1);
+            let key = stripe_key(bitmap, y0, y1);
             let under_cursor = cursor.is_some_and(|c| {
                 let top = i64::from(c.origin.y) - i64::from(origin.y);
                 top < y1 as i64 && top + i64::from(c.height) > y0 as i64
@@ -129,8 +129,9 @@ fn encode_striped(
                 .as_ref()
                 .filter(|(k, _)| *k == key && !under_cursor)
                 .map(|(_, s)| s.clone());
-            let stripe = reusable
-                .unwrap_or_else(|| Arc::new(compress_rows(scratch, frame, origin, cursor, y0, y1)));
+            let stripe = reusable.unwrap_or_else(|| {
+                Arc::new(compress_rows(scratch, bitmap, origin, cursor, y0, y1))
+            });
             // A stripe with the cursor drawn in is not reused later.
             let key = if under_cursor { !key } else { key };
             done.push((i, key, stripe));
@@ -170,7 +171,7 @@ fn encode_striped(
     if stripes.len() != count {
         return Err(EncodeError("a stripe is missing".into()));
     }
-    Ok(png_container(frame.width, frame.height, &stripes))
+    Ok(png_container(bitmap.width, bitmap.height, &stripes))
 }
 
 /// The encoder's worker threads: one fewer than the cores (the capturing
@@ -195,14 +196,14 @@ pub(crate) fn encoder_pool() -> Option<&'static rayon::ThreadPool> {
 
 /// 128-bit XXH3 of rows `y0..y1` (their pixels only, not the padding),
 /// with AVX2 where the CPU has it.
-fn stripe_key(frame: &Frame<'_>, y0: usize, y1: usize) -> u128 {
-    let row = frame.width as usize * 4;
-    if frame.stride == row {
-        return XxHash3_128::oneshot(&frame.pixels[y0 * row..y1 * row]);
+fn stripe_key(bitmap: &Bitmap<'_>, y0: usize, y1: usize) -> u128 {
+    let row = bitmap.width as usize * 4;
+    if bitmap.stride == row {
+        return XxHash3_128::oneshot(&bitmap.pixels[y0 * row..y1 * row]);
     }
     let mut h = XxHash3_128::new();
     for y in y0..y1 {
-        h.write(&frame.pixels[y * frame.stride..][..row]);
+        h.write(&bitmap.pixels[y * bitmap.stride..][..row]);
     }
     h.finish_128()
 }
@@ -211,7 +212,7 @@ fn stripe_key(frame: &Frame<'_>, y0: usize, y1: usize) -> u128 {
 /// BMI2 where the CPU has them.
 fn compress_rows(
     scratch: &mut Scratch,
-    frame: &Frame<'_>,
+    bitmap: &Bitmap<'_>,
     origin: Point,
     cursor: Option<&CursorImage>,
     y0: usize,
@@ -220,9 +221,9 @@ fn compress_rows(
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2") {
         // SAFETY: the CPU has AVX2 and BMI2, checked just above.
-        return unsafe { compress_rows_avx2(scratch, frame, origin, cursor, y0, y1) };
+        return unsafe { compress_rows_avx2(scratch, bitmap, origin, cursor, y0, y1) };
     }
-    compress_rows_portable(scratch, frame, origin, cursor, y0, y1)
+    compress_rows_portable(scratch, bitmap, origin, cursor, y0, y1)
 }
 
 /// [`compress_rows_portable`] compiled with AVX2 and BMI2.
@@ -230,44 +231,44 @@ fn compress_rows(
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 fn compress_rows_avx2(
     scratch: &mut Scratch,
-    frame: &Frame<'_>,
+    bitmap: &Bitmap<'_>,
     origin: Point,
     cursor: Option<&CursorImage>,
     y0: usize,
     y1: usize,
 ) -> Stripe {
-    compress_rows_portable(scratch, frame, origin, cursor, y0, y1)
+    compress_rows_portable(scratch, bitmap, origin, cursor, y0, y1)
 }
 
 /// Converts, filters and deflates rows `y0..y1`.
 #[inline(always)]
 fn compress_rows_portable(
     scratch: &mut Scratch,
-    frame: &Frame<'_>,
+    bitmap: &Bitmap<'_>,
     origin: Point,
     cursor: Option<&CursorImage>,
     y0: usize,
     y1: usize,
 ) -> Stripe {
-    let w = frame.width as usize;
+    let w = bitmap.width as usize;
     let line = 1 + w * 3;
     let filtered = &mut scratch.filtered;
     filtered.resize((y1 - y0) * line, 0);
     let mut rgb = Vec::new();
     for (y, out) in (y0..y1).zip(filtered.chunks_exact_mut(line)) {
-        let src = &frame.pixels[y * frame.stride..][..w * 4];
+        let src = &bitmap.pixels[y * bitmap.stride..][..w * 4];
         out[0] = FILTER_SUB;
         let y_global = origin.y + y as i32;
         match cursor {
             Some(c) if cursor_covers_row(c, y_global) => {
                 rgb.resize(w * 3, 0);
-                match frame.format {
+                match bitmap.format {
                     PixelFormat::Bgrx => bgrx_row_to_rgb(src, &mut rgb),
                 }
                 draw_cursor_row(&mut rgb, origin.x, y_global, c);
                 sub_filter(&rgb, &mut out[1..]);
             }
-            _ => match frame.format {
+            _ => match bitmap.format {
                 PixelFormat::Bgrx => sub_filter_bgrx(src, &mut out[1..]),
             },
         }
@@ -429,8 +430,8 @@ fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
 mod tests {
     use super::*;
 
-    fn bgrx_frame(px: &[u8], w: u32, h: u32) -> Frame<'_> {
-        crate::test_util::frame(px, w, h)
+    fn bgrx_bitmap(px: &[u8], w: u32, h: u32) -> Bitmap<'_> {
+        crate::test_util::bitmap(px, w, h)
     }
 
     /// The stripes the cache holds now.
@@ -466,16 +467,22 @@ mod tests {
     fn striped_png_decodes_to_every_pixel() {
         let (w, h) = (23u32, 101u32);
         let px = pattern(w, h, 7, 253);
-        let frame = bgrx_frame(&px, w, h);
+        let bitmap = bgrx_bitmap(&px, w, h);
         let cursor = solid_cursor(Point::new(5, 44), 2, 4, 0xff_ff_ff_ff);
         let at = Point::new(0, 0);
         let one = decode(
-            &encode_striped(&frame, at, Some(&cursor), &mut StripeCache::default(), 101)
+            &encode_striped(&bitmap, at, Some(&cursor), &mut StripeCache::default(), 101)
                 .expect("one stripe"),
         );
         for rows in [50, 15, 7, 1] {
-            let png = encode_striped(&frame, at, Some(&cursor), &mut StripeCache::default(), rows)
-                .expect("striped");
+            let png = encode_striped(
+                &bitmap,
+                at,
+                Some(&cursor),
+                &mut StripeCache::default(),
+                rows,
+            )
+            .expect("striped");
             assert_eq!(decode(&png), one, "stripes of {rows} rows decode like one");
         }
         assert_eq!(
@@ -493,7 +500,7 @@ mod tests {
         let at = Point::new(1, 2);
         for round in 0..2 {
             let png =
-                encode_striped(&bgrx_frame(&px, w, h), at, None, &mut cache, 8).expect("striped");
+                encode_striped(&bgrx_bitmap(&px, w, h), at, None, &mut cache, 8).expect("striped");
             assert!(
                 cached(&cache)
                     .iter()
@@ -517,17 +524,18 @@ mod tests {
         let mut px = pattern(w, h, 5, 251);
         let mut cache = StripeCache::default();
         let at = Point::new(3, 4);
-        let first = encode_striped(&bgrx_frame(&px, w, h), at, None, &mut cache, 10).expect("1st");
+        let first = encode_striped(&bgrx_bitmap(&px, w, h), at, None, &mut cache, 10).expect("1st");
         let before: Vec<Arc<Stripe>> = cached(&cache);
         // Change one pixel in row 25 (stripe 2).
         px[(25 * w as usize + 3) * 4] ^= 0xff;
-        let second = encode_striped(&bgrx_frame(&px, w, h), at, None, &mut cache, 10).expect("2nd");
+        let second =
+            encode_striped(&bgrx_bitmap(&px, w, h), at, None, &mut cache, 10).expect("2nd");
         let after: Vec<Arc<Stripe>> = cached(&cache);
         for (i, (b, a)) in before.iter().zip(&after).enumerate() {
             assert_eq!(Arc::ptr_eq(b, a), i != 2, "stripe {i} reuse");
         }
         let fresh = encode_striped(
-            &bgrx_frame(&px, w, h),
+            &bgrx_bitmap(&px, w, h),
             at,
             None,
             &mut StripeCache::default(),
@@ -542,7 +550,7 @@ mod tests {
         assert_ne!(decode(&first), decode(&second));
         // Another rectangle starts over.
         encode_striped(
-            &bgrx_frame(&px, w, h),
+            &bgrx_bitmap(&px, w, h),
             Point::new(0, 0),
             None,
             &mut cache,
@@ -563,27 +571,27 @@ mod tests {
             padded.extend_from_slice(r);
             padded.extend_from_slice(&[y as u8 ^ 0x5a; 12]);
         }
-        let padded_frame = Frame {
+        let padded_bitmap = Bitmap {
             stride: row + 12,
-            ..bgrx_frame(&padded, w, h)
+            ..bgrx_bitmap(&padded, w, h)
         };
-        let key = stripe_key(&bgrx_frame(&tight, w, h), 2, 7);
-        assert_eq!(stripe_key(&padded_frame, 2, 7), key);
+        let key = stripe_key(&bgrx_bitmap(&tight, w, h), 2, 7);
+        assert_eq!(stripe_key(&padded_bitmap, 2, 7), key);
         let mut changed = tight.clone();
         changed[6 * row + 5] ^= 1;
-        assert_ne!(stripe_key(&bgrx_frame(&changed, w, h), 2, 7), key);
+        assert_ne!(stripe_key(&bgrx_bitmap(&changed, w, h), 2, 7), key);
     }
 
     #[test]
     fn the_avx2_build_writes_what_the_portable_one_writes() {
         let (w, h) = (37u32, 9u32);
         let px = pattern(w, h, 31, 241);
-        let frame = bgrx_frame(&px, w, h);
+        let bitmap = bgrx_bitmap(&px, w, h);
         let cursor = solid_cursor(Point::new(3, 2), 2, 3, 0x80_40_40_40);
         for cursor in [None, Some(&cursor)] {
             let at = Point::new(0, 0);
-            let a = compress_rows(&mut Scratch::default(), &frame, at, cursor, 0, 9);
-            let b = compress_rows_portable(&mut Scratch::default(), &frame, at, cursor, 0, 9);
+            let a = compress_rows(&mut Scratch::default(), &bitmap, at, cursor, 0, 9);
+            let b = compress_rows_portable(&mut Scratch::default(), &bitmap, at, cursor, 0, 9);
             assert_eq!(
                 (a.deflate, a.adler, a.raw_len),
                 (b.deflate, b.adler, b.raw_len)

@@ -151,26 +151,26 @@ pub enum EngineError {
     /// The engine is shutting down.
     #[error("deskhand is shutting down")]
     ShuttingDown,
-    /// A frame pixel that no display is under; nothing was done.
-    #[error("({}, {}) is not on a display of the {}x{} screenshot: {why}", point[0], point[1], frame[0], frame[1])]
+    /// A screenshot pixel that no display is under; nothing was done.
+    #[error("({}, {}) is not on a display of the {}x{} screenshot: {why}", point[0], point[1], shot_size[0], shot_size[1])]
     CoordinateOutOfBounds {
-        /// The point, in frame pixels.
+        /// The point, in screenshot pixels.
         point: [i64; 2],
-        /// The frame's size.
-        frame: [u32; 2],
+        /// The screenshot's size.
+        shot_size: [u32; 2],
         /// Negative, past an edge, or in a gap.
         why: &'static str,
     },
-    /// The displays changed since the frame the coordinates refer to; the
-    /// frame is void and nothing was done.
+    /// The displays changed since the screenshot the coordinates refer to;
+    /// its plan is void and nothing was done.
     #[error("the display layout changed since the last screenshot; take a new one")]
     LayoutChanged,
     /// A coordinate action came before any screenshot; nothing was done.
     #[error("no screenshot yet: coordinates are pixels of the last screenshot, so take one first")]
-    NoFrame,
-    /// The display layout cannot be shown as one frame (overlapping
+    NoShot,
+    /// The display layout cannot be shown as one screenshot (overlapping
     /// displays, duplicate ids, invalid scales); nothing was done.
-    #[error("the display layout cannot be framed: {why}")]
+    #[error("the display layout cannot be shown in one screenshot: {why}")]
     LayoutUnusable {
         /// What is wrong with it.
         why: String,
@@ -214,7 +214,7 @@ impl EngineError {
             Self::ShuttingDown => ErrorCode::DisplayUnavailable,
             Self::CoordinateOutOfBounds { .. } => ErrorCode::DesktopCoordinateOutOfBounds,
             Self::LayoutChanged => ErrorCode::DesktopLayoutChanged,
-            Self::NoFrame => ErrorCode::InvalidArguments,
+            Self::NoShot => ErrorCode::InvalidArguments,
             Self::LayoutUnusable { .. } => ErrorCode::FeatureNotSupported,
         }
     }

@@ -19,8 +19,6 @@ mod desk;
 pub mod elements;
 pub mod error;
 mod executor;
-pub mod frame;
-mod frame_capture;
 pub mod geometry;
 pub mod handback;
 pub mod holder;
@@ -31,6 +29,8 @@ pub mod refusal;
 pub mod scope_check;
 pub mod screenshot;
 pub mod settings;
+pub mod shot;
+mod shot_capture;
 pub mod takeover;
 pub mod thumbnails;
 pub mod windows;
@@ -55,13 +55,13 @@ pub use consent::{AppScope, Consent, ConsentSource};
 pub use consent_ask::{ConsentAnswer, ConsentAsk, ConsentWants, Grant};
 pub use deskhand_encode::{Mark, Paint};
 pub use error::EngineError;
-pub use frame_capture::{FrameShot, FrameSpec};
 pub use geometry::{Layout, Monitor, Point, Rect};
 pub use handback::{HandBack, PausedReason};
 pub use holder::Holder;
 pub use keys::{Key, Keypad};
 pub use scope_check::ScopeCheck;
-pub use screenshot::{Screenshot, ShotSpec, ShotTarget};
+pub use screenshot::{Screenshot, ScreenshotSpec, ScreenshotTarget};
+pub use shot_capture::{Shot, ShotSpec};
 pub use takeover::{ResumedBy, TakeoverEvent, TakeoverState};
 
 use desk::Desk;
@@ -447,7 +447,7 @@ impl Engine {
     pub async fn screenshot(
         &self,
         session: &Session,
-        spec: ShotSpec,
+        spec: ScreenshotSpec,
     ) -> Result<Screenshot, EngineError> {
         let mut shot = self
             .audited(
@@ -577,14 +577,14 @@ impl Engine {
 
     /// Performs `action` after the checks made on the desktop thread just
     /// before anything is sent: the target checks of `scope`, and, when
-    /// its coordinates came from `frame`, that the display layout is still
-    /// the frame's.
+    /// its coordinates came from `plan` (a screenshot), that the display layout is still
+    /// the screenshot's.
     async fn act_inner(
         &self,
         session: &Session,
         action: Action,
         scope: Option<ScopeCheck>,
-        frame: Option<Arc<frame::FramePlan>>,
+        plan: Option<Arc<shot::ShotPlan>>,
     ) -> Result<(), EngineError> {
         if let Action::Wait { duration } = action {
             // Waiting needs no desktop: it never holds up the queue.
@@ -617,8 +617,8 @@ impl Engine {
         let action_is_brief = action.is_brief();
         let id = session.id.clone();
         let job = move |desk: &mut Desk| {
-            if let Some(frame) = frame {
-                frame.check_layout(&desk.layout()?)?;
+            if let Some(plan) = plan {
+                plan.check_layout(&desk.layout()?)?;
             }
             desk.check_bounds(&action)?;
             if let Some(scope) = &scope {

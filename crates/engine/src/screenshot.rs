@@ -10,7 +10,7 @@ use crate::geometry::{Layout, Monitor, Point, Rect};
 
 /// What to capture.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ShotTarget {
+pub enum ScreenshotTarget {
     /// A whole display; the primary one when `None`.
     Monitor(Option<u32>),
     /// A rectangle in global desktop pixels.
@@ -21,9 +21,9 @@ pub enum ShotTarget {
 
 /// A validated screenshot request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShotSpec {
+pub struct ScreenshotSpec {
     /// What to capture.
-    pub target: ShotTarget,
+    pub target: ScreenshotTarget,
     /// Encoding.
     pub format: ImageFormat,
     /// JPEG quality 1..=100.
@@ -53,13 +53,16 @@ pub struct Screenshot {
 }
 
 /// Resolves the target to a rectangle and its display.
-pub fn resolve(layout: &Layout, target: ShotTarget) -> Result<(Rect, Monitor, bool), EngineError> {
+pub fn resolve(
+    layout: &Layout,
+    target: ScreenshotTarget,
+) -> Result<(Rect, Monitor, bool), EngineError> {
     match target {
-        ShotTarget::Window(_) => Err(EngineError::invalid(
+        ScreenshotTarget::Window(_) => Err(EngineError::invalid(
             "window_id",
             "windows are resolved by the desk",
         )),
-        ShotTarget::Monitor(index) => {
+        ScreenshotTarget::Monitor(index) => {
             let monitor = match index {
                 Some(i) => layout.get(i).ok_or_else(|| {
                     EngineError::invalid(
@@ -76,7 +79,7 @@ pub fn resolve(layout: &Layout, target: ShotTarget) -> Result<(Rect, Monitor, bo
             };
             Ok((monitor.rect, monitor.clone(), false))
         }
-        ShotTarget::Region(rect) => {
+        ScreenshotTarget::Region(rect) => {
             let bounds = layout
                 .bounds()
                 .ok_or_else(|| EngineError::invalid("region", "no display is connected"))?;
@@ -99,12 +102,12 @@ pub fn resolve(layout: &Layout, target: ShotTarget) -> Result<(Rect, Monitor, bo
 }
 
 /// Captures and encodes on the desktop thread.
-pub fn take(desk: &mut Desk, spec: ShotSpec) -> Result<Screenshot, EngineError> {
+pub fn take(desk: &mut Desk, spec: ScreenshotSpec) -> Result<Screenshot, EngineError> {
     let layout = desk.layout()?;
     let target = match &spec.target {
-        ShotTarget::Window(handle) => {
+        ScreenshotTarget::Window(handle) => {
             crate::windows::check_handle(handle)?;
-            ShotTarget::Region(desk.visible_window_rect(handle, &layout)?)
+            ScreenshotTarget::Region(desk.visible_window_rect(handle, &layout)?)
         }
         other => other.clone(),
     };
@@ -133,22 +136,22 @@ pub fn take(desk: &mut Desk, spec: ShotSpec) -> Result<Screenshot, EngineError> 
     let mut captured_at = started;
     let mut encoded = None;
     let origin = Point::new(rect.x, rect.y);
-    capture.capture(rect, &mut |frame| {
+    capture.capture(rect, &mut |bitmap| {
         captured_at = std::time::Instant::now();
         let owned;
-        let frame = match spec.paint.is_empty() {
-            true => frame,
+        let bitmap = match spec.paint.is_empty() {
+            true => bitmap,
             false => {
-                owned = deskhand_encode::painted(frame, origin, &spec.paint);
-                &deskhand_encode::Frame {
+                owned = deskhand_encode::painted(bitmap, origin, &spec.paint);
+                &deskhand_encode::Bitmap {
                     pixels: &owned,
-                    ..*frame
+                    ..*bitmap
                 }
             }
         };
-        thumbnail = thumbnails.of(frame);
+        thumbnail = thumbnails.of(bitmap);
         encoded = Some(encode(
-            frame,
+            bitmap,
             origin,
             spec.format,
             spec.quality,
@@ -158,7 +161,7 @@ pub fn take(desk: &mut Desk, spec: ShotSpec) -> Result<Screenshot, EngineError> 
     })?;
     let bytes = encoded.ok_or_else(|| {
         EngineError::Backend(crate::backend::BackendError::Failed(
-            "capture produced no frame".into(),
+            "capture produced no image".into(),
         ))
     })??;
     tracing::debug!(

@@ -1,4 +1,4 @@
-//! Small copies of the images agents were shown (screenshots, frames,
+//! Small copies of the images agents were shown (screenshots of every kind,
 //! zooms), kept per session for the person's timeline in the tray app's
 //! Activity window. Only a host that shows them turns them on; a headless
 //! daemon makes none. Bounded: the newest per session, the newest sessions.
@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use deskhand_encode::{Frame, Thumbnail};
+use deskhand_encode::{Bitmap, Thumbnail};
 
 /// The widest thumbnail, in pixels.
 pub const MAX_WIDTH: u32 = 240;
@@ -51,13 +51,13 @@ impl Thumbnails {
         self.wanted.store(true, Ordering::Relaxed);
     }
 
-    /// A thumbnail of `frame` when they are wanted (made on the desktop
+    /// A thumbnail of `bitmap` when they are wanted (made on the desktop
     /// thread while the captured pixels are at hand).
-    pub(crate) fn of(&self, frame: &Frame<'_>) -> Option<Thumbnail> {
+    pub(crate) fn of(&self, bitmap: &Bitmap<'_>) -> Option<Thumbnail> {
         if !self.wanted.load(Ordering::Relaxed) {
             return None;
         }
-        deskhand_encode::thumbnail(frame, MAX_WIDTH)
+        deskhand_encode::thumbnail(bitmap, MAX_WIDTH)
             .inspect_err(|e| tracing::debug!(error = %e, "no thumbnail"))
             .ok()
     }
@@ -153,16 +153,16 @@ mod tests {
     fn none_are_made_until_a_host_wants_them() {
         let thumbs = Thumbnails::default();
         let pixels = [0u8; 16];
-        let frame = Frame {
+        let bitmap = Bitmap {
             width: 2,
             height: 2,
             stride: 8,
             format: deskhand_encode::PixelFormat::Bgrx,
             pixels: &pixels,
         };
-        assert!(thumbs.of(&frame).is_none());
+        assert!(thumbs.of(&bitmap).is_none());
         thumbs.want();
-        assert!(thumbs.of(&frame).is_some());
+        assert!(thumbs.of(&bitmap).is_some());
     }
 
     #[test]

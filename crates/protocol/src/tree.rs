@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::Frame;
+use crate::mcp::Bounds;
 
 /// One element of a window's accessibility tree as a read lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -25,7 +25,7 @@ pub struct ElementRow {
     pub states: Vec<String>,
     /// Bounds in global desktop pixels, when it is on screen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame: Option<Frame>,
+    pub frame: Option<Bounds>,
     /// Its value (a field's text, a slider's number), at most 200
     /// characters; never given for a secure field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -57,7 +57,7 @@ pub struct TreeDiff {
     /// Tokens of the elements that went away (of the snapshot before).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed: Vec<String>,
-    /// Elements whose label, states, value or frame changed, as they are
+    /// Elements whose label, states, value or bounds changed, as they are
     /// now.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changed: Vec<ElementRow>,

@@ -1,7 +1,8 @@
-//! From a window to its accessible frame, and from a frame along a path
-//! to an element: the window's pid, the registry's apps whose bus name has
-//! that pid, then the app's frame with the window's title (and, when
-//! several have it, the bounds closest to the window's).
+//! From a window to its accessible root (an element of the `frame` role),
+//! and from a root along a path to an element: the window's pid, the
+//! registry's apps whose bus name has that pid, then the app's top-level
+//! element with the window's title (and, when several have it, the one
+//! whose bounds are closest to the window's).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -69,7 +70,7 @@ async fn apps_of(caller: &Caller, pids: &PidCache, pid: u32) -> Result<Vec<Obj>,
 struct Candidate {
     obj: Obj,
     name: String,
-    frame: Option<Rect>,
+    bounds: Option<Rect>,
 }
 
 /// The top-level elements of `app` with their names and bounds.
@@ -84,7 +85,7 @@ async fn candidates(caller: &Caller, app: &Obj) -> Result<Vec<Candidate>, AtspiE
         let (props, extents) = tokio::join!(caller.props(&obj), caller.extents(&obj));
         Ok::<_, AtspiError>(Candidate {
             name: props?.name,
-            frame: extents.ok().and_then(map::frame),
+            bounds: extents.ok().and_then(map::bounds),
             obj,
         })
     });
@@ -102,7 +103,7 @@ fn distance(a: &Rect, b: &Rect) -> i64 {
 /// How well a candidate fits `window`: lower is better (`i64::MAX` when
 /// its bounds are unknown on either side).
 fn misfit(candidate: &Candidate, window: &WindowRef) -> i64 {
-    match (&candidate.frame, &window.frame) {
+    match (&candidate.bounds, &window.bounds) {
         (Some(a), Some(b)) => distance(a, b),
         _ => i64::MAX,
     }
@@ -126,8 +127,8 @@ fn choose(all: Vec<Candidate>, window: &WindowRef) -> Option<Obj> {
         .map(|c| c.obj)
 }
 
-/// The accessible frame of `window`.
-pub(crate) async fn frame_of(
+/// The accessible root (the `frame` role) of `window`.
+pub(crate) async fn root_of(
     caller: &Caller,
     pids: &PidCache,
     window: &WindowRef,
@@ -151,16 +152,16 @@ pub(crate) async fn frame_of(
     })
 }
 
-/// The element at `path` below `frame`. Each ancestor's child count is
+/// The element at `path` below `root`. Each ancestor's child count is
 /// checked against `counts` (root first; shorter lists check fewer), so a
 /// child added or removed on the way is caught before the act.
 pub(crate) async fn follow(
     caller: &Caller,
-    frame: Obj,
+    root: Obj,
     path: &NodePath,
     counts: &[u32],
 ) -> Result<Obj, AtspiError> {
-    let mut at = frame;
+    let mut at = root;
     for (depth, step) in path.0.iter().enumerate() {
         let expected = counts.get(depth).copied();
         let count = async {
@@ -193,8 +194,8 @@ mod tests {
     use super::*;
     use zbus::zvariant::ObjectPath;
 
-    /// A candidate frame `n`.
-    fn cand(n: u8, name: &str, frame: Option<Rect>) -> Candidate {
+    /// A candidate top-level element `n`.
+    fn cand(n: u8, name: &str, bounds: Option<Rect>) -> Candidate {
         let path = format!("/org/a11y/atspi/accessible/{n}");
         Candidate {
             obj: Obj {
@@ -204,16 +205,16 @@ mod tests {
                     .unwrap_or_default(),
             },
             name: name.into(),
-            frame,
+            bounds,
         }
     }
 
     /// A window of pid 1.
-    fn window(title: &str, frame: Option<Rect>) -> WindowRef {
+    fn window(title: &str, bounds: Option<Rect>) -> WindowRef {
         WindowRef {
             pid: 1,
             title: title.into(),
-            frame,
+            bounds,
         }
     }
 

@@ -1,5 +1,5 @@
 //! AT-SPI roles and states mapped to the engine's normalized ones, and the
-//! frames AT-SPI reports mapped to desktop rectangles.
+//! extents AT-SPI reports mapped to desktop rectangles (bounds).
 
 use atspi::Role as R;
 use atspi::State as S;
@@ -96,7 +96,7 @@ fn state(raw: S) -> Option<State> {
 /// for an element with no area or place (GTK reports `-1` or `0` sizes for
 /// elements that are not laid out, and `i32::MIN` positions for rows that
 /// are not drawn).
-pub(crate) fn frame((x, y, w, h): (i32, i32, i32, i32)) -> Option<Rect> {
+pub(crate) fn bounds((x, y, w, h): (i32, i32, i32, i32)) -> Option<Rect> {
     if x == i32::MIN || y == i32::MIN {
         return None;
     }
@@ -146,11 +146,11 @@ mod tests {
     }
 
     #[test]
-    fn frames_without_area_are_none() {
-        assert_eq!(frame((5, 6, 7, 8)), Some(Rect::new(5, 6, 7, 8)));
-        assert_eq!(frame((-1, -1, -1, -1)), None);
-        assert_eq!(frame((3, 3, 0, 10)), None);
-        assert_eq!(frame((i32::MIN, i32::MIN, 300, 21)), None);
+    fn extents_without_area_are_no_bounds() {
+        assert_eq!(bounds((5, 6, 7, 8)), Some(Rect::new(5, 6, 7, 8)));
+        assert_eq!(bounds((-1, -1, -1, -1)), None);
+        assert_eq!(bounds((3, 3, 0, 10)), None);
+        assert_eq!(bounds((i32::MIN, i32::MIN, 300, 21)), None);
     }
 
     #[test]

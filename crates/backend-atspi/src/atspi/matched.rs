@@ -1,5 +1,5 @@
 //! Reading a window's tree from one `Collection.GetMatches`: the app lists
-//! every descendant of the frame in document order in one call, then every
+//! every descendant of the root in document order in one call, then every
 //! element is read at once (no `GetChildren`, no waiting on a parent before
 //! its children). The tree is rebuilt from that order and each element's
 //! child count; when the two do not fit (the app changed in between, or
@@ -49,12 +49,12 @@ fn places(counts: &[u32], cut: bool) -> Option<Vec<Place>> {
     (complete || cut).then_some(out)
 }
 
-/// Reads the tree under `frame` within `limits` from the app's list of
+/// Reads the tree under `root` within `limits` from the app's list of
 /// its descendants; `Ok(None)` when the app offers no such list or its
 /// list does not fit the child counts.
 pub(crate) async fn read_tree(
     caller: &Caller,
-    frame: Obj,
+    root: Obj,
     limits: &TreeLimits,
 ) -> Result<Option<A11yTree>, AtspiError> {
     let wanted = limits.max_elements;
@@ -62,7 +62,7 @@ pub(crate) async fn read_tree(
         return Ok(None);
     }
     let count = i32::try_from(wanted - 1).unwrap_or(i32::MAX);
-    let listed = match caller.descendants(&frame, count).await {
+    let listed = match caller.descendants(&root, count).await {
         Ok(listed) => listed,
         Err(e @ AtspiError::Timeout { .. }) => return Err(e),
         Err(e) => {
@@ -71,7 +71,7 @@ pub(crate) async fn read_tree(
         }
     };
     let cut = count > 0 && listed.len() >= count as usize;
-    let mut objs = vec![frame];
+    let mut objs = vec![root];
     objs.extend(listed.iter().filter_map(Obj::from_ref));
     let light = limits.structure_only;
     let reads = futures_util::stream::iter(objs.iter().cloned())

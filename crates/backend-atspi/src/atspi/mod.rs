@@ -188,10 +188,10 @@ impl AtspiBackend {
         let target = target.clone();
         self.run(ACT_TOTAL_TIMEOUT, what, move |s| async move {
             let caller = s.caller(ACT_CALL_TIMEOUT).await?;
-            let frame = find::frame_of(&caller, &s.pids, &target.window).await?;
-            let caller = s.direct(caller, &frame).await;
+            let root = find::root_of(&caller, &s.pids, &target.window).await?;
+            let caller = s.direct(caller, &root).await;
             let obj =
-                find::follow(&caller, frame, &target.path, &target.expect_child_counts).await?;
+                find::follow(&caller, root, &target.path, &target.expect_child_counts).await?;
             act(caller, obj, target).await
         })
         .map_err(Into::into)
@@ -208,7 +208,7 @@ impl Drop for AtspiBackend {
 }
 
 impl Accessibility for AtspiBackend {
-    /// Finds the window's frame, then reads its tree (see `walk`).
+    /// Finds the window's root, then reads its tree (see `walk`).
     fn read_window_tree(
         &self,
         window: &WindowRef,
@@ -218,12 +218,12 @@ impl Accessibility for AtspiBackend {
         let what = "the accessibility tree read";
         self.run(limits.total_timeout, what, move |s| async move {
             let caller = s.caller(limits.per_call_timeout).await?;
-            let frame = find::frame_of(&caller, &s.pids, &window).await?;
-            let caller = s.direct(caller, &frame).await;
+            let root = find::root_of(&caller, &s.pids, &window).await?;
+            let caller = s.direct(caller, &root).await;
             let started = Instant::now();
-            let (tree, listed) = match matched::read_tree(&caller, frame.clone(), &limits).await? {
+            let (tree, listed) = match matched::read_tree(&caller, root.clone(), &limits).await? {
                 Some(tree) => (tree, true),
-                None => (walk::read_tree(&caller, frame, &limits).await?, false),
+                None => (walk::read_tree(&caller, root, &limits).await?, false),
             };
             tracing::debug!(
                 elements = tree.nodes.len(),
@@ -237,7 +237,7 @@ impl Accessibility for AtspiBackend {
         .map_err(Into::into)
     }
 
-    /// Finds the window's frame, then reads each path's element.
+    /// Finds the window's root, then reads each path's element.
     fn read_nodes(
         &self,
         window: &WindowRef,
@@ -248,9 +248,9 @@ impl Accessibility for AtspiBackend {
         let what = "the accessibility element reads";
         self.run(limits.total_timeout, what, move |s| async move {
             let caller = s.caller(limits.per_call_timeout).await?;
-            let frame = find::frame_of(&caller, &s.pids, &window).await?;
-            let caller = s.direct(caller, &frame).await;
-            walk::read_paths(&caller, &frame, &paths).await
+            let root = find::root_of(&caller, &s.pids, &window).await?;
+            let caller = s.direct(caller, &root).await;
+            walk::read_paths(&caller, &root, &paths).await
         })
         .map_err(Into::into)
     }

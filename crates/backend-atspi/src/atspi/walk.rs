@@ -30,7 +30,7 @@ pub(super) struct Info {
     name: String,
     description: String,
     states: Vec<State>,
-    frame: Option<Rect>,
+    bounds: Option<Rect>,
     actions: Vec<String>,
     value: Option<String>,
     pub(super) child_count: u32,
@@ -100,7 +100,7 @@ pub(super) async fn read_structure(
         role,
         name: props.name,
         description: props.description,
-        frame: None,
+        bounds: None,
         actions: Vec::new(),
         value: None,
         child_count: u32::try_from(props.child_count).unwrap_or(0),
@@ -124,7 +124,7 @@ pub(super) async fn read_node(
     let role = map::role(role?);
     let states = map::states(states?, &role);
     let secure = is_secure(&role, &states);
-    // What is not on screen (a row scrolled away) has no frame worth a
+    // What is not on screen (a row scrolled away) has no bounds worth a
     // call: GTK gives such rows a position of `i32::MIN`.
     let showing = states.contains(&State::Showing);
     let extents = async {
@@ -157,7 +157,7 @@ pub(super) async fn read_node(
         name: props.name,
         description: props.description,
         states,
-        frame: extents?.and_then(map::frame),
+        bounds: extents?.and_then(map::bounds),
         actions: actions?.unwrap_or_default(),
         value: value?,
         child_count: u32::try_from(props.child_count).unwrap_or(0),
@@ -166,15 +166,15 @@ pub(super) async fn read_node(
     Ok((info, children))
 }
 
-/// Reads the tree under `frame` within `limits` (but for the total time,
+/// Reads the tree under `root` within `limits` (but for the total time,
 /// which the caller bounds).
 pub(crate) async fn read_tree(
     caller: &Caller,
-    frame: Obj,
+    root: Obj,
     limits: &TreeLimits,
 ) -> Result<A11yTree, AtspiError> {
     let mut slots = vec![Slot {
-        obj: frame,
+        obj: root,
         parent: None,
         index: 0,
         depth: 0,
@@ -227,26 +227,26 @@ pub(crate) async fn read_tree(
     Ok(flatten(slots, truncated))
 }
 
-/// Reads the elements at `paths` below `frame` in full; `None` for a path
+/// Reads the elements at `paths` below `root` in full; `None` for a path
 /// that leads nowhere.
 pub(crate) async fn read_paths(
     caller: &Caller,
-    frame: &Obj,
+    root: &Obj,
     paths: &[NodePath],
 ) -> Result<Vec<Option<A11yNode>>, AtspiError> {
-    futures_util::future::join_all(paths.iter().map(|path| read_path(caller, frame, path)))
+    futures_util::future::join_all(paths.iter().map(|path| read_path(caller, root, path)))
         .await
         .into_iter()
         .collect()
 }
 
-/// The element at `path` below `frame`, read in full.
+/// The element at `path` below `root`, read in full.
 async fn read_path(
     caller: &Caller,
-    frame: &Obj,
+    root: &Obj,
     path: &NodePath,
 ) -> Result<Option<A11yNode>, AtspiError> {
-    let obj = match super::find::follow(caller, frame.clone(), path, &[]).await {
+    let obj = match super::find::follow(caller, root.clone(), path, &[]).await {
         Ok(obj) => obj,
         Err(AtspiError::NotFound(_)) => return Ok(None),
         Err(e) => return Err(e),
@@ -262,7 +262,7 @@ fn node_of(info: Info, path: NodePath, parent: Option<usize>) -> A11yNode {
         name: info.name,
         description: info.description,
         states: info.states,
-        frame: info.frame,
+        bounds: info.bounds,
         actions: info.actions,
         value: info.value,
         parent,
@@ -311,7 +311,7 @@ mod tests {
                 name: name.into(),
                 description: String::new(),
                 states: Vec::new(),
-                frame: None,
+                bounds: None,
                 actions: Vec::new(),
                 value: None,
                 child_count: u32::try_from(children.len()).unwrap_or(0),

@@ -179,8 +179,8 @@ impl Desktop {
                 fixture().to_string_lossy().into_owned(),
                 "--saved".to_owned(),
                 path("saved"),
-                "--frames".to_owned(),
-                path("frames.json"),
+                "--bounds".to_owned(),
+                path("bounds.json"),
                 "--rows".to_owned(),
                 rows.to_string(),
             ]
@@ -243,19 +243,19 @@ impl Desktop {
     }
 
     /// The fixture's widgets' bounds in root coordinates, freshly dumped.
-    pub fn frames(&self) -> serde_json::Value {
-        let path = self.dir.join("frames.json");
+    pub fn bounds(&self) -> serde_json::Value {
+        let path = self.dir.join("bounds.json");
         let _ = std::fs::remove_file(&path);
         self.signal("-USR1");
-        let text = wait_for_file(&path, Duration::from_secs(5)).expect("the fixture wrote frames");
-        serde_json::from_str(&text).expect("frames are JSON")
+        let text = wait_for_file(&path, Duration::from_secs(5)).expect("the fixture wrote bounds");
+        serde_json::from_str(&text).expect("bounds are JSON")
     }
 }
 
 impl Desktop {
     /// The bounds of the largest top-level X window titled `title`, as
     /// `xwininfo` reports them (what a window list gives the engine).
-    pub fn x_window_frame(&self, title: &str) -> Option<Rect> {
+    pub fn x_window_bounds(&self, title: &str) -> Option<Rect> {
         let out = Command::new("xwininfo")
             .args(["-root", "-tree", "-display", &format!(":{}", self.display)])
             .output()

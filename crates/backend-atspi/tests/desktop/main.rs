@@ -1,5 +1,5 @@
 //! The AT-SPI backend against a real GTK 3 app under Xvfb and its own
-//! D-Bus session: what a read shows (elements, frames, no secret), what
+//! D-Bus session: what a read shows (elements, bounds, no secret), what
 //! acts do (a click writes a file, text written and read back, secure
 //! fields refused), the element limits, and a hung app failing in time;
 //! and `gtk3-widget-factory` read whole. The timings of the reads are
@@ -32,11 +32,11 @@ const SECRET: &str = "hunter2-secret";
 /// The rows of the fixture's list.
 const ROWS: u32 = 500;
 
-/// The fixture's frame `key` as a rectangle.
-fn rect(frames: &serde_json::Value, key: &str) -> Rect {
-    let v: Vec<i64> = frames[key]
+/// The fixture's bounds `key` as a rectangle.
+fn rect(bounds: &serde_json::Value, key: &str) -> Rect {
+    let v: Vec<i64> = bounds[key]
         .as_array()
-        .unwrap_or_else(|| panic!("no frame for {key}: {frames}"))
+        .unwrap_or_else(|| panic!("no bounds for {key}: {bounds}"))
         .iter()
         .map(|n| n.as_i64().expect("a number"))
         .collect();
@@ -52,30 +52,30 @@ fn one<'a>(tree: &'a A11yTree, role: Role, name: &str) -> &'a A11yNode {
     found[0]
 }
 
-/// Asserts that `node`'s frame is `want` to within 1 px on every edge.
-fn assert_frame(node: &A11yNode, want: Rect) {
+/// Asserts that `node`'s bounds is `want` to within 1 px on every edge.
+fn assert_bounds(node: &A11yNode, want: Rect) {
     let got = node
-        .frame
-        .unwrap_or_else(|| panic!("{} {:?} has no frame", node.role, node.name));
+        .bounds
+        .unwrap_or_else(|| panic!("{} {:?} has no bounds", node.role, node.name));
     let close = |a: i64, b: i64| (a - b).abs() <= 1;
     assert!(
         close(got.x.into(), want.x.into())
             && close(got.y.into(), want.y.into())
             && close(got.right(), want.right())
             && close(got.bottom(), want.bottom()),
-        "{} {:?}: frame {got:?}, the fixture says {want:?}",
+        "{} {:?}: bounds {got:?}, the fixture says {want:?}",
         node.role,
         node.name
     );
 }
 
 /// The window `title` of the fixture, with its bounds.
-fn window(desk: &Desktop, title: &str, frames: &serde_json::Value) -> WindowRef {
+fn window(desk: &Desktop, title: &str, bounds: &serde_json::Value) -> WindowRef {
     let key = if title == FORM { "form" } else { "list" };
     WindowRef {
         pid: desk.app.pid,
         title: title.into(),
-        frame: Some(rect(frames, key)),
+        bounds: Some(rect(bounds, key)),
     }
 }
 
@@ -106,22 +106,25 @@ fn target(window: &WindowRef, node: &A11yNode) -> NodeTarget {
 }
 
 /// The read shows the form's widgets where GTK put them, and no secret.
-fn check_form_read(tree: &A11yTree, frames: &serde_json::Value) {
+fn check_form_read(tree: &A11yTree, bounds: &serde_json::Value) {
     assert_eq!(tree.nodes[0].role, Role::Window);
     assert_eq!(tree.nodes[0].name, FORM);
     assert!(!tree.truncated);
-    assert_frame(&tree.nodes[0], rect(frames, "form"));
-    assert_frame(one(tree, Role::TextField, "Name"), rect(frames, "Name"));
-    assert_frame(one(tree, Role::Button, "Save"), rect(frames, "Save"));
-    assert_frame(
+    assert_bounds(&tree.nodes[0], rect(bounds, "form"));
+    assert_bounds(one(tree, Role::TextField, "Name"), rect(bounds, "Name"));
+    assert_bounds(one(tree, Role::Button, "Save"), rect(bounds, "Save"));
+    assert_bounds(
         one(tree, Role::CheckBox, "Subscribe"),
-        rect(frames, "Subscribe"),
+        rect(bounds, "Subscribe"),
     );
     let password = one(tree, Role::PasswordText, "Password");
-    assert_frame(password, rect(frames, "Password"));
+    assert_bounds(password, rect(bounds, "Password"));
     assert!(password.is_secure());
     assert_eq!(password.value, None);
-    assert_eq!(tree.secure_frames(), vec![password.frame.expect("framed")]);
+    assert_eq!(
+        tree.secure_bounds(),
+        vec![password.bounds.expect("with bounds")]
+    );
     let shown = format!("{tree:?}");
     assert!(!shown.contains(SECRET), "the password leaked into the read");
     let save = one(tree, Role::Button, "Save");
@@ -188,9 +191,9 @@ fn check_refusals(desk: &Desktop, a11y: &dyn Accessibility, form: &WindowRef, tr
         a11y.read_text(&password).expect("read_text"),
         TextRead::Secure
     );
-    let frames = desk.frames();
+    let bounds = desk.bounds();
     assert_eq!(
-        frames["password_changed"], false,
+        bounds["password_changed"], false,
         "the password was written"
     );
     let mut stale = target(form, one(tree, Role::Button, "Save"));
@@ -240,16 +243,16 @@ fn check_list(a11y: &dyn Accessibility, list: &WindowRef, how: &str) {
     assert_eq!(rows, ROWS as usize);
     assert!(!tree.truncated);
     assert!(tree.find(&Role::Label, "Row 499").count() == 1);
-    // Rows on screen have frames inside the window; rows scrolled out of
+    // Rows on screen have bounds inside the window; rows scrolled out of
     // view (Row 499) have none.
-    let bounds = list.frame.expect("the list window's frame");
+    let bounds = list.bounds.expect("the list window's bounds");
     let first = one(&tree, Role::Label, "Row 0")
-        .frame
+        .bounds
         .expect("Row 0 is on screen");
     assert!(bounds.contains_rect(&first), "{first:?} in {bounds:?}");
-    assert_eq!(one(&tree, Role::Label, "Row 499").frame, None);
+    assert_eq!(one(&tree, Role::Label, "Row 499").bounds, None);
     // A structure read walks the same elements, without states or
-    // frames; the elements it names read in full by path.
+    // bounds; the elements it names read in full by path.
     let light = TreeLimits {
         structure_only: true,
         ..TreeLimits::default()
@@ -272,7 +275,7 @@ fn check_list(a11y: &dyn Accessibility, list: &WindowRef, how: &str) {
         structure
             .nodes
             .iter()
-            .all(|n| n.frame.is_none() && n.states.is_empty())
+            .all(|n| n.bounds.is_none() && n.states.is_empty())
     );
     let row0 = one(&tree, Role::Label, "Row 0");
     let paths = [row0.path.clone(), NodePath(vec![9, 9, 9])];
@@ -280,11 +283,11 @@ fn check_list(a11y: &dyn Accessibility, list: &WindowRef, how: &str) {
         .read_nodes(list, &paths, &TreeLimits::default())
         .expect("read by path");
     assert_eq!(
-        read[0].as_ref().map(|n| (n.name.as_str(), n.frame)),
-        Some(("Row 0", row0.frame))
+        read[0].as_ref().map(|n| (n.name.as_str(), n.bounds)),
+        Some(("Row 0", row0.bounds))
     );
     assert!(read[1].is_none(), "a path to nowhere");
-    let framed = tree.nodes.iter().filter_map(|n| n.frame);
+    let framed = tree.nodes.iter().filter_map(|n| n.bounds);
     assert!(framed.clone().all(|f| bounds.overlap_area(&f) > 0));
     let small = TreeLimits {
         max_elements: 100,
@@ -337,8 +340,8 @@ fn gtk_form_and_list_through_atspi() {
     };
     let a11y = deskhand_backend_atspi::open(&options).expect("open the backend");
     assert_eq!(a11y.bus_status(), BusStatus::Ok);
-    let frames = desk.frames();
-    let form = window(&desk, FORM, &frames);
+    let bounds = desk.bounds();
+    let form = window(&desk, FORM, &bounds);
     let _ = first_read(a11y.as_ref(), &form);
     let started = Instant::now();
     let tree = a11y
@@ -349,10 +352,10 @@ fn gtk_form_and_list_through_atspi() {
         tree.nodes.len(),
         started.elapsed().as_secs_f64() * 1000.0
     );
-    check_form_read(&tree, &frames);
+    check_form_read(&tree, &bounds);
     check_acts(&desk, a11y.as_ref(), &form, &tree);
     check_refusals(&desk, a11y.as_ref(), &form, &tree);
-    let list = window(&desk, LIST, &frames);
+    let list = window(&desk, LIST, &bounds);
     check_list(a11y.as_ref(), &list, "straight to the app");
     let through_bus = AtspiOptions {
         bus_only: true,
@@ -389,7 +392,7 @@ fn bus_problems_have_the_contracts_reasons() {
     let window = WindowRef {
         pid: 1,
         title: "x".into(),
-        frame: None,
+        bounds: None,
     };
     let err = a11y
         .read_window_tree(&window, &TreeLimits::default())
@@ -419,7 +422,7 @@ fn gtk3_widget_factory_reads_whole() {
         ..AtspiOptions::default()
     };
     let a11y = deskhand_backend_atspi::open(&options).expect("open the backend");
-    // Its accessible frame has no name: it is found by its bounds, read
+    // Its accessible bounds has no name: it is found by its bounds, read
     // again on every try (the window may still be settling its size).
     let title = "gtk3-widget-factory";
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -427,9 +430,9 @@ fn gtk3_widget_factory_reads_whole() {
         let window = WindowRef {
             pid: desk.app.pid,
             title: title.into(),
-            frame: desk.x_window_frame(title).filter(|f| f.width > 10),
+            bounds: desk.x_window_bounds(title).filter(|f| f.width > 10),
         };
-        let read = match window.frame {
+        let read = match window.bounds {
             Some(_) => a11y.read_window_tree(&window, &TreeLimits::default()),
             None => Err(BackendError::InvalidTarget("no X window yet".into())),
         };

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use deskhand_backend::{BackendError, Capture, Point, Rect};
-use deskhand_backend::{CursorImage, Frame, PixelFormat};
+use deskhand_backend::{Bitmap, CursorImage, PixelFormat};
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::protocol::shm::{self, ConnectionExt as _};
 use x11rb::protocol::xfixes::{self, ConnectionExt as _};
@@ -142,7 +142,7 @@ impl X11Capture {
     fn capture_shm(
         &mut self,
         rect: Rect,
-        sink: &mut dyn FnMut(&Frame<'_>),
+        sink: &mut dyn FnMut(&Bitmap<'_>),
     ) -> Result<(), BackendError> {
         let size = rect.width as usize * rect.height as usize * 4;
         let root = self.shared.root;
@@ -180,7 +180,7 @@ impl X11Capture {
         if let Some(repair) = repair {
             self.exclusion.finish(conn, &rect, repair, pixels)?;
         }
-        sink(&Frame {
+        sink(&Bitmap {
             width: rect.width,
             height: rect.height,
             stride: rect.width as usize * 4,
@@ -193,7 +193,7 @@ impl X11Capture {
     fn capture_plain(
         &mut self,
         rect: Rect,
-        sink: &mut dyn FnMut(&Frame<'_>),
+        sink: &mut dyn FnMut(&Bitmap<'_>),
     ) -> Result<(), BackendError> {
         let conn = &self.shared.conn;
         let repair = self.exclusion.begin(conn, self.shared.root, &rect)?;
@@ -213,7 +213,7 @@ impl X11Capture {
             self.exclusion
                 .finish(conn, &rect, repair, &mut reply.data)?;
         }
-        sink(&Frame {
+        sink(&Bitmap {
             width: rect.width,
             height: rect.height,
             stride: rect.width as usize * 4,
@@ -234,7 +234,7 @@ impl Capture for X11Capture {
     fn capture(
         &mut self,
         rect: Rect,
-        sink: &mut dyn FnMut(&Frame<'_>),
+        sink: &mut dyn FnMut(&Bitmap<'_>),
     ) -> Result<(), BackendError> {
         if rect.width == 0 || rect.height == 0 || rect.width > 32767 || rect.height > 32767 {
             return Err(BackendError::Failed(format!("cannot capture {rect:?}")));

@@ -43,16 +43,16 @@ fn intersect(a: &Rect, b: &Rect) -> Option<Rect> {
     (x2 > x1 && y2 > y1).then(|| Rect::new(x1, y1, (x2 - x1) as u32, (y2 - y1) as u32))
 }
 
-/// Copies BGRX `src` (`r.width` wide) into the frame at `r` (global), the
-/// frame covering `frame_rect`.
-fn paste(frame: &mut [u8], frame_rect: &Rect, r: &Rect, src: &[u8]) {
-    let stride = frame_rect.width as usize * 4;
+/// Copies BGRX `src` (`r.width` wide) into the bitmap at `r` (global), the
+/// bitmap covering `bitmap_rect`.
+fn paste(bitmap: &mut [u8], bitmap_rect: &Rect, r: &Rect, src: &[u8]) {
+    let stride = bitmap_rect.width as usize * 4;
     let row = r.width as usize * 4;
     for y in 0..r.height as usize {
-        let fy = (r.y - frame_rect.y) as usize + y;
-        let fx = (r.x - frame_rect.x) as usize * 4;
+        let fy = (r.y - bitmap_rect.y) as usize + y;
+        let fx = (r.x - bitmap_rect.x) as usize * 4;
         let (Some(dst), Some(s)) = (
-            frame.get_mut(fy * stride + fx..fy * stride + fx + row),
+            bitmap.get_mut(fy * stride + fx..fy * stride + fx + row),
             src.get(y * row..(y + 1) * row),
         ) else {
             return;
@@ -159,7 +159,7 @@ impl Exclusion {
         Ok(())
     }
 
-    /// Sends everything the repair of `frame_rect` needs, to be sent just
+    /// Sends everything the repair of `bitmap_rect` needs, to be sent just
     /// before the capture itself (the small replies are then read while
     /// the server copies the screen): the root's children and the
     /// state of the windows found beneath the indicator last time (to check
@@ -171,9 +171,9 @@ impl Exclusion {
         &self,
         conn: &'c RustConnection,
         root: Window,
-        frame_rect: &Rect,
+        bitmap_rect: &Rect,
     ) -> Result<Option<PendingRepair<'c>>, BackendError> {
-        let todo = self.todo(frame_rect);
+        let todo = self.todo(bitmap_rect);
         if !self.active() || todo.is_empty() {
             return Ok(None);
         }
@@ -188,15 +188,15 @@ impl Exclusion {
         }))
     }
 
-    /// Paints the covered parts of `frame` (BGRX of `frame_rect`) from what
+    /// Paints the covered parts of `bitmap` (BGRX of `bitmap_rect`) from what
     /// lies beneath the indicator, with the answers to [`Exclusion::begin`];
     /// asks again (one or two more round trips) when the windows changed.
     pub(crate) fn finish(
         &mut self,
         conn: &RustConnection,
-        frame_rect: &Rect,
+        bitmap_rect: &Rect,
         pending: PendingRepair<'_>,
-        frame: &mut [u8],
+        bitmap: &mut [u8],
     ) -> Result<(), BackendError> {
         let children: Vec<Window> = pending
             .tree
@@ -220,12 +220,12 @@ impl Exclusion {
             self.beneath = Beneath { children, windows };
             self.request_pieces(conn, &pending.todo, &self.beneath.windows)?
         };
-        paste_pieces(pieces, frame, frame_rect)
+        paste_pieces(pieces, bitmap, bitmap_rect)
     }
 
-    /// The covered rectangles inside `frame_rect`, each with its background
+    /// The covered rectangles inside `bitmap_rect`, each with its background
     /// holder.
-    fn todo(&self, frame_rect: &Rect) -> Vec<(Rect, Option<Window>)> {
+    fn todo(&self, bitmap_rect: &Rect) -> Vec<(Rect, Option<Window>)> {
         self.covered
             .iter()
             .zip(
@@ -234,7 +234,7 @@ impl Exclusion {
                     .map(|(w, _)| Some(*w))
                     .chain(std::iter::repeat(None)),
             )
-            .filter_map(|(c, bg)| intersect(c, frame_rect).map(|r| (r, bg)))
+            .filter_map(|(c, bg)| intersect(c, bitmap_rect).map(|r| (r, bg)))
             .collect()
     }
 
@@ -369,13 +369,13 @@ fn read_states(checks: Vec<StateCookies<'_>>) -> Vec<(Window, Rect)> {
 /// Pastes the answered pieces in the order asked.
 fn paste_pieces(
     pieces: Vec<Piece<'_>>,
-    frame: &mut [u8],
-    frame_rect: &Rect,
+    bitmap: &mut [u8],
+    bitmap_rect: &Rect,
 ) -> Result<(), BackendError> {
     for (part, image, required) in pieces {
         match image.reply() {
             Ok(img) if img.data.len() >= part.width as usize * part.height as usize * 4 => {
-                paste(frame, frame_rect, &part, &img.data);
+                paste(bitmap, bitmap_rect, &part, &img.data);
             }
             Ok(_) => {}
             Err(e) if required => return Err(e).backend(),
@@ -391,12 +391,12 @@ mod tests {
 
     #[test]
     fn paste_writes_only_inside() {
-        let frame_rect = Rect::new(10, 10, 4, 3);
-        let mut frame = vec![0u8; 4 * 3 * 4];
-        paste(&mut frame, &frame_rect, &Rect::new(11, 11, 2, 1), &[1; 8]);
-        let row1 = &frame[16..32];
+        let bitmap_rect = Rect::new(10, 10, 4, 3);
+        let mut bitmap = vec![0u8; 4 * 3 * 4];
+        paste(&mut bitmap, &bitmap_rect, &Rect::new(11, 11, 2, 1), &[1; 8]);
+        let row1 = &bitmap[16..32];
         assert_eq!(row1, &[0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0]);
-        assert!(frame[..16].iter().all(|&b| b == 0));
+        assert!(bitmap[..16].iter().all(|&b| b == 0));
         assert_eq!(
             intersect(&Rect::new(0, 0, 5, 5), &Rect::new(5, 0, 5, 5)),
             None

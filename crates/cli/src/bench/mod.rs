@@ -5,9 +5,9 @@
 //! table with medians, p95s and ratios.
 
 mod a11y;
-mod frame;
 mod mcp;
 mod pointer;
+mod shot;
 mod takeover;
 mod typing;
 
@@ -390,7 +390,7 @@ async fn bench_size(
         .trim_start_matches("ws://")
         .trim_end_matches("/v1/ws")
         .to_owned();
-    frame::measure(
+    shot::measure(
         (addr, token.clone()),
         &display,
         &walls,
@@ -450,7 +450,7 @@ async fn bench_size(
     // The wire client's takeover is off now: the batch's session starts
     // its own with its first input.
     let addr = format!("127.0.0.1:{port}");
-    frame::measure_batch(
+    shot::measure_batch(
         (addr, token.clone()),
         &display,
         (at, (w, h)),

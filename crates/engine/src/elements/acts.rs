@@ -190,7 +190,7 @@ impl Engine {
         })
     }
 
-    /// Row `index` of `s` with its states, frame and actions: a light
+    /// Row `index` of `s` with its states, bounds and actions: a light
     /// snapshot's row (a skeleton read lists only some rows in full) is
     /// read again by its path.
     async fn full_row(
@@ -214,7 +214,7 @@ impl Engine {
         match read.into_iter().next().flatten() {
             Some(r) if r.role == node.role => Ok(A11yNode {
                 states: r.states,
-                frame: r.frame,
+                bounds: r.bounds,
                 actions: r.actions,
                 ..node
             }),
@@ -241,7 +241,7 @@ impl Engine {
         window: &NativeWindow,
     ) -> Result<Point, EngineError> {
         let visible = node
-            .frame
+            .bounds
             .and_then(|f| super::marks::visible_part(s, index, f, window.rect));
         let visible = visible.ok_or_else(|| {
             EngineError::invalid(

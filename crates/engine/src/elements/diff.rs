@@ -1,6 +1,6 @@
 //! What changed in a window's tree between two snapshots: elements are
 //! matched by their path and role, so an element that stayed where it was
-//! is "changed" when its label, states, value or frame differ.
+//! is "changed" when its label, states, value or bounds differ.
 
 use std::collections::HashMap;
 
@@ -23,7 +23,7 @@ fn differs(a: &A11yNode, b: &A11yNode, light: bool) -> bool {
     named
         || a.states != b.states
         || a.value != b.value
-        || a.frame != b.frame
+        || a.bounds != b.bounds
         || a.child_count != b.child_count
 }
 

@@ -1,6 +1,6 @@
 //! Set-of-mark boxes: the visible interactive elements of a window,
-//! numbered, with the part of each box that can be seen (its frame cut to
-//! the window and to every ancestor's frame, so a row scrolled half out of
+//! numbered, with the part of each box that can be seen (its bounds cut to
+//! the window and to every ancestor's bounds, so a row scrolled half out of
 //! its list is boxed where it shows), and the secure fields' boxes to
 //! black out.
 
@@ -42,7 +42,7 @@ pub struct MarkSet {
     /// The marks, in document order.
     pub marks: Vec<ElementMark>,
     /// The visible parts of the secure fields.
-    pub secure_frames: Vec<Rect>,
+    pub secure_bounds: Vec<Rect>,
 }
 
 /// Whether the element is one a person would click or type into.
@@ -67,20 +67,20 @@ fn is_interactive(n: &A11yNode) -> bool {
     (by_role || !n.actions.is_empty()) && n.has(State::Showing)
 }
 
-/// The part of row `index`'s frame inside `window` and every ancestor's
-/// frame.
+/// The part of row `index`'s bounds inside `window` and every ancestor's
+/// bounds.
 fn visible_box(s: &Snapshot, index: usize, window: Rect) -> Option<Rect> {
-    visible_part(s, index, s.tree.nodes[index].frame?, window)
+    visible_part(s, index, s.tree.nodes[index].bounds?, window)
 }
 
-/// The part of `frame` (row `index`'s) inside `window` and every
-/// ancestor's frame.
-pub(super) fn visible_part(s: &Snapshot, index: usize, frame: Rect, window: Rect) -> Option<Rect> {
+/// The part of `bounds` (row `index`'s) inside `window` and every
+/// ancestor's bounds.
+pub(super) fn visible_part(s: &Snapshot, index: usize, bounds: Rect, window: Rect) -> Option<Rect> {
     let nodes = &s.tree.nodes;
-    let mut visible = frame.intersection(&window)?;
+    let mut visible = bounds.intersection(&window)?;
     let mut up = nodes[index].parent;
     while let Some(p) = up {
-        if let Some(f) = nodes[p].frame {
+        if let Some(f) = nodes[p].bounds {
             visible = visible.intersection(&f)?;
         }
         up = nodes[p].parent;
@@ -115,13 +115,13 @@ pub(crate) fn marks_of(s: &Snapshot, window: Rect) -> Vec<ElementMark> {
 }
 
 /// The visible parts of `s`'s secure fields.
-pub(crate) fn secure_frames(s: &Snapshot, window: Rect) -> Vec<Rect> {
+pub(crate) fn secure_bounds(s: &Snapshot, window: Rect) -> Vec<Rect> {
     // Bounds are blacked out whole, even where an ancestor clips them.
     s.tree
         .nodes
         .iter()
         .filter(|n| n.is_secure())
-        .filter_map(|n| n.frame?.intersection(&window))
+        .filter_map(|n| n.bounds?.intersection(&window))
         .collect()
 }
 
@@ -140,7 +140,7 @@ impl Engine {
             .map(|s| MarkSet {
                 snapshot_id: s.id.clone(),
                 marks: marks_of(&s, window.window.rect),
-                secure_frames: secure_frames(&s, window.window.rect),
+                secure_bounds: secure_bounds(&s, window.window.rect),
             });
         let target = json!({
             "window_id": window.handle,
@@ -174,14 +174,14 @@ mod tests {
         assert_eq!(marks[2].rect, Rect::new(200, 200, 80, 30));
         // The tool bar's button sticks out of the window and its bar.
         assert_eq!(marks[3].rect, Rect::new(480, 360, 20, 30));
-        assert_eq!(secure_frames(&s, window), [Rect::new(200, 160, 200, 30)]);
+        assert_eq!(secure_bounds(&s, window), [Rect::new(200, 160, 200, 30)]);
     }
 
     #[test]
     fn hidden_or_clipped_away_elements_get_no_mark() {
         let mut tree = form_tree();
         tree.nodes[5].states.retain(|s| *s != State::Showing);
-        tree.nodes[7].frame = Some(Rect::new(600, 360, 60, 30));
+        tree.nodes[7].bounds = Some(Rect::new(600, 360, 60, 30));
         let s = Snapshots::default().store("a", "w", tree, 0, false);
         let marks = marks_of(&s, Rect::new(100, 100, 400, 300));
         let rows: Vec<_> = marks.iter().map(|m| m.index).collect();

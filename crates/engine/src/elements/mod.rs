@@ -100,7 +100,7 @@ pub struct TreeView {
     pub window_elements: usize,
     /// The bounds of the window's secure fields, to black out of its
     /// screenshot.
-    pub secure_frames: Vec<Rect>,
+    pub secure_bounds: Vec<Rect>,
 }
 
 impl Engine {
@@ -178,7 +178,7 @@ impl Engine {
             rows: listed.rows,
             truncated: listed.truncated,
             window_elements: snapshot.tree.nodes.len(),
-            secure_frames: marks::secure_frames(&snapshot, window.window.rect),
+            secure_bounds: marks::secure_bounds(&snapshot, window.window.rect),
         })
     }
 
@@ -205,10 +205,10 @@ impl Engine {
     /// The secure fields' bounds known from `session`'s latest read of
     /// `window` (none when it read none), to black out of its screenshots
     /// without reading the tree again.
-    pub fn known_secure_frames(&self, session: &Session, window: &ListedWindow) -> Vec<Rect> {
+    pub fn known_secure_bounds(&self, session: &Session, window: &ListedWindow) -> Vec<Rect> {
         self.snapshots
             .latest(&session.id, &window.handle)
-            .map(|s| marks::secure_frames(&s, window.window.rect))
+            .map(|s| marks::secure_bounds(&s, window.window.rect))
             .unwrap_or_default()
     }
 
@@ -262,7 +262,7 @@ impl Engine {
             let node = &mut tree.nodes[i];
             if let Some(read) = read.filter(|r| r.role == node.role) {
                 node.states = read.states;
-                node.frame = read.frame;
+                node.bounds = read.bounds;
                 node.actions = read.actions;
                 node.value = read.value.filter(|_| !node.is_secure());
             }
@@ -297,7 +297,7 @@ impl Engine {
             Err(BackendError::Unsupported(_)) => self.bus.bus_failed(),
             Err(_) => {}
         }
-        // A window whose app offers no accessible frame has no tree here:
+        // A window whose app offers no accessible root has no tree here:
         // not a stale token, not a wrong argument.
         read.map_err(|e| match e {
             BackendError::Stale(m) => EngineError::Backend(BackendError::Unsupported(m)),

@@ -2,7 +2,7 @@
 //! or an element and what lies below it), skeleton reads (containers and
 //! landmarks only, driver contract §3), each row's fields and text line.
 
-use deskhand_protocol::mcp::Frame;
+use deskhand_protocol::mcp::Bounds;
 use deskhand_protocol::tree::ElementRow;
 
 use super::snapshots::Snapshot;
@@ -52,9 +52,9 @@ fn cut(text: &str, max: usize) -> String {
     text.chars().take(max).collect()
 }
 
-/// The protocol's frame of a rectangle.
-pub(crate) fn frame(r: Rect) -> Frame {
-    Frame {
+/// A rectangle as the protocol sends it.
+pub(crate) fn bounds(r: Rect) -> Bounds {
+    Bounds {
         x: r.x,
         y: r.y,
         width: r.width,
@@ -91,7 +91,7 @@ pub(crate) fn row(
         role: n.role.name().to_owned(),
         label: cut(label, LABEL_CHARS),
         states,
-        frame: n.frame.map(frame),
+        frame: n.bounds.map(bounds),
         value: n
             .value
             .as_deref()
@@ -215,7 +215,7 @@ pub(crate) fn skeleton(s: &Snapshot, limits: RowLimits) -> Listed {
 }
 
 /// One text line per row: `[N] role "label"`, then the value, states and
-/// frame of a full read, or the counts of a skeleton read; indented by
+/// bounds of a full read, or the counts of a skeleton read; indented by
 /// depth.
 pub(crate) fn text_lines(rows: &[ElementRow]) -> String {
     let mut out = String::new();

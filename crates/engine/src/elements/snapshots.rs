@@ -29,7 +29,7 @@ pub(crate) struct Snapshot {
     /// are `i + 1 .. subtree_end[i]` (the tree is in document order).
     pub(crate) subtree_end: Vec<usize>,
     /// Read for its structure only (a skeleton read): only the rows it
-    /// listed and the secure fields have states and frames.
+    /// listed and the secure fields have states and bounds.
     pub(crate) light: bool,
     /// Fingerprint of the structure: paths, roles and child counts.
     structure: u64,
@@ -180,7 +180,7 @@ fn new_id() -> String {
 
 /// What makes two reads the same structure: every row's path, role and
 /// child count, and whether the read was cut. Names, states, values and
-/// frames may change without making tokens stale.
+/// bounds may change without making tokens stale.
 fn structure_of(tree: &A11yTree) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     tree.truncated.hash(&mut h);

@@ -15,7 +15,7 @@ pub(crate) fn node(role: Role, name: &str, path: &[u32]) -> A11yNode {
             State::Showing,
             State::Visible,
         ],
-        frame: None,
+        bounds: None,
         actions: Vec::new(),
         value: None,
         parent: None,
@@ -65,17 +65,17 @@ pub(crate) fn form_tree() -> A11yTree {
         node(Role::ToolBar, "tools", &[1]),
         node(Role::Button, "Open", &[1, 0]),
     ];
-    nodes[0].frame = Some(Rect::new(100, 100, 400, 300));
-    nodes[1].frame = Some(Rect::new(100, 100, 400, 250));
-    nodes[3].frame = Some(Rect::new(200, 120, 200, 30));
+    nodes[0].bounds = Some(Rect::new(100, 100, 400, 300));
+    nodes[1].bounds = Some(Rect::new(100, 100, 400, 250));
+    nodes[3].bounds = Some(Rect::new(200, 120, 200, 30));
     nodes[3].value = Some("Ada".into());
     nodes[3].states.push(State::Editable);
-    nodes[4].frame = Some(Rect::new(200, 160, 200, 30));
+    nodes[4].bounds = Some(Rect::new(200, 160, 200, 30));
     nodes[4].states.push(State::Secure);
-    nodes[5].frame = Some(Rect::new(200, 200, 80, 30));
+    nodes[5].bounds = Some(Rect::new(200, 200, 80, 30));
     nodes[5].actions = vec!["click".into()];
-    nodes[6].frame = Some(Rect::new(100, 350, 400, 50));
-    nodes[7].frame = Some(Rect::new(480, 360, 60, 30));
+    nodes[6].bounds = Some(Rect::new(100, 350, 400, 50));
+    nodes[7].bounds = Some(Rect::new(480, 360, 60, 30));
     nodes[7].actions = vec!["click".into()];
     link(nodes)
 }

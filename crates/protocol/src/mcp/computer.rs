@@ -1,17 +1,17 @@
 //! The MCP `computer` tool: OpenAI's GA computer action set as a function
 //! tool, for clients and models without a native computer tool. Every call
-//! answers one fresh frame; coordinates of later actions are its pixels.
+//! answers one fresh screenshot; coordinates of later actions are its pixels.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::results::Frame;
+use super::results::Bounds;
 
 /// What an action does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ComputerActionType {
-    /// Return a fresh frame (nothing sent).
+    /// Return a fresh screenshot (nothing sent).
     Screenshot,
     /// Click `button` at `x`, `y`, holding `keys`.
     Click,
@@ -48,7 +48,7 @@ pub enum ComputerButton {
     Forward,
 }
 
-/// A point of a drag, in frame pixels.
+/// A point of a drag, in screenshot pixels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PathPoint {
     /// Horizontal.
@@ -57,17 +57,17 @@ pub struct PathPoint {
     pub y: i64,
 }
 
-/// One action; coordinates are pixels of the last frame this session was
+/// One action; coordinates are pixels of the last screenshot this session was
 /// sent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ComputerAction {
     /// What to do.
     #[serde(rename = "type")]
     pub kind: ComputerActionType,
-    /// Horizontal, in frame pixels.
+    /// Horizontal, in screenshot pixels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub x: Option<i64>,
-    /// Vertical, in frame pixels.
+    /// Vertical, in screenshot pixels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub y: Option<i64>,
     /// For `click`.
@@ -104,25 +104,25 @@ pub struct ComputerArgs {
     /// Several actions, run in order and halted at the first failure.
     #[serde(default)]
     pub actions: Option<Vec<ComputerAction>>,
-    /// `all` (default) or a display index: which displays the frame shows.
+    /// `all` (default) or a display index: which displays the screenshot shows.
     #[serde(default)]
     pub display: Option<String>,
-    /// Largest frame width (default 1920).
+    /// Largest screenshot width (default 1920).
     #[serde(default)]
     pub max_width: Option<u32>,
-    /// Largest frame height (default 1200).
+    /// Largest screenshot height (default 1200).
     #[serde(default)]
     pub max_height: Option<u32>,
     /// Set-of-mark: number the visible interactive elements of the focused
-    /// window on the frame (from its accessibility tree) and list them.
+    /// window on the screenshot (from its accessibility tree) and list them.
     #[serde(default)]
     pub marks: Option<bool>,
 }
 
-/// One numbered box on a frame.
+/// One numbered box on a screenshot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ComputerMark {
-    /// The number drawn on the frame.
+    /// The number drawn on the screenshot.
     pub mark: u32,
     /// The element's token, for `click`, `type_text` and `set_value`.
     pub element_token: String,
@@ -130,15 +130,15 @@ pub struct ComputerMark {
     pub role: String,
     /// Its label (untrusted app text, at most 80 characters).
     pub label: String,
-    /// Its visible box, in frame pixels.
+    /// Its visible box, in screenshot pixels.
     #[serde(rename = "box")]
-    pub frame_box: Frame,
-    /// The box's centre, in frame pixels: where a `click` action lands on
+    pub shot_box: Bounds,
+    /// The box's centre, in screenshot pixels: where a `click` action lands on
     /// it.
     pub center: [i64; 2],
 }
 
-/// The marks of a frame.
+/// The marks of a screenshot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ComputerMarks {
     /// The window whose elements are marked.
@@ -149,7 +149,7 @@ pub struct ComputerMarks {
     pub marks: Vec<ComputerMark>,
 }
 
-/// One display of a frame.
+/// One display of a screenshot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ComputerDisplay {
     /// The display's index.
@@ -158,23 +158,23 @@ pub struct ComputerDisplay {
     pub name: String,
     /// Whether it is the primary display.
     pub primary: bool,
-    /// The part of it the frame shows, in global desktop pixels.
-    pub rect: Frame,
-    /// Where that part is in the frame, in frame pixels.
-    pub pixel: Frame,
+    /// The part of it the screenshot shows, in global desktop pixels.
+    pub rect: Bounds,
+    /// Where that part is in the screenshot, in screenshot pixels.
+    pub pixel: Bounds,
     /// The display's own scale.
     pub scale: f64,
 }
 
-/// The frame a `computer` call answers (the image content block carries
+/// The screenshot a `computer` call answers (the image content block carries
 /// its bytes).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ComputerFrame {
+pub struct ComputerShot {
     /// `image/png` or `image/jpeg`.
     pub mime_type: String,
-    /// Frame pixels.
+    /// Screenshot pixels.
     pub width: u32,
-    /// Frame pixels.
+    /// Screenshot pixels.
     pub height: u32,
     /// Its displays.
     pub displays: Vec<ComputerDisplay>,
@@ -188,18 +188,19 @@ pub struct ComputerFrame {
 pub struct ComputerResult {
     /// Always true.
     pub ok: bool,
-    /// The fresh frame.
-    pub frame: ComputerFrame,
+    /// The fresh screenshot (`frame` on the wire, as 0.1 named it).
+    #[serde(rename = "frame")]
+    pub shot: ComputerShot,
     /// Milliseconds each action took.
     pub timings_ms: Vec<f64>,
     /// Milliseconds waited for the screen to settle after input.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle_ms: Option<f64>,
-    /// With `marks: true`: the numbered elements drawn on the frame.
+    /// With `marks: true`: the numbered elements drawn on the screenshot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub marks: Option<ComputerMarks>,
     /// With `marks: true`: why there are none (no focused window, its app
-    /// not on the accessibility bus); the frame is sent unmarked.
+    /// not on the accessibility bus); the screenshot is sent unmarked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub marks_error: Option<super::ErrorObject>,
 }

@@ -70,7 +70,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool!("end_session", false, SessionArgs, SessionEnded,
         "End the session: its takeover ends and everything it holds is released."),
     tool!("list_windows", true, ListWindowsArgs, WindowList,
-        "The approved apps' windows, topmost first, with ids, pids, titles and frames in desktop pixels."),
+        "The approved apps' windows, topmost first, with ids, pids, titles and bounds (`frame`) in desktop pixels."),
     tool!("get_window_state", true, WindowStateArgs, WindowState,
         "One window's details, screenshot and accessibility tree: rows with element tokens (\"<snapshot>:<N>\") that click, type_text and set_value act on without the pointer. skeleton: true gives only containers and landmarks of a dense window; root: <token> reads one region of it."),
     tool!("screenshot", true, ScreenshotArgs, ScreenshotResult,

@@ -9,9 +9,11 @@ use super::args::InputMode;
 use crate::Disposition;
 use crate::tree::{ElementRow, TreeDiff};
 
-/// A rectangle in global desktop pixels.
+/// A rectangle: in global desktop pixels unless the field that holds it
+/// says otherwise (the `computer` tool's are in screenshot pixels). Fields
+/// of this type are named `frame` on the wire, as 0.1 named them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Frame {
+pub struct Bounds {
     /// Left edge.
     pub x: i32,
     /// Top edge.
@@ -71,7 +73,7 @@ pub struct WindowInfo {
     /// The title (untrusted app text, at most 1,024 characters).
     pub title: String,
     /// Content area.
-    pub frame: Frame,
+    pub frame: Bounds,
     /// Has the input focus.
     pub focused: bool,
     /// Minimized.
@@ -100,8 +102,8 @@ pub struct ImageInfo {
     /// Pixels.
     pub height: u32,
     /// Where it was taken, in global desktop pixels (the image's pixel
-    /// (0, 0) is this frame's corner).
-    pub frame: Frame,
+    /// (0, 0) is this rectangle's corner).
+    pub frame: Bounds,
     /// Encoded bytes.
     pub bytes: u64,
 }
@@ -136,7 +138,7 @@ pub struct MarkRow {
     /// Its label (untrusted app text, at most 80 characters).
     pub label: String,
     /// Its visible box in global desktop pixels.
-    pub frame: Frame,
+    pub frame: Bounds,
 }
 
 /// An accessibility read: rows and their text lines.

@@ -1,6 +1,6 @@
 //! `POST /v1/actions`: the action-batch spec. The body is an array of
 //! actions (`{"action_type": …}`), one action, or `{"actions": [...]}`.
-//! Coordinates are full-size pixels of the primary display's frame
+//! Coordinates are full-size pixels of the primary display's screenshot
 //! (design decision 1). The answer is an `ExecutionResponse`: a fresh
 //! screenshot on every response, `failed_action_index` on a failure.
 
@@ -11,7 +11,7 @@ use axum::body::Bytes;
 use axum::extract::{Extension, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use deskhand_engine::frame::{DisplaySelect, VendorCap};
+use deskhand_engine::shot::{DisplaySelect, VendorCap};
 use deskhand_engine::{Button, EngineError, ScrollDirection};
 use serde_json::{Value, json};
 
@@ -69,17 +69,13 @@ pub(crate) async fn handle(
         &batch::Driver::http(&call.hs),
         (&steps, &[]),
         spec,
-        Image::Frame,
+        Image::Shot,
     )
     .await;
     if let Some((index, error)) = invalid {
         out.failure = Some(batch::Failure { index, error });
     }
-    let response = super::answer(
-        StatusCode::OK,
-        &execution_response(&out),
-        out.frame.as_ref(),
-    );
+    let response = super::answer(StatusCode::OK, &execution_response(&out), out.shot.as_ref());
     super::finish_with(&call.hs, &out.timings, out.settle_ms, out.note(), response)
 }
 
@@ -194,15 +190,15 @@ fn truncate(s: &str) -> String {
     s.chars().take(40).collect()
 }
 
-/// The spec's `ExecutionResponse`, plus timings and the frame's displays.
+/// The spec's `ExecutionResponse`, plus timings and the screenshot's displays.
 fn execution_response(out: &Outcome) -> Value {
     let mut r = json!({
         "status": "success",
         "timings": out.timings,
-        "screenshot_ms": out.frame_ms,
+        "screenshot_ms": out.shot_ms,
         "settle_ms": out.settle_ms,
     });
-    if let Some(shot) = &out.frame {
+    if let Some(shot) = &out.shot {
         r["action_result"] = json!({
             "screenshot": super::image_slot(),
             "screen_dimensions": {"width": shot.plan.width, "height": shot.plan.height},
@@ -214,7 +210,7 @@ fn execution_response(out: &Outcome) -> Value {
             r["action_result"]["cursor_position"] = json!({"x": x, "y": y});
         }
     }
-    let error = match (&out.failure, &out.frame_error) {
+    let error = match (&out.failure, &out.shot_error) {
         (Some(f), _) => Some(error_json(&f.error, Some(f.index))),
         (None, Some(e)) => Some(error_json(e, None)),
         (None, None) => None,

@@ -1,6 +1,6 @@
 //! Anthropic's computer tool (`computer_20250124`, `computer_20251124`):
 //! `GET /v1/computer/anthropic/tool` gives the tool definition whose
-//! display size is the frames deskhand returns; `POST
+//! display size is the screenshots deskhand returns; `POST
 //! /v1/computer/anthropic` takes the model's `tool_use` block as it came
 //! (or the tool-set shape, the action as the tool's name) and answers the
 //! `tool_result` block to send back. Timings and the session are in
@@ -14,8 +14,8 @@ use axum::body::Bytes;
 use axum::extract::{Extension, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use deskhand_engine::frame::{DisplaySelect, FramePlan, VendorCap};
-use deskhand_engine::{Button, EngineError, FrameShot, ScrollDirection};
+use deskhand_engine::shot::{DisplaySelect, ShotPlan, VendorCap};
+use deskhand_engine::{Button, EngineError, ScrollDirection, Shot};
 use serde_json::{Value, json};
 
 use super::batch::{self, Image, Outcome};
@@ -41,7 +41,7 @@ pub(crate) async fn tool(
             format!("one of {VERSIONS:?}"),
         ));
     }
-    let spec = match super::frame_spec(&query, VendorCap::Anthropic, DisplaySelect::All) {
+    let spec = match super::shot_spec(&query, VendorCap::Anthropic, DisplaySelect::All) {
         Ok(s) => s,
         Err(e) => return bad_request(&e),
     };
@@ -50,7 +50,7 @@ pub(crate) async fn tool(
         Err(r) => return *r,
     };
     let plan = match state.engine.layout(&hs.session).await {
-        Ok(layout) => FramePlan::new(&layout, spec.select, spec.limits),
+        Ok(layout) => ShotPlan::new(&layout, spec.select, spec.limits),
         Err(e) => Err(e),
     };
     let plan = match plan {
@@ -99,7 +99,7 @@ pub(crate) async fn handle(
                 &batch::Driver::http(&call.hs),
                 (&[step], &[]),
                 spec,
-                Image::FrameUnlessAnswered,
+                Image::ShotUnlessAnswered,
             )
             .await;
             (out, None)
@@ -112,7 +112,7 @@ pub(crate) async fn handle(
                     &batch::Driver::http(&call.hs),
                     (&[], &[]),
                     spec,
-                    Image::Frame,
+                    Image::Shot,
                 )
                 .await,
                 Some(e),
@@ -124,21 +124,21 @@ pub(crate) async fn handle(
     super::finish_with(&call.hs, &out.timings, out.settle_ms, out.note(), response)
 }
 
-/// The `tool_result` block: the image (frame or zoom crop), the cursor
+/// The `tool_result` block: the image (screenshot or zoom crop), the cursor
 /// text, or the error text (with the screenshot when there is one).
 fn tool_result<'a>(
     id: &str,
     out: &'a Outcome,
     refused: Option<&EngineError>,
-) -> (Value, Option<&'a FrameShot>) {
-    let image = |shot: &FrameShot| {
+) -> (Value, Option<&'a Shot>) {
+    let image = |shot: &Shot| {
         json!({"type": "image", "source": {
             "type": "base64", "media_type": shot.format.mime_type(), "data": super::image_slot(),
         }})
     };
     let error = refused
         .or(out.failure.as_ref().map(|f| &f.error))
-        .or(out.frame_error.as_ref());
+        .or(out.shot_error.as_ref());
     let mut content = Vec::new();
     if let Some(e) = error {
         content.push(json!({"type": "text", "text": error_text(e)}));
@@ -149,7 +149,7 @@ fn tool_result<'a>(
         .zoom
         .as_ref()
         .filter(|_| error.is_none())
-        .or(out.frame.as_ref());
+        .or(out.shot.as_ref());
     content.extend(shot.map(image));
     let mut r = json!({"type": "tool_result", "tool_use_id": id, "content": content});
     if error.is_some() {

@@ -1,7 +1,7 @@
 //! One batch of steps for one session: run in order, halted at the first
 //! failure; `screenshot` markers are deferred; exactly one fresh image is
 //! taken at the end (also after a failure), which becomes the session's
-//! frame. A batch with any input step is an input batch: its first input
+//! screenshot. A batch with any input step is an input batch: its first input
 //! starts the session's takeover when it is off, and a batch that fails
 //! before any input of it was sent ends the takeover it started (no red
 //! frame stays up for an act that never happened).
@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use deskhand_engine::approval::{ApprovalMode, Needs, SafetyCheck};
-use deskhand_engine::frame::FramePlan;
-use deskhand_engine::{EngineError, FrameShot, FrameSpec};
+use deskhand_engine::shot::ShotPlan;
+use deskhand_engine::{EngineError, Shot, ShotSpec};
 
 use deskhand_engine::{Engine, Session};
 
@@ -39,11 +39,11 @@ pub(crate) struct Failure {
 /// Which image the batch answers with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Image {
-    /// Always a fresh frame.
-    Frame,
-    /// A fresh frame unless the batch zoomed or read the cursor (the
+    /// Always a fresh screenshot.
+    Shot,
+    /// A fresh screenshot unless the batch zoomed or read the cursor (the
     /// Anthropic tool answers those with the crop or the text alone).
-    FrameUnlessAnswered,
+    ShotUnlessAnswered,
 }
 
 /// What a batch did.
@@ -53,15 +53,15 @@ pub(crate) struct Outcome {
     pub timings: Vec<Timing>,
     /// The first failure, after which nothing ran.
     pub failure: Option<Failure>,
-    /// The fresh frame.
-    pub frame: Option<FrameShot>,
-    /// Why no fresh frame could be taken.
-    pub frame_error: Option<EngineError>,
-    /// Milliseconds the fresh frame took.
-    pub frame_ms: f64,
+    /// The fresh screenshot.
+    pub shot: Option<Shot>,
+    /// Why no fresh screenshot could be taken.
+    pub shot_error: Option<EngineError>,
+    /// Milliseconds the fresh screenshot took.
+    pub shot_ms: f64,
     /// The last zoom's crop.
-    pub zoom: Option<FrameShot>,
-    /// The last cursor position, in frame pixels.
+    pub zoom: Option<Shot>,
+    /// The last cursor position, in screenshot pixels.
     pub cursor: Option<[i64; 2]>,
     /// Milliseconds waited for the screen to settle after input.
     pub settle_ms: Option<f64>,
@@ -75,19 +75,19 @@ impl Outcome {
     pub fn note(&self) -> Option<&str> {
         self.zoom
             .iter()
-            .chain(&self.frame)
+            .chain(&self.shot)
             .find_map(|s| s.budget_note.as_deref())
     }
 }
 
-/// Whose batch it is: the engine's session and its last frame. An HTTP
+/// Whose batch it is: the engine's session and its last screenshot. An HTTP
 /// session also starts its takeover with its first input and notes input
 /// for the takeover's idle end; an MCP session must hold its takeover.
 pub(crate) struct Driver<'a> {
     /// The engine's session.
     pub session: &'a Session,
-    /// The last frame it was sent; the lock runs one batch at a time.
-    pub frame: &'a tokio::sync::Mutex<Option<Arc<FramePlan>>>,
+    /// The last screenshot it was sent; the lock runs one batch at a time.
+    pub plan: &'a tokio::sync::Mutex<Option<Arc<ShotPlan>>>,
     /// The HTTP session, for the computer endpoints.
     pub http: Option<&'a HttpSession>,
 }
@@ -97,7 +97,7 @@ impl<'a> Driver<'a> {
     pub fn http(hs: &'a HttpSession) -> Self {
         Self {
             session: &hs.session,
-            frame: &hs.frame,
+            plan: &hs.last_plan,
             http: Some(hs),
         }
     }
@@ -123,16 +123,16 @@ impl Drop for Abandon<'_> {
     }
 }
 
-/// Runs `steps` for `d`, frames taken with `spec`, once approved (with
+/// Runs `steps` for `d`, screenshots taken with `spec`, once approved (with
 /// the provider's safety `checks`, which only the person can acknowledge).
 pub(crate) async fn run(
     engine: &Arc<Engine>,
     d: &Driver<'_>,
     (steps, checks): (&[Step], &[SafetyCheck]),
-    spec: FrameSpec,
+    spec: ShotSpec,
     image: Image,
 ) -> Outcome {
-    let mut frame = d.frame.lock().await;
+    let mut last = d.plan.lock().await;
     let mut out = Outcome::default();
     if let Err(error) = approve(engine, d, steps, checks).await {
         out.failure = Some(Failure { index: 0, error });
@@ -141,7 +141,7 @@ pub(crate) async fn run(
             engine.approval_mode(),
             ApprovalMode::Allow | ApprovalMode::Write
         ) {
-            take_frame(engine, d, spec, &mut frame, &mut out).await;
+            take_shot(engine, d, spec, &mut last, &mut out).await;
         }
         return out;
     }
@@ -165,7 +165,7 @@ pub(crate) async fn run(
                 }
             }
         }
-        let result = run_step(engine, d, step, frame.clone(), spec, &mut out).await;
+        let result = run_step(engine, d, step, last.clone(), spec, &mut out).await;
         sent |= result.is_ok() && !step.is_read();
         out.timings.push(Timing {
             index,
@@ -173,7 +173,7 @@ pub(crate) async fn run(
         });
         if let Err(error) = result {
             if matches!(error, EngineError::LayoutChanged) {
-                *frame = None;
+                *last = None;
             }
             out.failure = Some(Failure { index, error });
             break;
@@ -184,20 +184,20 @@ pub(crate) async fn run(
         end_unused_takeover(engine, d, out.failure.as_ref()).await;
     }
     let answered = out.zoom.is_some() || out.cursor.is_some();
-    let wants_frame = image == Image::Frame || !answered || out.failure.is_some();
+    let wants_shot = image == Image::Shot || !answered || out.failure.is_some();
     // Input was sent: the image is taken once the screen stopped changing,
-    // not after a fixed delay (the last look is the frame itself).
-    match (takeover_checked, wants_frame) {
+    // not after a fixed delay (the last look is the screenshot itself).
+    match (takeover_checked, wants_shot) {
         (true, true) => {
             let started = Instant::now();
-            match engine.settled_frame(d.session, spec, SETTLE_MAX).await {
+            match engine.settled_shot(d.session, spec, SETTLE_MAX).await {
                 Ok((shot, waited)) => {
                     out.settle_ms = Some(waited.as_secs_f64() * 1000.0);
-                    out.frame_ms = started.elapsed().saturating_sub(waited).as_secs_f64() * 1000.0;
-                    *frame = Some(shot.plan.clone());
-                    out.frame = Some(shot);
+                    out.shot_ms = started.elapsed().saturating_sub(waited).as_secs_f64() * 1000.0;
+                    *last = Some(shot.plan.clone());
+                    out.shot = Some(shot);
                 }
-                Err(e) => out.frame_error = Some(e),
+                Err(e) => out.shot_error = Some(e),
             }
         }
         (true, false) => {
@@ -205,7 +205,7 @@ pub(crate) async fn run(
                 out.settle_ms = Some(waited.as_secs_f64() * 1000.0);
             }
         }
-        (false, true) => take_frame(engine, d, spec, &mut frame, &mut out).await,
+        (false, true) => take_shot(engine, d, spec, &mut last, &mut out).await,
         (false, false) => {}
     }
     out
@@ -227,23 +227,23 @@ async fn approve(
     engine.approve(d.session, needs, &names, checks).await
 }
 
-/// Takes the batch's fresh frame, which becomes the session's.
-async fn take_frame(
+/// Takes the batch's fresh screenshot, which becomes the session's.
+async fn take_shot(
     engine: &Engine,
     d: &Driver<'_>,
-    spec: FrameSpec,
-    frame: &mut Option<Arc<FramePlan>>,
+    spec: ShotSpec,
+    last: &mut Option<Arc<ShotPlan>>,
     out: &mut Outcome,
 ) {
     let started = Instant::now();
-    match engine.frame(d.session, spec).await {
+    match engine.shot(d.session, spec).await {
         Ok(shot) => {
-            *frame = Some(shot.plan.clone());
-            out.frame = Some(shot);
+            *last = Some(shot.plan.clone());
+            out.shot = Some(shot);
         }
-        Err(e) => out.frame_error = Some(e),
+        Err(e) => out.shot_error = Some(e),
     }
-    out.frame_ms = started.elapsed().as_secs_f64() * 1000.0;
+    out.shot_ms = started.elapsed().as_secs_f64() * 1000.0;
 }
 
 /// Ends the takeover this batch started when no input of it was sent: the
@@ -292,41 +292,41 @@ async fn run_step(
     engine: &Engine,
     d: &Driver<'_>,
     step: &Step,
-    frame: Option<Arc<FramePlan>>,
-    spec: FrameSpec,
+    last: Option<Arc<ShotPlan>>,
+    spec: ShotSpec,
     out: &mut Outcome,
 ) -> Result<(), EngineError> {
     match step {
         Step::Screenshot => return Ok(()),
         Step::CursorPosition => {
-            let plan = match frame {
+            let plan = match last {
                 Some(f) => f,
-                None => Arc::new(FramePlan::new(
+                None => Arc::new(ShotPlan::new(
                     &engine.layout(d.session).await?,
                     spec.select,
                     spec.limits,
                 )?),
             };
             let (p, _) = engine.cursor(d.session).await?;
-            out.cursor = Some(plan.to_frame(p).ok_or(EngineError::CoordinateOutOfBounds {
+            out.cursor = Some(plan.to_shot(p).ok_or(EngineError::CoordinateOutOfBounds {
                 point: [i64::from(p.x), i64::from(p.y)],
-                frame: [plan.width, plan.height],
-                why: "the pointer is on no display of the frame",
+                shot_size: [plan.width, plan.height],
+                why: "the pointer is on no display of the last",
             })?);
             return Ok(());
         }
         Step::Zoom(region) => {
-            let frame = frame.ok_or(EngineError::NoFrame)?;
-            out.zoom = Some(engine.zoom(d.session, frame, *region, spec).await?);
+            let last = last.ok_or(EngineError::NoShot)?;
+            out.zoom = Some(engine.zoom(d.session, last, *region, spec).await?);
             return Ok(());
         }
         _ => {}
     }
-    let (actions, mapped) = step.actions(frame.as_deref())?;
+    let (actions, mapped) = step.actions(last.as_deref())?;
     for action in actions {
         let op = "computer.act";
-        let result = match (&frame, mapped) {
-            (Some(f), true) => engine.act_in_frame(d.session, op, f.clone(), action).await,
+        let result = match (&last, mapped) {
+            (Some(f), true) => engine.act_in_shot(d.session, op, f.clone(), action).await,
             _ => engine.act(d.session, op, action).await,
         };
         if let Some(hs) = d.http.filter(|_| !step.is_read()) {

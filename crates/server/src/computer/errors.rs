@@ -9,8 +9,10 @@ use serde_json::{Value, json};
 fn details(e: &EngineError) -> Value {
     match e {
         EngineError::InvalidArguments { field, .. } => json!({ "field": field }),
-        EngineError::CoordinateOutOfBounds { point, frame, .. } => {
-            json!({ "coordinate": point, "frame_size": frame })
+        EngineError::CoordinateOutOfBounds {
+            point, shot_size, ..
+        } => {
+            json!({ "coordinate": point, "frame_size": shot_size })
         }
         EngineError::NotGranted { capability, needed } => {
             json!({ "capability": capability, "needed": needed })

@@ -4,7 +4,7 @@
 //! /v1/computer/openai` (OpenAI's `computer` tool). Each parses its
 //! vendor's verbs into steps (`step.rs`), runs them as one batch for the
 //! session the `X-Deskhand-Session` header names (`batch.rs`,
-//! `session.rs`) and answers in its vendor's shape, with one fresh frame
+//! `session.rs`) and answers in its vendor's shape, with one fresh screenshot
 //! whose pixels later coordinates refer to. Behind the same guard as every
 //! route (token, Host, Origin).
 
@@ -26,8 +26,8 @@ use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
-use deskhand_engine::frame::{DisplaySelect, FrameLimits, VendorCap};
-use deskhand_engine::{EngineError, FrameShot, FrameSpec};
+use deskhand_engine::shot::{DisplaySelect, ShotLimits, VendorCap};
+use deskhand_engine::{EngineError, Shot, ShotSpec};
 use deskhand_protocol::messages::ImageFormat;
 use serde_json::{Value, json};
 
@@ -57,11 +57,11 @@ pub(crate) struct Call {
     pub hs: Arc<HttpSession>,
     /// The parsed body.
     pub body: Value,
-    /// The frames it asks for.
-    pub spec: FrameSpec,
+    /// The screenshots it asks for.
+    pub spec: ShotSpec,
 }
 
-/// Checks the content type, the frame options (`query`, defaults for
+/// Checks the content type, the screenshot options (`query`, defaults for
 /// `vendor` and `select`) and the body, then finds or creates the
 /// session. Nothing is sent to the desktop before this passed.
 pub(crate) fn begin(
@@ -96,7 +96,7 @@ pub(crate) fn begin(
             format!("not JSON: {e}"),
         )))
     })?;
-    let spec = frame_spec(query, vendor, select).map_err(|e| Box::new(errors::bad_request(&e)))?;
+    let spec = shot_spec(query, vendor, select).map_err(|e| Box::new(errors::bad_request(&e)))?;
     let hs = session(state, headers, token)?;
     Ok(Call { hs, body, spec })
 }
@@ -176,7 +176,7 @@ pub(crate) fn finish(hs: &HttpSession, timings: &[batch::Timing], r: Response) -
 }
 
 /// [`finish`], with how long the screen took to settle after input and
-/// how the frame was made to fit its byte budget.
+/// how the screenshot was made to fit its byte budget.
 pub(crate) fn finish_with(
     hs: &HttpSession,
     timings: &[batch::Timing],
@@ -203,21 +203,24 @@ pub(crate) fn finish_with(
     r
 }
 
-/// Frame options from the query: `display` (`all` or an id), `max_width`,
+/// Screenshot options from the query: `display` (`all` or an id), `max_width`,
 /// `max_height`.
-pub(crate) fn frame_spec(
+pub(crate) fn shot_spec(
     query: &HashMap<String, String>,
     vendor: VendorCap,
     select: DisplaySelect,
-) -> Result<FrameSpec, EngineError> {
+) -> Result<ShotSpec, EngineError> {
     let select = match query.get("display").map(String::as_str) {
         None => select,
         Some("all") => DisplaySelect::All,
         Some(id) => DisplaySelect::One(id.parse().map_err(|_| {
-            EngineError::invalid("display", "\"all\" or a display id from the last frame")
+            EngineError::invalid(
+                "display",
+                "\"all\" or a display id from the last screenshot",
+            )
         })?),
     };
-    let defaults = FrameLimits::default();
+    let defaults = ShotLimits::default();
     let dim = |name: &'static str, default: u32| -> Result<u32, EngineError> {
         match query.get(name) {
             None => Ok(default),
@@ -228,9 +231,9 @@ pub(crate) fn frame_spec(
                 .ok_or_else(|| EngineError::invalid(name, "a number of pixels in 16..=16384")),
         }
     };
-    Ok(FrameSpec {
+    Ok(ShotSpec {
         select,
-        limits: FrameLimits {
+        limits: ShotLimits {
             max_width: dim("max_width", defaults.max_width)?,
             max_height: dim("max_height", defaults.max_height)?,
             vendor,
@@ -267,7 +270,7 @@ pub(crate) fn image_slot() -> &'static str {
 }
 
 /// The JSON answer `v` with `shot`'s base64 in its [`image_slot`].
-pub(crate) fn answer(status: StatusCode, v: &Value, shot: Option<&FrameShot>) -> Response {
+pub(crate) fn answer(status: StatusCode, v: &Value, shot: Option<&Shot>) -> Response {
     let text = v.to_string();
     let slot = image_slot();
     let mut body = Vec::with_capacity(text.len() + shot.map_or(0, |s| s.bytes.len() * 4 / 3 + 4));
@@ -289,7 +292,7 @@ pub(crate) fn answer(status: StatusCode, v: &Value, shot: Option<&FrameShot>) ->
         .into_response()
 }
 
-/// The frame's displays, for the caller: global and pixel rectangles.
-pub(crate) fn displays_json(shot: &FrameShot) -> Value {
+/// The screenshot's displays, for the caller: global and pixel rectangles.
+pub(crate) fn displays_json(shot: &Shot) -> Value {
     json!(shot.plan.displays)
 }

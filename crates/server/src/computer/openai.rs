@@ -15,7 +15,7 @@ use axum::extract::{Extension, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use deskhand_engine::approval::SafetyCheck;
-use deskhand_engine::frame::{DisplaySelect, VendorCap};
+use deskhand_engine::shot::{DisplaySelect, VendorCap};
 use deskhand_engine::{Button, EngineError, ScrollDirection};
 use serde_json::{Value, json};
 
@@ -71,14 +71,14 @@ pub(crate) async fn run_call(
     engine: &Arc<deskhand_engine::Engine>,
     driver: &batch::Driver<'_>,
     call: &Value,
-    spec: deskhand_engine::FrameSpec,
+    spec: deskhand_engine::ShotSpec,
 ) -> (Outcome, Vec<SafetyCheck>) {
     let parsed = safety_checks(call).and_then(|c| Ok((c, steps(call)?)));
     let (checks, (steps, origins), refused) = match parsed {
         Ok((c, s)) => (c, s, None),
         Err(bad) => (Vec::new(), (Vec::new(), Vec::new()), Some(bad)),
     };
-    let mut out = batch::run(engine, driver, (&steps, &checks), spec, Image::Frame).await;
+    let mut out = batch::run(engine, driver, (&steps, &checks), spec, Image::Shot).await;
     // A step's index is its action's (a diagonal scroll is two steps).
     if let Some(f) = out.failure.as_mut() {
         f.index = origins.get(f.index).copied().unwrap_or(f.index);
@@ -123,13 +123,13 @@ fn answer(call_id: &str, out: &Outcome, checks: &[SafetyCheck]) -> Response {
         // The person approved them: returned as acknowledged.
         output["acknowledged_safety_checks"] = json!(checks);
     }
-    if let Some(shot) = &out.frame {
+    if let Some(shot) = &out.shot {
         output["output"] = json!({
             "type": "computer_screenshot",
             "image_url": format!("data:{};base64,{}", shot.format.mime_type(), super::image_slot()),
         });
     }
-    let error = match (&out.failure, &out.frame_error) {
+    let error = match (&out.failure, &out.shot_error) {
         (Some(f), _) => {
             let mut e = error_json(&f.error, Some(f.index));
             if !checks.is_empty() && matches!(f.error, EngineError::ApprovalDenied { .. }) {
@@ -144,7 +144,7 @@ fn answer(call_id: &str, out: &Outcome, checks: &[SafetyCheck]) -> Response {
         (None, Some(e)) => Some(error_json(e, None)),
         (None, None) => None,
     };
-    let shot = out.frame.as_ref();
+    let shot = out.shot.as_ref();
     match error {
         None => super::answer(StatusCode::OK, &output, shot),
         Some(e) => super::answer(

@@ -2,7 +2,7 @@
 //! `X-Deskhand-Session` header (created and returned when absent). A
 //! session answers only the token that made it (another token's id is
 //! unknown to it), and a token that opened its share of sessions makes
-//! room among its own, never another's. A session keeps the last frame
+//! room among its own, never another's. A session keeps the last screenshot
 //! it was sent, and its takeover, which its first input action starts and
 //! which ends after an idle time counted from its start and from every
 //! input; a session not used for longer is closed.
@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use deskhand_engine::frame::FramePlan;
+use deskhand_engine::shot::ShotPlan;
 use deskhand_engine::{Engine, Session};
 
 use crate::AppState;
@@ -37,9 +37,9 @@ pub(crate) struct HttpSession {
     token: usize,
     /// How long its takeover lasts without input.
     takeover_idle: Duration,
-    /// The last frame this session was sent; the lock also runs one
+    /// The last screenshot this session was sent; the lock also runs one
     /// request of the session at a time.
-    pub frame: tokio::sync::Mutex<Option<Arc<FramePlan>>>,
+    pub last_plan: tokio::sync::Mutex<Option<Arc<ShotPlan>>>,
     /// When it last sent input while its takeover is on.
     last_input: Mutex<Option<Instant>>,
     /// When it was last used.
@@ -131,7 +131,7 @@ impl Sessions {
             session,
             token,
             takeover_idle: state.config.takeover_idle,
-            frame: tokio::sync::Mutex::new(None),
+            last_plan: tokio::sync::Mutex::new(None),
             last_input: Mutex::new(None),
             last_seen: Mutex::new(Instant::now()),
         });

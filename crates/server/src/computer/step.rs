@@ -1,15 +1,15 @@
 //! The computer adapters' common action: every vendor verb is parsed into
-//! a [`Step`] with coordinates in frame pixels, and a step becomes engine
-//! actions (global desktop pixels) through the session's frame.
+//! a [`Step`] with coordinates in screenshot pixels, and a step becomes engine
+//! actions (global desktop pixels) through the session's screenshot.
 
 use std::time::Duration;
 
 use deskhand_engine::action::MAX_WAIT;
-use deskhand_engine::frame::FramePlan;
 use deskhand_engine::keys::{parse_chord, parse_modifier};
+use deskhand_engine::shot::ShotPlan;
 use deskhand_engine::{Action, Button, EngineError, Key, Point, ScrollDirection};
 
-/// A point in frame pixels, as the model sent it.
+/// A point in screenshot pixels, as the model sent it.
 pub(crate) type Xy = [i64; 2];
 
 /// Longest text one step may type.
@@ -24,9 +24,9 @@ pub(crate) enum Step {
     Screenshot,
     /// Wait this long.
     Wait(Duration),
-    /// Report where the pointer is, in frame pixels.
+    /// Report where the pointer is, in screenshot pixels.
     CursorPosition,
-    /// Return this frame region (`[x1, y1, x2, y2]`) at higher detail.
+    /// Return this screenshot region (`[x1, y1, x2, y2]`) at higher detail.
     Zoom([i64; 4]),
     /// Move the pointer.
     Move(Xy),
@@ -110,11 +110,11 @@ impl Step {
         )
     }
 
-    /// The step's engine actions, its coordinates mapped through `frame`;
+    /// The step's engine actions, its coordinates mapped through `screenshot`;
     /// the bool says whether any coordinate was mapped.
-    pub fn actions(&self, frame: Option<&FramePlan>) -> Result<(Vec<Action>, bool), EngineError> {
+    pub fn actions(&self, plan: Option<&ShotPlan>) -> Result<(Vec<Action>, bool), EngineError> {
         let map = |p: &Xy| -> Result<Point, EngineError> {
-            frame.ok_or(EngineError::NoFrame)?.to_global(p[0], p[1])
+            plan.ok_or(EngineError::NoShot)?.to_global(p[0], p[1])
         };
         let opt = |p: &Option<Xy>| p.as_ref().map(map).transpose();
         let action = match self {
@@ -263,12 +263,12 @@ mod tests {
     }
 
     #[test]
-    fn coordinate_steps_need_a_frame() {
-        let e = Step::Move([1, 1]).actions(None).expect_err("no frame");
-        assert!(matches!(e, EngineError::NoFrame));
+    fn coordinate_steps_need_a_screenshot() {
+        let e = Step::Move([1, 1]).actions(None).expect_err("no screenshot");
+        assert!(matches!(e, EngineError::NoShot));
         let (acts, mapped) = Step::Type("hi".into())
             .actions(None)
-            .expect("no frame needed");
+            .expect("no screenshot needed");
         assert_eq!(acts.len(), 1);
         assert!(!mapped);
     }

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use deskhand_engine::keys::{parse_chord, parse_key, parse_modifier};
 use deskhand_engine::{
-    Action, AppScope, Button, EngineError, Key, ListedWindow, Point, ScopeCheck, ScrollDirection,
-    ShotTarget,
+    Action, AppScope, Button, EngineError, Key, ListedWindow, Point, ScopeCheck, ScreenshotTarget,
+    ScrollDirection,
 };
 use deskhand_protocol::ErrorCode;
 use deskhand_protocol::mcp::{
@@ -180,8 +180,8 @@ impl<'a, 'c> Act<'a, 'c> {
         let mut image = None;
         if observe.screenshot {
             let target = match (&self.window, &self.session.apps) {
-                (Some(w), _) => Some(ShotTarget::Window(w.handle.clone())),
-                (None, AppScope::All) => Some(ShotTarget::Monitor(None)),
+                (Some(w), _) => Some(ScreenshotTarget::Window(w.handle.clone())),
+                (None, AppScope::All) => Some(ScreenshotTarget::Monitor(None)),
                 (None, _) => None,
             };
             match target {

@@ -1,19 +1,19 @@
 //! The MCP `computer` tool: OpenAI's computer actions run as one batch by
-//! the computer adapters' runner (approval, frames, settle, halting at the
+//! the computer adapters' runner (approval, screenshots, settle, halting at the
 //! first failure), for a session granted the whole desktop. Each call
-//! answers one fresh frame as an image block; later coordinates are its
-//! pixels. With `marks` the frame is taken again with the focused window's
+//! answers one fresh screenshot as an image block; later coordinates are its
+//! pixels. With `marks` the screenshot is taken again with the focused window's
 //! elements numbered on it.
 
 use std::collections::HashMap;
 
 use deskhand_engine::elements::MarkSet;
-use deskhand_engine::frame::{DisplaySelect, FramePlan, VendorCap};
-use deskhand_engine::{AppScope, FrameShot, FrameSpec, ListedWindow, WindowFilter};
+use deskhand_engine::shot::{DisplaySelect, ShotPlan, VendorCap};
+use deskhand_engine::{AppScope, ListedWindow, Shot, ShotSpec, WindowFilter};
 use deskhand_protocol::ErrorCode;
 use deskhand_protocol::mcp::{
-    ComputerArgs, ComputerDisplay, ComputerFrame, ComputerMark, ComputerMarks, ComputerResult,
-    ErrorObject, Frame,
+    Bounds, ComputerArgs, ComputerDisplay, ComputerMark, ComputerMarks, ComputerResult,
+    ComputerShot, ErrorObject,
 };
 use rmcp::model::{CallToolResult, ContentBlock};
 
@@ -23,9 +23,9 @@ use super::{Call, Caller};
 use crate::computer::batch::{Driver, Outcome};
 use crate::computer::openai;
 
-/// The largest encoded frame: some MCP clients refuse tool results over
+/// The largest encoded screenshot: some MCP clients refuse tool results over
 /// 1 MB, and base64 makes 700 kB about 0.95 MB.
-const MAX_FRAME_BYTES: usize = 700_000;
+const MAX_SHOT_BYTES: usize = 700_000;
 
 /// `computer`.
 pub async fn computer(
@@ -44,18 +44,18 @@ pub async fn computer(
     if args.action.is_some() == args.actions.is_some() {
         return Err(Fail::invalid("send action or actions, one of them"));
     }
-    let spec = frame_spec(&args)?;
+    let spec = shot_spec(&args)?;
     let body = serde_json::to_value(&args).unwrap_or_default();
-    let frame = s.frame.clone();
+    let last = s.last_plan.clone();
     let driver = Driver {
         session: &s.engine,
-        frame: &frame,
+        plan: &last,
         http: None,
     };
     let (mut out, _) = openai::run_call(call.engine(), &driver, &body, spec).await;
-    let marks = if args.marks == Some(true) && out.failure.is_none() && out.frame.is_some() {
-        Some(marked_frame(call, &s, spec).await.map(|(shot, marks)| {
-            out.frame = Some(shot);
+    let marks = if args.marks == Some(true) && out.failure.is_none() && out.shot.is_some() {
+        Some(marked_shot(call, &s, spec).await.map(|(shot, marks)| {
+            out.shot = Some(shot);
             marks
         }))
     } else {
@@ -77,24 +77,24 @@ async fn window_to_mark(call: &Call<'_>, s: &DriverSession) -> Result<ListedWind
         .ok_or_else(|| Fail::new(ErrorCode::Unsupported, "no window is open to mark"))
 }
 
-/// The frame taken again with the focused window's interactive elements
+/// The screenshot taken again with the focused window's interactive elements
 /// numbered on it (and its secure fields blacked out); it becomes the
-/// session's frame.
-async fn marked_frame(
+/// session's screenshot.
+async fn marked_shot(
     call: &Call<'_>,
     s: &DriverSession,
-    spec: FrameSpec,
-) -> Result<(FrameShot, ComputerMarks), ErrorObject> {
+    spec: ShotSpec,
+) -> Result<(Shot, ComputerMarks), ErrorObject> {
     let engine = call.engine();
     let run = async {
         let window = window_to_mark(call, s).await?;
         let set = engine.element_marks(&s.engine, &window).await?;
-        let mut frame = s.frame.lock().await;
+        let mut last = s.last_plan.lock().await;
         let shot = engine
-            .frame_painted(&s.engine, spec, super::elements::mark_paint(&set))
+            .shot_painted(&s.engine, spec, super::elements::mark_paint(&set))
             .await?;
-        *frame = Some(shot.plan.clone());
-        let marks = frame_marks(&shot.plan, &set);
+        *last = Some(shot.plan.clone());
+        let marks = shot_marks(&shot.plan, &set);
         Ok::<_, Fail>((
             shot,
             ComputerMarks {
@@ -107,31 +107,31 @@ async fn marked_frame(
     run.await.map_err(|Fail(e)| *e)
 }
 
-/// The marks of `set` in the frame's pixels: the largest part of each
-/// box the frame shows, and where its centre shows.
-fn frame_marks(plan: &FramePlan, set: &MarkSet) -> Vec<ComputerMark> {
+/// The marks of `set` in the screenshot's pixels: the largest part of each
+/// box the screenshot shows, and where its centre shows.
+fn shot_marks(plan: &ShotPlan, set: &MarkSet) -> Vec<ComputerMark> {
     let area = |r: &deskhand_engine::Rect| u64::from(r.width) * u64::from(r.height);
     set.marks
         .iter()
         .filter_map(|m| {
-            let b = plan.rect_to_frame(m.rect).into_iter().max_by_key(area)?;
+            let b = plan.rect_to_shot(m.rect).into_iter().max_by_key(area)?;
             let center = plan
-                .to_frame(m.rect.center())
+                .to_shot(m.rect.center())
                 .unwrap_or_else(|| [i64::from(b.center().x), i64::from(b.center().y)]);
             Some(ComputerMark {
                 mark: m.number,
                 element_token: m.token.clone(),
                 role: m.role.clone(),
                 label: m.label.clone(),
-                frame_box: frame_rect(b),
+                shot_box: wire_bounds(b),
                 center,
             })
         })
         .collect()
 }
 
-fn frame_rect(r: deskhand_engine::Rect) -> Frame {
-    Frame {
+fn wire_bounds(r: deskhand_engine::Rect) -> Bounds {
+    Bounds {
         x: r.x,
         y: r.y,
         width: r.width,
@@ -139,8 +139,8 @@ fn frame_rect(r: deskhand_engine::Rect) -> Frame {
     }
 }
 
-/// The frame options of a call, as the computer endpoints take them.
-fn frame_spec(args: &ComputerArgs) -> Result<deskhand_engine::FrameSpec, Fail> {
+/// The screenshot options of a call, as the computer endpoints take them.
+fn shot_spec(args: &ComputerArgs) -> Result<deskhand_engine::ShotSpec, Fail> {
     let mut query = HashMap::new();
     if let Some(d) = &args.display {
         query.insert("display".to_owned(), d.clone());
@@ -153,30 +153,30 @@ fn frame_spec(args: &ComputerArgs) -> Result<deskhand_engine::FrameSpec, Fail> {
             query.insert(name.to_owned(), v.to_string());
         }
     }
-    query.insert("max_bytes".to_owned(), MAX_FRAME_BYTES.to_string());
-    Ok(crate::computer::frame_spec(
+    query.insert("max_bytes".to_owned(), MAX_SHOT_BYTES.to_string());
+    Ok(crate::computer::shot_spec(
         &query,
         VendorCap::None,
         DisplaySelect::All,
     )?)
 }
 
-/// The result: the frame's metadata and image (and its marks, when asked
+/// The result: the screenshot's metadata and image (and its marks, when asked
 /// for), or the first failure (with the image when one was taken).
 fn answer(
     call: &Call<'_>,
     out: &mut Outcome,
     marks: Option<Result<ComputerMarks, ErrorObject>>,
 ) -> Result<CallToolResult, Fail> {
-    let shot = out.frame.take();
-    let image = shot.as_ref().map(|s| frame_info(s, out.note()));
+    let shot = out.shot.take();
+    let image = shot.as_ref().map(|s| shot_info(s, out.note()));
     let block = shot.map(|s| image_block(call, s));
     let failure = out.failure.take().map(|f| (f.index, f.error));
-    let error = failure.or_else(|| out.frame_error.take().map(|e| (usize::MAX, e)));
+    let error = failure.or_else(|| out.shot_error.take().map(|e| (usize::MAX, e)));
     let mut result = match (error, image) {
-        (None, Some(frame)) => structured(&ComputerResult {
+        (None, Some(image)) => structured(&ComputerResult {
             ok: true,
-            frame,
+            shot: image,
             timings_ms: out
                 .timings
                 .iter()
@@ -191,15 +191,15 @@ fn answer(
             fail.0.failed_action_index = (index != usize::MAX).then_some(index);
             fail.into_result()
         }
-        (None, None) => return Err(Fail::new(ErrorCode::Internal, "no frame was taken")),
+        (None, None) => return Err(Fail::new(ErrorCode::Internal, "no screenshot was taken")),
     };
     result.content.extend(block);
     Ok(result)
 }
 
-fn frame_info(shot: &FrameShot, note: Option<&str>) -> ComputerFrame {
-    let rect = frame_rect;
-    ComputerFrame {
+fn shot_info(shot: &Shot, note: Option<&str>) -> ComputerShot {
+    let rect = wire_bounds;
+    ComputerShot {
         mime_type: shot.format.mime_type().to_owned(),
         width: shot.plan.width,
         height: shot.plan.height,
@@ -220,9 +220,9 @@ fn frame_info(shot: &FrameShot, note: Option<&str>) -> ComputerFrame {
     }
 }
 
-/// The frame as an image block: over HTTP a slot the answer's bytes are
+/// The screenshot as an image block: over HTTP a slot the answer's bytes are
 /// written into as it leaves (`images.rs`), on stdio the data itself.
-fn image_block(call: &Call<'_>, shot: FrameShot) -> ContentBlock {
+fn image_block(call: &Call<'_>, shot: Shot) -> ContentBlock {
     let mime = shot.format.mime_type();
     let data = match &call.caller {
         Caller::Stdio => shot.bytes.base64_pieces().concat(),

@@ -8,9 +8,9 @@
 use deskhand_engine::elements::{
     ActPath, ElementAct, ElementOutcome, MarkSet, TreeKind, TreeQuery, TreeView,
 };
-use deskhand_engine::{ListedWindow, Mark, Paint, ShotTarget};
+use deskhand_engine::{ListedWindow, Mark, Paint, ScreenshotTarget};
 use deskhand_protocol::mcp::{
-    ActResult, ErrorObject, Frame, MarkRow, Observe, Observed, SetValueArgs, Target, TreeRead,
+    ActResult, Bounds, ErrorObject, MarkRow, Observe, Observed, SetValueArgs, Target, TreeRead,
     WindowStateArgs,
 };
 use deskhand_protocol::messages::ImageFormat;
@@ -185,7 +185,7 @@ pub async fn observe_window(
     }
     let mut image = None;
     if observe.screenshot {
-        let target = ShotTarget::Window(w.handle.clone());
+        let target = ScreenshotTarget::Window(w.handle.clone());
         let paint = reads::blackouts(call, s, w);
         match reads::capture(call, s, target, ImageFormat::Png, 80, paint).await {
             Ok(shot) => {
@@ -203,7 +203,7 @@ pub async fn observe_window(
 /// the marks boxed.
 pub fn mark_paint(set: &MarkSet) -> Paint {
     Paint {
-        blackouts: set.secure_frames.clone(),
+        blackouts: set.secure_bounds.clone(),
         marks: set
             .marks
             .iter()
@@ -224,7 +224,7 @@ pub fn mark_rows(set: MarkSet) -> Vec<MarkRow> {
             element_token: m.token,
             role: m.role,
             label: m.label,
-            frame: Frame {
+            frame: Bounds {
                 x: m.rect.x,
                 y: m.rect.y,
                 width: m.rect.width,

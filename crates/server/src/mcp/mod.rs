@@ -242,7 +242,7 @@ impl Call<'_> {
             expires: None,
             takeover_refused: None,
             last_used: Instant::now(),
-            frame: Default::default(),
+            last_plan: Default::default(),
         };
         if !self.sessions().insert_new(session.clone()) {
             let engine = engine.clone();

@@ -2,10 +2,10 @@
 //! `get_window_state`, `screenshot`, `clipboard_read`, and the
 //! notification tools no backend offers yet.
 
-use deskhand_engine::{ListedWindow, Paint, Screenshot, ShotSpec, ShotTarget};
+use deskhand_engine::{ListedWindow, Paint, Screenshot, ScreenshotSpec, ScreenshotTarget};
 use deskhand_protocol::ErrorCode;
 use deskhand_protocol::mcp::{
-    ClipboardText, Frame, ImageInfo, ImageKind, ListWindowsArgs, ScreenshotArgs, ScreenshotResult,
+    Bounds, ClipboardText, ImageInfo, ImageKind, ListWindowsArgs, ScreenshotArgs, ScreenshotResult,
     SessionArgs, WindowList, WindowState, WindowStateArgs,
 };
 use deskhand_protocol::messages::ImageFormat;
@@ -70,7 +70,7 @@ pub fn image_parts(call: &Call<'_>, shot: Screenshot) -> (ImageInfo, ContentBloc
         mime_type: mime.to_owned(),
         width: r.width,
         height: r.height,
-        frame: Frame {
+        frame: Bounds {
             x: r.x,
             y: r.y,
             width: r.width,
@@ -85,12 +85,12 @@ pub fn image_parts(call: &Call<'_>, shot: Screenshot) -> (ImageInfo, ContentBloc
 pub async fn capture(
     call: &Call<'_>,
     s: &DriverSession,
-    target: ShotTarget,
+    target: ScreenshotTarget,
     format: ImageFormat,
     quality: u8,
     paint: Paint,
 ) -> Result<Screenshot, Fail> {
-    let spec = ShotSpec {
+    let spec = ScreenshotSpec {
         target,
         format,
         quality,
@@ -104,7 +104,7 @@ pub async fn capture(
 /// out.
 pub fn blackouts(call: &Call<'_>, s: &DriverSession, w: &ListedWindow) -> Paint {
     Paint {
-        blackouts: call.engine().known_secure_frames(&s.engine, w),
+        blackouts: call.engine().known_secure_bounds(&s.engine, w),
         marks: Vec::new(),
     }
 }
@@ -145,7 +145,7 @@ pub async fn window_state(
     }
     let mut content = Vec::new();
     if args.include_screenshot.unwrap_or(!skeleton) {
-        let target = ShotTarget::Window(w.handle.clone());
+        let target = ScreenshotTarget::Window(w.handle.clone());
         match capture(
             call,
             &s,
@@ -200,8 +200,8 @@ pub async fn screenshot(
         (None, None) => Paint::default(),
     };
     let target = match &window {
-        Some(w) => ShotTarget::Window(w.handle.clone()),
-        None => ShotTarget::Monitor(args.display),
+        Some(w) => ScreenshotTarget::Window(w.handle.clone()),
+        None => ScreenshotTarget::Monitor(args.display),
     };
     let quality = args.quality.unwrap_or(80);
     if !(1..=100).contains(&quality) {

@@ -58,9 +58,9 @@ pub struct DriverSession {
     pub takeover_refused: Option<String>,
     /// Last call that used it.
     pub last_used: Instant,
-    /// The last frame the `computer` tool sent it (shared by the copies
+    /// The last screenshot the `computer` tool sent it (shared by the copies
     /// of this session); the lock runs one `computer` call at a time.
-    pub frame: Arc<tokio::sync::Mutex<Option<Arc<deskhand_engine::frame::FramePlan>>>>,
+    pub last_plan: Arc<tokio::sync::Mutex<Option<Arc<deskhand_engine::shot::ShotPlan>>>>,
 }
 
 impl DriverSession {
@@ -220,7 +220,7 @@ mod tests {
             expires: None,
             takeover_refused: None,
             last_used: Instant::now(),
-            frame: Default::default(),
+            last_plan: Default::default(),
         }
     }
 

@@ -7,7 +7,7 @@
 use deskhand_engine::{AppScope, Engine, ListedWindow, NativeWindow, WindowFilter};
 use deskhand_protocol::ErrorCode;
 use deskhand_protocol::mcp::{
-    Candidate, Frame, MAX_APP_CHARS, MAX_CANDIDATES, Target, WindowInfo, app_text,
+    Bounds, Candidate, MAX_APP_CHARS, MAX_CANDIDATES, Target, WindowInfo, app_text,
 };
 
 use super::envelope::Fail;
@@ -36,7 +36,7 @@ pub fn info(w: &ListedWindow) -> WindowInfo {
         pid: w.window.pid,
         app: app_name(&w.window),
         title: app_text(&w.window.title, 1024),
-        frame: Frame {
+        frame: Bounds {
             x: r.x,
             y: r.y,
             width: r.width,

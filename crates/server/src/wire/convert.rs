@@ -6,7 +6,8 @@ use std::time::Duration;
 use deskhand_engine::action::MAX_WAIT;
 use deskhand_engine::keys::{parse_chord, parse_modifier};
 use deskhand_engine::{
-    Action, Button, EngineError, Features, Point, Rect, ScrollDirection, ShotSpec, ShotTarget,
+    Action, Button, EngineError, Features, Point, Rect, ScreenshotSpec, ScreenshotTarget,
+    ScrollDirection,
 };
 use deskhand_protocol::Feature;
 use deskhand_protocol::messages::{ImageFormat, InputActionPayload, ScreenshotRequest};
@@ -68,7 +69,7 @@ fn duration(field: &'static str, ms: Option<i64>) -> R<Duration> {
 }
 
 /// Converts SCREENSHOT_REQUEST.
-pub fn screenshot(p: &ScreenshotRequest, features: &Features) -> R<ShotSpec> {
+pub fn screenshot(p: &ScreenshotRequest, features: &Features) -> R<ScreenshotSpec> {
     let target = match (&p.window_id, &p.region, p.monitor) {
         (Some(_), Some(_), _) => {
             return Err(EngineError::invalid(
@@ -78,7 +79,7 @@ pub fn screenshot(p: &ScreenshotRequest, features: &Features) -> R<ShotSpec> {
         }
         (Some(handle), None, _) => {
             require(features, Feature::ScreenshotWindow)?;
-            ShotTarget::Window(handle.clone())
+            ScreenshotTarget::Window(handle.clone())
         }
         (None, region, monitor) => region_or_monitor(region.as_deref(), monitor, features)?,
     };
@@ -96,7 +97,7 @@ pub fn screenshot(p: &ScreenshotRequest, features: &Features) -> R<ShotSpec> {
     if include_cursor {
         require(features, Feature::ScreenshotCursor)?;
     }
-    Ok(ShotSpec {
+    Ok(ScreenshotSpec {
         target,
         format: p.format.unwrap_or(ImageFormat::Png),
         quality,
@@ -110,7 +111,7 @@ fn region_or_monitor(
     region: Option<&[i64]>,
     monitor: Option<i64>,
     features: &Features,
-) -> R<ShotTarget> {
+) -> R<ScreenshotTarget> {
     Ok(match (region, monitor) {
         (Some(region), _) => {
             require(features, Feature::ScreenshotRegion)?;
@@ -130,12 +131,12 @@ fn region_or_monitor(
                     .and_then(|d| int32("region", d))
             };
             let (w, h) = (span(x1, x2)?, span(y1, y2)?);
-            ShotTarget::Region(Rect::new(x, y, w as u32, h as u32))
+            ScreenshotTarget::Region(Rect::new(x, y, w as u32, h as u32))
         }
-        (None, Some(m)) => ShotTarget::Monitor(Some(
+        (None, Some(m)) => ScreenshotTarget::Monitor(Some(
             u32::try_from(m).map_err(|_| EngineError::invalid("monitor", "must be ≥ 0"))?,
         )),
-        (None, None) => ShotTarget::Monitor(None),
+        (None, None) => ScreenshotTarget::Monitor(None),
     })
 }
 
@@ -447,7 +448,10 @@ mod tests {
             serde_json::from_str(r#"{"region":[10,20,110,70],"format":"jpeg","quality":40}"#)
                 .expect("req");
         let spec = screenshot(&req, &f).expect("ok");
-        assert_eq!(spec.target, ShotTarget::Region(Rect::new(10, 20, 100, 50)));
+        assert_eq!(
+            spec.target,
+            ScreenshotTarget::Region(Rect::new(10, 20, 100, 50))
+        );
         assert_eq!(spec.quality, 40);
         for bad in [
             r#"{"region":[10,20,5,70]}"#,
@@ -467,7 +471,7 @@ mod tests {
         let req: ScreenshotRequest = serde_json::from_str(r#"{"window_id":"win_1"}"#).expect("req");
         assert_eq!(
             screenshot(&req, &f).expect("window").target,
-            ShotTarget::Window("win_1".into())
+            ScreenshotTarget::Window("win_1".into())
         );
         let req: ScreenshotRequest =
             serde_json::from_str(r#"{"window_id":"win_1","region":[0,0,1,1]}"#).expect("req");

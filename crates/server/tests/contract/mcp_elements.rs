@@ -23,29 +23,29 @@ const TITLE: &str = "Form";
 fn form() -> MockNode {
     let rows = (0..40).map(|i| MockNode::label(&format!("Row {i}")).with(State::Showing));
     MockNode::window(TITLE)
-        .frame(Rect::new(100, 100, 400, 300))
+        .bounds(Rect::new(100, 100, 400, 300))
         .child(
             MockNode::new(deskhand_engine::accessibility::Role::Panel, "fields")
-                .frame(Rect::new(100, 100, 400, 200))
+                .bounds(Rect::new(100, 100, 400, 200))
                 .child(
                     MockNode::text_field("Name", "Ada")
-                        .frame(Rect::new(200, 120, 200, 30))
+                        .bounds(Rect::new(200, 120, 200, 30))
                         .with(State::Showing),
                 )
                 .child(
                     MockNode::password("Password", "hunter2-secret")
-                        .frame(Rect::new(200, 160, 200, 30))
+                        .bounds(Rect::new(200, 160, 200, 30))
                         .with(State::Showing),
                 )
                 .child(
                     MockNode::button("Save")
-                        .frame(Rect::new(200, 200, 80, 30))
+                        .bounds(Rect::new(200, 200, 80, 30))
                         .with(State::Showing),
                 ),
         )
         .child(
             MockNode::new(deskhand_engine::accessibility::Role::List, "rows")
-                .frame(Rect::new(100, 300, 400, 100))
+                .bounds(Rect::new(100, 300, 400, 100))
                 .children(rows),
         )
 }
@@ -365,7 +365,7 @@ async fn an_element_without_actions_is_clicked_with_the_pointer_only_in_takeover
     let (s, a11y) = server().await;
     let mut tree = a11y.tree(PID, TITLE).expect("tree");
     let note = MockNode::label("Note")
-        .frame(Rect::new(300, 250, 100, 20))
+        .bounds(Rect::new(300, 250, 100, 20))
         .with(State::Showing);
     add_child(&mut tree, &NodePath(vec![0]), note);
     a11y.set_tree(PID, TITLE, tree);

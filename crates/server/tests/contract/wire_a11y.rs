@@ -24,7 +24,7 @@ const TITLE: &str = "Form";
 fn form() -> MockNode {
     let rows = (0..10).map(|i| MockNode::label(&format!("Row {i}")).with(State::Showing));
     MockNode::window(TITLE)
-        .frame(Rect::new(100, 100, 400, 300))
+        .bounds(Rect::new(100, 100, 400, 300))
         .child(
             MockNode::new(Role::Panel, "fields")
                 .child(MockNode::text_field("Name", "Ada").with(State::Showing))

@@ -1,4 +1,4 @@
-//! Mapping tests of frames: fixed layouts, and properties over layouts
+//! Mapping tests of screenshots: fixed layouts, and properties over layouts
 //! drawn from a seeded generator (no test dependency needed).
 
 use super::*;
@@ -36,7 +36,7 @@ fn anthropic_cap_follows_the_formula() {
     let s = VendorCap::Anthropic.scale(1920, 1080);
     let expect = (1568f64 / 1920.0).min((1.15e6f64 / (1920.0 * 1080.0)).sqrt());
     assert!((s - expect).abs() < 1e-12);
-    let p = FramePlan::new(&one_1080p(), DisplaySelect::All, anthropic()).expect("plan");
+    let p = ShotPlan::new(&one_1080p(), DisplaySelect::All, anthropic()).expect("plan");
     assert!(p.width <= 1568 && p.height <= 1568);
     assert!(f64::from(p.width) * f64::from(p.height) <= 1.15e6);
     assert_eq!((p.width, p.height), (1429, 804));
@@ -52,38 +52,38 @@ fn anthropic_cap_follows_the_formula() {
 
 #[test]
 fn openai_cap_fits_2048_then_a_768_short_edge() {
-    let p = FramePlan::new(&one_1080p(), DisplaySelect::All, openai()).expect("plan");
+    let p = ShotPlan::new(&one_1080p(), DisplaySelect::All, openai()).expect("plan");
     assert_eq!((p.width, p.height), (1365, 768));
     assert_eq!(VendorCap::OpenAi.scale(1024, 768), 1.0);
     let s = VendorCap::OpenAi.scale(8000, 1000);
     assert!((s - 2048.0 / 8000.0).abs() < 1e-12, "the box binds first");
 }
 
-fn anthropic() -> FrameLimits {
-    FrameLimits {
+fn anthropic() -> ShotLimits {
+    ShotLimits {
         vendor: VendorCap::Anthropic,
-        ..FrameLimits::default()
+        ..ShotLimits::default()
     }
 }
 
-fn openai() -> FrameLimits {
-    FrameLimits {
+fn openai() -> ShotLimits {
+    ShotLimits {
         vendor: VendorCap::OpenAi,
-        ..FrameLimits::default()
+        ..ShotLimits::default()
     }
 }
 
 #[test]
-fn max_width_and_height_bound_the_frame() {
-    let limits = FrameLimits {
+fn max_width_and_height_bound_the_screenshot() {
+    let limits = ShotLimits {
         max_width: 1000,
         max_height: 1000,
         vendor: VendorCap::None,
     };
-    let p = FramePlan::new(&one_1080p(), DisplaySelect::All, limits).expect("plan");
+    let p = ShotPlan::new(&one_1080p(), DisplaySelect::All, limits).expect("plan");
     assert_eq!((p.width, p.height), (1000, 562));
     let full =
-        FramePlan::new(&one_1080p(), DisplaySelect::All, FrameLimits::default()).expect("plan");
+        ShotPlan::new(&one_1080p(), DisplaySelect::All, ShotLimits::default()).expect("plan");
     assert_eq!((full.width, full.height), (1920, 1080), "never upscaled");
     assert_eq!(
         full.to_global(1919, 1079).expect("corner"),
@@ -93,12 +93,12 @@ fn max_width_and_height_bound_the_frame() {
 
 #[test]
 fn negative_origins_keep_the_layout_and_the_gap_is_refused() {
-    let limits = FrameLimits {
+    let limits = ShotLimits {
         max_width: 3200,
         max_height: 1200,
         vendor: VendorCap::None,
     };
-    let p = FramePlan::new(&negative_pair(), DisplaySelect::All, limits).expect("plan");
+    let p = ShotPlan::new(&negative_pair(), DisplaySelect::All, limits).expect("plan");
     assert_eq!((p.width, p.height), (3200, 1080));
     assert_eq!(p.bounds, Rect::new(-1280, 0, 3200, 1080));
     assert_eq!(p.displays[0].index, 1, "left display first at the same top");
@@ -112,7 +112,7 @@ fn negative_origins_keep_the_layout_and_the_gap_is_refused() {
 
 #[test]
 fn edges_and_negatives_are_out_of_bounds() {
-    let p = FramePlan::new(&one_1080p(), DisplaySelect::All, anthropic()).expect("plan");
+    let p = ShotPlan::new(&one_1080p(), DisplaySelect::All, anthropic()).expect("plan");
     for (x, y) in [(-1, 0), (0, -1), (1429, 0), (0, 804), (i64::MAX, 3)] {
         let e = p.to_global(x, y).expect_err("out");
         assert_eq!(
@@ -129,18 +129,18 @@ fn edges_and_negatives_are_out_of_bounds() {
 
 #[test]
 fn one_display_is_selected_by_id() {
-    let p = FramePlan::new(
+    let p = ShotPlan::new(
         &negative_pair(),
         DisplaySelect::One(1),
-        FrameLimits::default(),
+        ShotLimits::default(),
     )
     .expect("plan");
     assert_eq!((p.width, p.height), (1280, 800));
     assert_eq!(p.to_global(0, 0).expect("origin"), Point::new(-1280, 0));
-    let e = FramePlan::new(
+    let e = ShotPlan::new(
         &negative_pair(),
         DisplaySelect::One(7),
-        FrameLimits::default(),
+        ShotLimits::default(),
     )
     .expect_err("no such display");
     assert_eq!(code(e), ErrorCode::InvalidArguments);
@@ -153,10 +153,10 @@ fn mirrored_displays_count_once_and_the_primary_wins() {
         mon(1, true, Rect::new(0, 0, 1280, 800), 1.0),
         mon(2, false, Rect::new(1280, 0, 1280, 800), 1.0),
     ]);
-    let p = FramePlan::new(&l, DisplaySelect::All, FrameLimits::default()).expect("plan");
+    let p = ShotPlan::new(&l, DisplaySelect::All, ShotLimits::default()).expect("plan");
     let ids: Vec<u32> = p.displays.iter().map(|d| d.index).collect();
     assert_eq!(ids, vec![1, 2]);
-    let only = FramePlan::new(&l, DisplaySelect::One(0), FrameLimits::default()).expect("mirror");
+    let only = ShotPlan::new(&l, DisplaySelect::One(0), ShotLimits::default()).expect("mirror");
     assert_eq!(only.displays.len(), 1);
     assert_eq!(
         only.displays[0].index, 1,
@@ -170,28 +170,28 @@ fn overlapping_displays_fail_closed() {
         mon(0, true, Rect::new(0, 0, 1280, 800), 1.0),
         mon(1, false, Rect::new(1000, 0, 1280, 800), 1.0),
     ]);
-    let e = FramePlan::new(&l, DisplaySelect::All, FrameLimits::default()).expect_err("overlap");
+    let e = ShotPlan::new(&l, DisplaySelect::All, ShotLimits::default()).expect_err("overlap");
     assert!(matches!(e, EngineError::LayoutUnusable { .. }), "{e}");
     let bad_scale = Layout::new(vec![mon(0, true, Rect::new(0, 0, 10, 10), f64::NAN)]);
-    assert!(FramePlan::new(&bad_scale, DisplaySelect::All, FrameLimits::default()).is_err());
+    assert!(ShotPlan::new(&bad_scale, DisplaySelect::All, ShotLimits::default()).is_err());
     let dup = Layout::new(vec![
         mon(0, true, Rect::new(0, 0, 10, 10), 1.0),
         mon(0, false, Rect::new(10, 0, 10, 10), 1.0),
     ]);
-    assert!(FramePlan::new(&dup, DisplaySelect::All, FrameLimits::default()).is_err());
+    assert!(ShotPlan::new(&dup, DisplaySelect::All, ShotLimits::default()).is_err());
 }
 
 #[test]
 fn a_changed_layout_is_detected() {
     let l = negative_pair();
-    let p = FramePlan::new(&l, DisplaySelect::One(0), FrameLimits::default()).expect("plan");
+    let p = ShotPlan::new(&l, DisplaySelect::One(0), ShotLimits::default()).expect("plan");
     assert!(p.check_layout(&l).is_ok());
     let mut moved = l.clone();
     moved.monitors[1].rect.x = -1000;
     assert_eq!(
         code(p.check_layout(&moved).expect_err("moved")),
         ErrorCode::DesktopLayoutChanged,
-        "a display the frame does not show moved: still a change"
+        "a display the screenshot does not show moved: still a change"
     );
     let mut rescaled = l.clone();
     rescaled.monitors[0].scale = 1.5;
@@ -201,11 +201,11 @@ fn a_changed_layout_is_detected() {
 }
 
 #[test]
-fn zoom_maps_a_frame_region_to_full_detail() {
-    let p = FramePlan::new(&one_1080p(), DisplaySelect::All, anthropic()).expect("plan");
+fn zoom_maps_a_screenshot_region_to_full_detail() {
+    let p = ShotPlan::new(&one_1080p(), DisplaySelect::All, anthropic()).expect("plan");
     let region = p.region_to_global([0, 0, 400, 300]).expect("region");
     assert_eq!(region.x, 0);
-    // 400 frame pixels at 1429/1920 are about 537 desktop pixels.
+    // 400 screenshot pixels at 1429/1920 are about 537 desktop pixels.
     assert!((536..=538).contains(&region.width), "{region:?}");
     let z = p.zoom(&one_1080p(), region, anthropic()).expect("zoom");
     assert_eq!(
@@ -259,8 +259,8 @@ fn random_layout(rng: &mut Rng) -> Layout {
     Layout::new(monitors)
 }
 
-fn random_limits(rng: &mut Rng) -> FrameLimits {
-    FrameLimits {
+fn random_limits(rng: &mut Rng) -> ShotLimits {
+    ShotLimits {
         max_width: 800 + rng.below(3000) as u32,
         max_height: 600 + rng.below(2000) as u32,
         vendor: [VendorCap::None, VendorCap::Anthropic, VendorCap::OpenAi][rng.below(3) as usize],
@@ -268,12 +268,12 @@ fn random_limits(rng: &mut Rng) -> FrameLimits {
 }
 
 #[test]
-fn property_every_frame_pixel_maps_onto_its_display_and_back() {
+fn property_every_screenshot_pixel_maps_onto_its_display_and_back() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for case in 0..300 {
         let layout = random_layout(&mut rng);
         let limits = random_limits(&mut rng);
-        let p = FramePlan::new(&layout, DisplaySelect::All, limits).expect("plan");
+        let p = ShotPlan::new(&layout, DisplaySelect::All, limits).expect("plan");
         assert!(
             p.width <= limits.max_width && p.height <= limits.max_height,
             "case {case}"
@@ -292,12 +292,12 @@ fn property_every_frame_pixel_maps_onto_its_display_and_back() {
                         .displays
                         .iter()
                         .find(|d| d.index == m.index)
-                        .expect("framed");
+                        .expect("in the screenshot");
                     assert!(
                         d.pixel.contains(Point::new(x as i32, y as i32)),
                         "case {case}"
                     );
-                    assert_eq!(p.to_frame(g), Some([x, y]), "case {case}: round trip");
+                    assert_eq!(p.to_shot(g), Some([x, y]), "case {case}: round trip");
                 }
                 Err(e) => {
                     assert_eq!(code(e), ErrorCode::DesktopCoordinateOutOfBounds);
@@ -317,7 +317,7 @@ fn property_display_pixel_rects_keep_the_layout() {
     let mut rng = Rng(42);
     for case in 0..500 {
         let layout = random_layout(&mut rng);
-        let p = FramePlan::new(&layout, DisplaySelect::All, random_limits(&mut rng)).expect("plan");
+        let p = ShotPlan::new(&layout, DisplaySelect::All, random_limits(&mut rng)).expect("plan");
         for (i, a) in p.displays.iter().enumerate() {
             assert!(a.pixel.right() <= i64::from(p.width), "case {case}");
             assert!(a.pixel.bottom() <= i64::from(p.height), "case {case}");
@@ -336,7 +336,7 @@ fn property_display_pixel_rects_keep_the_layout() {
         // Every display's corners map to pixels of that display.
         for d in &p.displays {
             let corner = Point::new(d.rect.x, d.rect.y);
-            let f = p.to_frame(corner).expect("shown");
+            let f = p.to_shot(corner).expect("shown");
             assert!(
                 d.pixel.contains(Point::new(f[0] as i32, f[1] as i32)),
                 "case {case}"
@@ -346,11 +346,11 @@ fn property_display_pixel_rects_keep_the_layout() {
 }
 
 #[test]
-fn property_a_global_rect_maps_onto_every_frame_pixel_showing_it() {
+fn property_a_global_rect_maps_onto_every_screenshot_pixel_showing_it() {
     let mut rng = Rng(7);
     for case in 0..300 {
         let layout = random_layout(&mut rng);
-        let p = FramePlan::new(&layout, DisplaySelect::All, random_limits(&mut rng)).expect("plan");
+        let p = ShotPlan::new(&layout, DisplaySelect::All, random_limits(&mut rng)).expect("plan");
         let b = p.bounds;
         let r = Rect::new(
             b.x + rng.below(u64::from(b.width)) as i32,
@@ -358,15 +358,15 @@ fn property_a_global_rect_maps_onto_every_frame_pixel_showing_it() {
             1 + rng.below(400) as u32,
             1 + rng.below(300) as u32,
         );
-        let boxes = p.rect_to_frame(r);
+        let boxes = p.rect_to_shot(r);
         for fb in &boxes {
             assert!(
                 fb.right() <= i64::from(p.width),
-                "case {case}: past the frame"
+                "case {case}: past the screenshot"
             );
             assert!(
                 fb.bottom() <= i64::from(p.height),
-                "case {case}: past the frame"
+                "case {case}: past the screenshot"
             );
         }
         for _ in 0..50 {
@@ -374,7 +374,7 @@ fn property_a_global_rect_maps_onto_every_frame_pixel_showing_it() {
                 r.x + rng.below(u64::from(r.width)) as i32,
                 r.y + rng.below(u64::from(r.height)) as i32,
             );
-            if let Some([x, y]) = p.to_frame(g) {
+            if let Some([x, y]) = p.to_shot(g) {
                 let at = Point::new(x as i32, y as i32);
                 assert!(
                     boxes.iter().any(|fb| fb.contains(at)),

@@ -1,4 +1,4 @@
-//! Frames captured: every display of a [`FramePlan`] captured on the
+//! Screenshots captured: every display of a [`ShotPlan`] captured on the
 //! desktop thread, scaled onto one canvas by `deskhand-encode` straight from
 //! the captured buffer, and encoded; zooms the same way over a region.
 
@@ -11,17 +11,17 @@ use serde_json::{Value, json};
 use crate::desk::Desk;
 use crate::encode::{Canvas, EncodedImage, Mark, Paint, Placement, encode};
 use crate::error::EngineError;
-use crate::frame::{DisplaySelect, FrameLimits, FramePlan};
 use crate::geometry::Point;
+use crate::shot::{DisplaySelect, ShotLimits, ShotPlan};
 use crate::{Action, Engine, Session};
 
-/// What frame to take.
+/// What screenshot to take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FrameSpec {
+pub struct ShotSpec {
     /// Which displays.
     pub select: DisplaySelect,
     /// How large at most.
-    pub limits: FrameLimits,
+    pub limits: ShotLimits,
     /// PNG or JPEG.
     pub format: ImageFormat,
     /// JPEG quality 1..=100.
@@ -30,15 +30,15 @@ pub struct FrameSpec {
     pub max_bytes: Option<usize>,
 }
 
-/// An encoded frame and its geometry.
+/// An encoded screenshot and its geometry.
 #[derive(Debug, Clone)]
-pub struct FrameShot {
+pub struct Shot {
     /// The image bytes.
     pub bytes: EncodedImage,
     /// Their format.
     pub format: ImageFormat,
     /// Its geometry, for mapping later coordinates.
-    pub plan: Arc<FramePlan>,
+    pub plan: Arc<ShotPlan>,
     /// How it was made smaller to fit the byte budget, when it was.
     pub budget_note: Option<String>,
     /// Its thumbnail for the person's timeline, when the host keeps them.
@@ -57,7 +57,7 @@ fn capture_of(desk: &mut Desk) -> Result<&mut Box<dyn crate::backend::Capture>, 
 
 /// Captures every display of `plan` onto one canvas and draws `paint`
 /// (in global desktop pixels) onto it.
-fn compose(desk: &mut Desk, plan: &FramePlan, paint: &Paint) -> Result<Canvas, EngineError> {
+fn compose(desk: &mut Desk, plan: &ShotPlan, paint: &Paint) -> Result<Canvas, EngineError> {
     compose_hashed(desk, plan, paint, None)
 }
 
@@ -65,7 +65,7 @@ fn compose(desk: &mut Desk, plan: &FramePlan, paint: &Paint) -> Result<Canvas, E
 /// (see [`hash_rows`]).
 fn compose_hashed(
     desk: &mut Desk,
-    plan: &FramePlan,
+    plan: &ShotPlan,
     paint: &Paint,
     mut hasher: Option<&mut twox_hash::XxHash3_128>,
 ) -> Result<Canvas, EngineError> {
@@ -79,35 +79,35 @@ fn compose_hashed(
             height: d.pixel.height,
         };
         let mut drawn = Ok(());
-        capture.capture(d.rect, &mut |frame| {
+        capture.capture(d.rect, &mut |bitmap| {
             if let Some(h) = hasher.as_deref_mut() {
-                hash_rows(h, frame);
+                hash_rows(h, bitmap);
             }
-            drawn = canvas.draw(frame, at);
+            drawn = canvas.draw(bitmap, at);
         })?;
         drawn?;
     }
     if !paint.is_empty() {
-        canvas.paint(&in_frame_pixels(plan, paint));
+        canvas.paint(&in_shot_pixels(plan, paint));
     }
     Ok(canvas)
 }
 
 /// `paint` with its rectangles moved from global desktop pixels to the
-/// frame's pixels (a rectangle across two displays in two parts).
-fn in_frame_pixels(plan: &FramePlan, paint: &Paint) -> Paint {
+/// screenshot's pixels (a rectangle across two displays in two parts).
+fn in_shot_pixels(plan: &ShotPlan, paint: &Paint) -> Paint {
     Paint {
         blackouts: paint
             .blackouts
             .iter()
-            .flat_map(|r| plan.rect_to_frame(*r))
+            .flat_map(|r| plan.rect_to_shot(*r))
             .collect(),
         marks: paint
             .marks
             .iter()
             .flat_map(|m| {
                 let number = m.number;
-                plan.rect_to_frame(m.rect)
+                plan.rect_to_shot(m.rect)
                     .into_iter()
                     .map(move |rect| Mark { number, rect })
             })
@@ -115,22 +115,22 @@ fn in_frame_pixels(plan: &FramePlan, paint: &Paint) -> Paint {
     }
 }
 
-/// How many times a frame over its byte budget is made smaller.
+/// How many times a screenshot over its byte budget is made smaller.
 const BUDGET_TRIES: usize = 6;
-/// Each smaller try scales the frame by this much.
+/// Each smaller try scales the screenshot by this much.
 const BUDGET_SHRINK: f64 = 0.75;
-/// The JPEG quality of a frame re-encoded for its byte budget.
+/// The JPEG quality of a screenshot re-encoded for its byte budget.
 const BUDGET_JPEG_QUALITY: u8 = 75;
 
-/// Captures and encodes the frame `replan` makes within `spec`'s limits;
+/// Captures and encodes the screenshot `replan` makes within `spec`'s limits;
 /// over `spec.max_bytes`, re-encoded as JPEG, then at smaller scales, and
 /// the shot says so.
 fn render(
     desk: &mut Desk,
-    spec: FrameSpec,
+    spec: ShotSpec,
     paint: &Paint,
-    replan: impl Fn(&mut Desk, FrameLimits) -> Result<FramePlan, EngineError>,
-) -> Result<FrameShot, EngineError> {
+    replan: impl Fn(&mut Desk, ShotLimits) -> Result<ShotPlan, EngineError>,
+) -> Result<Shot, EngineError> {
     render_from(desk, spec, paint, replan, None)
 }
 
@@ -138,11 +138,11 @@ fn render(
 /// captured) when given.
 fn render_from(
     desk: &mut Desk,
-    spec: FrameSpec,
+    spec: ShotSpec,
     paint: &Paint,
-    replan: impl Fn(&mut Desk, FrameLimits) -> Result<FramePlan, EngineError>,
-    mut first: Option<(FramePlan, Canvas)>,
-) -> Result<FrameShot, EngineError> {
+    replan: impl Fn(&mut Desk, ShotLimits) -> Result<ShotPlan, EngineError>,
+    mut first: Option<(ShotPlan, Canvas)>,
+) -> Result<Shot, EngineError> {
     let started = Instant::now();
     let mut limits = spec.limits;
     let (mut format, mut quality) = (spec.format, spec.quality);
@@ -157,7 +157,7 @@ fn render_from(
             }
         };
         let bytes = encode(
-            &canvas.frame(),
+            &canvas.bitmap(),
             Point::new(0, 0),
             format,
             quality,
@@ -171,15 +171,15 @@ fn render_from(
             height = plan.height,
             bytes = bytes.len(),
             over,
-            "frame taken"
+            "screenshot taken"
         );
         if !over {
-            return Ok(FrameShot {
+            return Ok(Shot {
                 bytes,
                 format,
                 plan: Arc::new(plan),
                 budget_note: note,
-                thumbnail: desk.thumbnails.of(&canvas.frame()),
+                thumbnail: desk.thumbnails.of(&canvas.bitmap()),
             });
         }
         let max = spec.max_bytes.unwrap_or(usize::MAX);
@@ -201,7 +201,7 @@ fn render_from(
         }
     }
     Err(EngineError::TooLarge {
-        what: "the frame",
+        what: "the screenshot",
         bytes: None,
         max_bytes: spec.max_bytes.unwrap_or_default() as u64,
     })
@@ -214,7 +214,7 @@ const SETTLE_INTERVAL: Duration = Duration::from_millis(10);
 /// Feeds every fourth row of a captured display to `hasher`: a cheap
 /// fingerprint of what it shows (a change of a few rows is caught by the
 /// next comparison or the one after).
-fn hash_rows(hasher: &mut twox_hash::XxHash3_128, f: &crate::encode::Frame<'_>) {
+fn hash_rows(hasher: &mut twox_hash::XxHash3_128, f: &crate::encode::Bitmap<'_>) {
     let row = f.width as usize * 4;
     for r in f.pixels.chunks(f.stride).take(f.height as usize).step_by(4) {
         hasher.write(&r[..row.min(r.len())]);
@@ -223,7 +223,7 @@ fn hash_rows(hasher: &mut twox_hash::XxHash3_128, f: &crate::encode::Frame<'_>) 
 
 /// The fingerprint of what the displays of `plan` show (captured, not
 /// scaled).
-fn plan_fingerprint(desk: &mut Desk, plan: &FramePlan) -> Result<u128, EngineError> {
+fn plan_fingerprint(desk: &mut Desk, plan: &ShotPlan) -> Result<u128, EngineError> {
     let capture = capture_of(desk)?;
     let mut hasher = twox_hash::XxHash3_128::new();
     for d in &plan.displays {
@@ -234,34 +234,34 @@ fn plan_fingerprint(desk: &mut Desk, plan: &FramePlan) -> Result<u128, EngineErr
 
 /// The fingerprint of what the displays of `select` show.
 fn screen_fingerprint(desk: &mut Desk, select: DisplaySelect) -> Result<u128, EngineError> {
-    let full = FrameLimits {
+    let full = ShotLimits {
         max_width: u32::MAX,
         max_height: u32::MAX,
-        vendor: crate::frame::VendorCap::None,
+        vendor: crate::shot::VendorCap::None,
     };
-    let plan = FramePlan::new(&desk.layout()?, select, full)?;
+    let plan = ShotPlan::new(&desk.layout()?, select, full)?;
     plan_fingerprint(desk, &plan)
 }
 
-/// One look of [`Engine::settled_frame`].
+/// One look of [`Engine::settled_shot`].
 enum Settle {
     /// The screen differs from the last look: its fingerprint.
     Changed(u128),
-    /// It did not (or time is up): the frame.
-    Taken(FrameShot),
+    /// It did not (or time is up): the screenshot.
+    Taken(Shot),
 }
 
-/// Looks at the frame's displays: the first look only fingerprints them
+/// Looks at the screenshot's displays: the first look only fingerprints them
 /// (it is compared, never sent); a later one also captures the canvas and
 /// encodes it when it matches `prior` or the wait is over, else returns
 /// its fingerprint.
 fn settle_step(
     desk: &mut Desk,
-    spec: FrameSpec,
+    spec: ShotSpec,
     prior: Option<u128>,
     late: bool,
 ) -> Result<Settle, EngineError> {
-    let plan = FramePlan::new(&desk.layout()?, spec.select, spec.limits)?;
+    let plan = ShotPlan::new(&desk.layout()?, spec.select, spec.limits)?;
     if prior.is_none() && !late {
         return plan_fingerprint(desk, &plan).map(Settle::Changed);
     }
@@ -271,7 +271,7 @@ fn settle_step(
     if prior != Some(print) && !late {
         return Ok(Settle::Changed(print));
     }
-    let replan = |desk: &mut Desk, limits| FramePlan::new(&desk.layout()?, spec.select, limits);
+    let replan = |desk: &mut Desk, limits| ShotPlan::new(&desk.layout()?, spec.select, limits);
     let paint = Paint::default();
     render_from(desk, spec, &paint, replan, Some((plan, canvas))).map(Settle::Taken)
 }
@@ -300,17 +300,17 @@ impl Engine {
         }
     }
 
-    /// Waits until the frame's displays stopped changing (two captures
+    /// Waits until the screenshot's displays stopped changing (two captures
     /// 10 ms apart look the same), at most `max`, and answers the last
-    /// capture as the frame: one capture fewer than [`Self::settle`] then
-    /// [`Self::frame`]. Returns the frame and how long it waited before
-    /// the look that became the frame.
-    pub async fn settled_frame(
+    /// capture as the screenshot: one capture fewer than [`Self::settle`] then
+    /// [`Self::shot`]. Returns the screenshot and how long it waited before
+    /// the look that became the screenshot.
+    pub async fn settled_shot(
         &self,
         session: &Session,
-        spec: FrameSpec,
+        spec: ShotSpec,
         max: Duration,
-    ) -> Result<(FrameShot, Duration), EngineError> {
+    ) -> Result<(Shot, Duration), EngineError> {
         let started = Instant::now();
         let mut last = None;
         loop {
@@ -339,26 +339,22 @@ impl Engine {
         }
     }
 
-    /// Takes a frame: the selected displays in one image within the limits.
-    pub async fn frame(
-        &self,
-        session: &Session,
-        spec: FrameSpec,
-    ) -> Result<FrameShot, EngineError> {
-        self.frame_painted(session, spec, Paint::default()).await
+    /// Takes a screenshot: the selected displays in one image within the limits.
+    pub async fn shot(&self, session: &Session, spec: ShotSpec) -> Result<Shot, EngineError> {
+        self.shot_painted(session, spec, Paint::default()).await
     }
 
-    /// Takes a frame with `paint` (in global desktop pixels: blackouts,
+    /// Takes a screenshot with `paint` (in global desktop pixels: blackouts,
     /// set-of-mark boxes) drawn onto it before it is encoded.
-    pub async fn frame_painted(
+    pub async fn shot_painted(
         &self,
         session: &Session,
-        spec: FrameSpec,
+        spec: ShotSpec,
         paint: Paint,
-    ) -> Result<FrameShot, EngineError> {
+    ) -> Result<Shot, EngineError> {
         let job = move |desk: &mut Desk| {
             render(desk, spec, &paint, |desk, limits| {
-                FramePlan::new(&desk.layout()?, spec.select, limits)
+                ShotPlan::new(&desk.layout()?, spec.select, limits)
             })
         };
         let mut shot = self
@@ -374,23 +370,23 @@ impl Engine {
         Ok(shot)
     }
 
-    /// Zooms into `region` (`[x1, y1, x2, y2]` in pixels of `frame`): that
+    /// Zooms into `region` (`[x1, y1, x2, y2]` in pixels of `screenshot`): that
     /// part of the desktop at up to full detail within `spec`'s limits.
-    /// `frame` stays the frame later coordinates refer to.
+    /// `screenshot` stays the screenshot later coordinates refer to.
     pub async fn zoom(
         &self,
         session: &Session,
-        frame: Arc<FramePlan>,
+        plan: Arc<ShotPlan>,
         region: [i64; 4],
-        spec: FrameSpec,
-    ) -> Result<FrameShot, EngineError> {
+        spec: ShotSpec,
+    ) -> Result<Shot, EngineError> {
         let job = move |desk: &mut Desk| {
             let layout = desk.layout()?;
-            frame.check_layout(&layout)?;
-            let rect = frame.region_to_global(region)?;
+            plan.check_layout(&layout)?;
+            let rect = plan.region_to_global(region)?;
             let paint = Paint::default();
             render(desk, spec, &paint, |_, limits| {
-                frame.zoom(&layout, rect, limits)
+                plan.zoom(&layout, rect, limits)
             })
         };
         let mut shot = self
@@ -406,19 +402,19 @@ impl Engine {
         Ok(shot)
     }
 
-    /// Performs `action`, whose coordinates were mapped from `frame`'s
+    /// Performs `action`, whose coordinates were mapped from `screenshot`'s
     /// pixels, refusing it (`DESKTOP_LAYOUT_CHANGED`) when the displays
-    /// changed since that frame; otherwise as [`Engine::act`].
-    pub async fn act_in_frame(
+    /// changed since that screenshot; otherwise as [`Engine::act`].
+    pub async fn act_in_shot(
         &self,
         session: &Session,
         op: &str,
-        frame: Arc<FramePlan>,
+        plan: Arc<ShotPlan>,
         action: Action,
     ) -> Result<(), EngineError> {
         let started = Instant::now();
         let target = crate::audit::action_target(&action);
-        let result = self.act_inner(session, action, None, Some(frame)).await;
+        let result = self.act_inner(session, action, None, Some(plan)).await;
         self.record(session, op, target, result.as_ref().map(|_| ()), started);
         result
     }

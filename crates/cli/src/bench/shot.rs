@@ -1,5 +1,5 @@
 //! The computer endpoints as agents use them, over plain HTTP, timed until
-//! the whole answer has arrived: the model-sized frame (`POST /v1/actions`
+//! the whole answer has arrived: the model-sized screenshot (`POST /v1/actions`
 //! with a screenshot-only batch scaled to fit 1366×768, and Anthropic's
 //! cap), and an input batch (click, 200 typed characters, a key, the
 //! screenshot after the screen settled) against the Anthropic demo's way.
@@ -81,7 +81,7 @@ impl Http {
     }
 }
 
-/// Adds the model-sized frame rows: whole screen changed and nothing
+/// Adds the model-sized screenshot rows: whole screen changed and nothing
 /// changed at 1366×768, and Anthropic's cap, beside `scrot` + `convert`.
 pub(super) fn measure(
     (addr, token): (String, String),
@@ -107,7 +107,7 @@ pub(super) fn measure(
     let _ = set_wallpaper(display, &walls[0]);
     rows.push(Row {
         what: format!(
-            "model-sized frame {size} → 1365×768 PNG (fits 1366×768, HTTP), whole screen changed"
+            "model-sized screenshot {size} → 1365×768 PNG (fits 1366×768, HTTP), whole screen changed"
         ),
         ours: changed,
         peer_name: "scrot + convert -resize".into(),
@@ -116,7 +116,7 @@ pub(super) fn measure(
     let still = http.time(n, wxga, shot, |_| ())?;
     rows.push(Row {
         what: format!(
-            "model-sized frame {size} → 1365×768 PNG (fits 1366×768, HTTP), nothing changed"
+            "model-sized screenshot {size} → 1365×768 PNG (fits 1366×768, HTTP), nothing changed"
         ),
         ours: still,
         peer_name: "(same as above)".into(),
@@ -125,7 +125,9 @@ pub(super) fn measure(
     let anthropic = "/v1/actions?display=all&max_width=1568&max_height=1568";
     let capped = http.time(n, anthropic, shot, swap)?;
     rows.push(Row {
-        what: format!("frame {size} at the 1568 px long-edge cap PNG (HTTP), whole screen changed"),
+        what: format!(
+            "screenshot {size} at the 1568 px long-edge cap PNG (HTTP), whole screen changed"
+        ),
         ours: capped,
         peer_name: "(same as above)".into(),
         peer: scrot,
@@ -135,7 +137,7 @@ pub(super) fn measure(
 
 /// Adds the batch row: click into the scene's terminal, type 200
 /// characters, erase them with Ctrl+U, and the full-size screenshot taken
-/// once the screen settled — one `POST /v1/actions`, the frame at the
+/// once the screen settled — one `POST /v1/actions`, the screenshot at the
 /// desktop's own size `full` (so that its pixels are the desktop's). The reference is the
 /// Anthropic demo's way: an `xdotool` run per action, typing in chunks of
 /// 50 characters with a 12 ms delay, 2 s of waiting, then `scrot` and

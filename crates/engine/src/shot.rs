@@ -1,11 +1,11 @@
-//! Frames (computer tool): the selected displays laid out in one image at
+//! Screenshots (computer tool): the selected displays laid out in one image at
 //! one scale, and the mapping between its pixels and global desktop
 //! pixels. Pure arithmetic: the pixels themselves are scaled and composed
-//! by `deskhand-encode` (see `frame_capture.rs`).
+//! by `deskhand-encode` (see `shot_capture.rs`).
 //!
 //! Rules: negative origins are kept; gaps are black and not clickable;
 //! mirrored displays (the same rectangle) count once, the primary winning;
-//! overlapping displays that are not mirrors fail closed; a frame is only
+//! overlapping displays that are not mirrors fail closed; a screenshot is only
 //! good for the layout it was made from (`DESKTOP_LAYOUT_CHANGED`).
 
 use serde::Serialize;
@@ -22,7 +22,7 @@ pub const OPENAI_BOX: f64 = 2048.0;
 /// ...and then its short edge is at most this.
 pub const OPENAI_SHORT_EDGE: f64 = 768.0;
 
-/// The image caps of the client the frame is for.
+/// The image caps of the client the screenshot is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum VendorCap {
     /// Only `max_width`/`max_height`.
@@ -51,18 +51,18 @@ impl VendorCap {
     }
 }
 
-/// The size limits of a frame.
+/// The size limits of a screenshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FrameLimits {
-    /// Widest frame, in pixels.
+pub struct ShotLimits {
+    /// Widest screenshot, in pixels.
     pub max_width: u32,
-    /// Tallest frame, in pixels.
+    /// Tallest screenshot, in pixels.
     pub max_height: u32,
     /// The client's own caps.
     pub vendor: VendorCap,
 }
 
-impl Default for FrameLimits {
+impl Default for ShotLimits {
     /// 1920×1200, no vendor cap (the computer-tool spec's defaults).
     fn default() -> Self {
         Self {
@@ -73,7 +73,7 @@ impl Default for FrameLimits {
     }
 }
 
-/// Which displays a frame shows.
+/// Which displays a screenshot shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DisplaySelect {
     /// Every display, in one composite.
@@ -85,37 +85,37 @@ pub enum DisplaySelect {
     One(u32),
 }
 
-/// One display of a frame: where it is on the desktop and in the image.
+/// One display of a screenshot: where it is on the desktop and in the image.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FrameDisplay {
+pub struct ShotDisplay {
     /// The display's index.
     pub index: u32,
     /// Its name.
     pub name: String,
     /// Whether it is the primary display.
     pub primary: bool,
-    /// The part of it the frame shows, in global desktop pixels.
+    /// The part of it the screenshot shows, in global desktop pixels.
     pub rect: Rect,
-    /// Where that part is in the image, in frame pixels.
+    /// Where that part is in the image, in screenshot pixels.
     pub pixel: Rect,
     /// The display's own scale (physical per logical pixel).
     pub scale: f64,
 }
 
-/// A frame's geometry: its size, its displays, and the layout it was
+/// A screenshot's geometry: its size, its displays, and the layout it was
 /// made from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FramePlan {
+pub struct ShotPlan {
     /// Image width.
     pub width: u32,
     /// Image height.
     pub height: u32,
     /// The global rectangle the image shows.
     pub bounds: Rect,
-    /// Frame pixels per global pixel (≤ 1).
+    /// Screenshot pixels per global pixel (≤ 1).
     pub scale: f64,
     /// The displays, sorted by top, then left, then index.
-    pub displays: Vec<FrameDisplay>,
+    pub displays: Vec<ShotDisplay>,
     layout: Vec<(u32, Rect, u64)>,
 }
 
@@ -130,7 +130,7 @@ fn fingerprint(layout: &Layout) -> Vec<(u32, Rect, u64)> {
     v
 }
 
-/// The displays of `layout` a frame may show: checked, mirrors coalesced.
+/// The displays of `layout` a screenshot may show: checked, mirrors coalesced.
 fn usable_displays(layout: &Layout) -> Result<Vec<Monitor>, EngineError> {
     let mut kept: Vec<Monitor> = Vec::new();
     for m in &layout.monitors {
@@ -184,12 +184,12 @@ fn floor(x: f64) -> i64 {
     (x + 1e-7).floor() as i64
 }
 
-impl FramePlan {
-    /// Plans a frame of `select` on `layout` within `limits`.
+impl ShotPlan {
+    /// Plans a screenshot of `select` on `layout` within `limits`.
     pub fn new(
         layout: &Layout,
         select: DisplaySelect,
-        limits: FrameLimits,
+        limits: ShotLimits,
     ) -> Result<Self, EngineError> {
         let displays = usable_displays(layout)?;
         let chosen: Vec<Monitor> = match select {
@@ -222,13 +222,13 @@ impl FramePlan {
         Self::build(layout, parts, None, limits)
     }
 
-    /// Plans a zoom: the global `region` of the displays this frame shows,
+    /// Plans a zoom: the global `region` of the displays this screenshot shows,
     /// at up to full detail within `limits`.
     pub fn zoom(
         &self,
         layout: &Layout,
         region: Rect,
-        limits: FrameLimits,
+        limits: ShotLimits,
     ) -> Result<Self, EngineError> {
         let parts = self
             .displays
@@ -241,7 +241,7 @@ impl FramePlan {
         if parts.is_empty() {
             return Err(EngineError::CoordinateOutOfBounds {
                 point: [i64::from(region.x), i64::from(region.y)],
-                frame: [self.width, self.height],
+                shot_size: [self.width, self.height],
                 why: "the zoom region covers no display",
             });
         }
@@ -253,7 +253,7 @@ impl FramePlan {
         layout: &Layout,
         mut parts: Vec<(Rect, Monitor)>,
         bounds: Option<Rect>,
-        limits: FrameLimits,
+        limits: ShotLimits,
     ) -> Result<Self, EngineError> {
         parts.sort_by_key(|(r, m)| (r.y, r.x, m.index));
         let bounds = bounds.unwrap_or_else(|| {
@@ -288,7 +288,7 @@ impl FramePlan {
                 let y0 = edge(r.y, bounds.y, sy);
                 let x1 = floor((r.right() - i64::from(bounds.x)) as f64 * sx);
                 let y1 = floor((r.bottom() - i64::from(bounds.y)) as f64 * sy);
-                FrameDisplay {
+                ShotDisplay {
                     index: m.index,
                     name: m.name,
                     primary: m.primary,
@@ -308,7 +308,7 @@ impl FramePlan {
         })
     }
 
-    /// Whether `layout` is still the one this frame was made from.
+    /// Whether `layout` is still the one this screenshot was made from.
     pub fn check_layout(&self, layout: &Layout) -> Result<(), EngineError> {
         if fingerprint(layout) == self.layout {
             Ok(())
@@ -317,11 +317,11 @@ impl FramePlan {
         }
     }
 
-    /// The global desktop pixel under frame pixel (`x`, `y`).
+    /// The global desktop pixel under screenshot pixel (`x`, `y`).
     pub fn to_global(&self, x: i64, y: i64) -> Result<Point, EngineError> {
         let out = |why| EngineError::CoordinateOutOfBounds {
             point: [x, y],
-            frame: [self.width, self.height],
+            shot_size: [self.width, self.height],
             why,
         };
         if x < 0 || y < 0 {
@@ -347,8 +347,8 @@ impl FramePlan {
         ))
     }
 
-    /// The frame pixel showing global pixel `p`, when the frame shows it.
-    pub fn to_frame(&self, p: Point) -> Option<[i64; 2]> {
+    /// The screenshot pixel showing global pixel `p`, when the screenshot shows it.
+    pub fn to_shot(&self, p: Point) -> Option<[i64; 2]> {
         let d = self.displays.iter().find(|d| d.rect.contains(p))?;
         let map = |g: i32, g0: i32, gw: u32, p0: i32, pw: u32| {
             let off = (f64::from(g - g0) + 0.5) * f64::from(pw) / f64::from(gw);
@@ -360,10 +360,10 @@ impl FramePlan {
         ])
     }
 
-    /// Where the global rectangle `r` shows in the frame: one frame
-    /// rectangle per display it lies on (none when the frame does not show
-    /// it), each covering every frame pixel that shows part of it.
-    pub fn rect_to_frame(&self, r: Rect) -> Vec<Rect> {
+    /// Where the global rectangle `r` shows in the screenshot: one screenshot
+    /// rectangle per display it lies on (none when the screenshot does not show
+    /// it), each covering every screenshot pixel that shows part of it.
+    pub fn rect_to_shot(&self, r: Rect) -> Vec<Rect> {
         let mut out = Vec::new();
         for d in &self.displays {
             let Some(part) = r.intersection(&d.rect) else {
@@ -387,13 +387,13 @@ impl FramePlan {
         out
     }
 
-    /// The global rectangle under the frame rectangle `[x1, y1, x2, y2]`
+    /// The global rectangle under the screenshot rectangle `[x1, y1, x2, y2]`
     /// (exclusive right and bottom), for a zoom.
     pub fn region_to_global(&self, corners: [i64; 4]) -> Result<Rect, EngineError> {
         let [x1, y1, x2, y2] = corners;
         let out = |why| EngineError::CoordinateOutOfBounds {
             point: [x1, y1],
-            frame: [self.width, self.height],
+            shot_size: [self.width, self.height],
             why,
         };
         if x1 < 0 || y1 < 0 {
@@ -421,5 +421,5 @@ impl FramePlan {
 }
 
 #[cfg(test)]
-#[path = "frame_tests.rs"]
+#[path = "shot_tests.rs"]
 mod tests;

@@ -1,19 +1,19 @@
-//! A captured frame as the encoder reads it, and the pointer's image drawn
+//! A captured bitmap as the encoder reads it, and the pointer's image drawn
 //! into it.
 
 use deskhand_protocol::geometry::Point;
 
-/// Pixel layout of a captured frame.
+/// Pixel layout of a captured bitmap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PixelFormat {
     /// 4 bytes per pixel: blue, green, red, unused (X11 ZPixmap depth 24).
     Bgrx,
 }
 
-/// A captured frame, borrowed from the backend (e.g. a shared-memory
+/// A captured bitmap, borrowed from the backend (e.g. a shared-memory
 /// segment) for the duration of the capture callback.
 #[derive(Debug)]
-pub struct Frame<'a> {
+pub struct Bitmap<'a> {
     /// Width in pixels.
     pub width: u32,
     /// Height in pixels.
