@@ -345,7 +345,7 @@ impl A11yTree {
 /// The window whose tree is read: what the window list says of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WindowRef {
-    /// Its owning process (X11 `_NET_WM_PID`).
+    /// Its owning process.
     pub pid: u32,
     /// Its title.
     pub title: String,

@@ -24,7 +24,8 @@ pub struct RunningApp {
     pub name: String,
     /// Executable, when readable.
     pub exe: Option<String>,
-    /// WM_CLASS instance (or equivalent) of its first window.
+    /// The app's identifier as the desktop names it (X11: the WM_CLASS
+    /// instance of its first window).
     pub app_id: Option<String>,
     /// Owns the focused window.
     pub frontmost: bool,

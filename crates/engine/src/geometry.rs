@@ -1,5 +1,5 @@
-//! The engine's one coordinate space: global desktop pixels (X11 root
-//! coordinates), and the monitors laid out in it.
+//! The engine's one coordinate space: global desktop pixels (the root
+//! window's on X11, the virtual screen's on Windows), and the monitors laid out in it.
 
 pub use deskhand_backend::geometry::{Monitor, Point, Rect};
 

@@ -20,8 +20,8 @@ pub const THRESHOLD_PX: i32 = 8;
 /// some microseconds late, far later on a loaded machine; one that never
 /// comes must not excuse a later synthetic press of the person's).
 const PRESS_LOG_TTL: Duration = Duration::from_secs(3);
-/// How long a pointer target stays one the pointer may be at: the X server
-/// queues synthetic motion and moves the pointer a little later, so during
+/// How long a pointer target stays one the pointer may be at: the desktop (the
+/// X server) queues synthetic motion and moves the pointer a little later, so during
 /// a drag the pointer trails the targets sent.
 const TRAIL: Duration = Duration::from_millis(500);
 
@@ -399,7 +399,7 @@ mod tests {
         let (hb, _) = armed_at(146, 92);
         std::thread::sleep(TRAIL + Duration::from_millis(50));
         hb.will_move(Point::new(46, 92));
-        // The X server has not moved the pointer yet.
+        // The desktop has not moved the pointer yet.
         hb.observe(WatchedInput::Pointer(Point::new(146, 92)));
         assert_eq!(hb.tripped(), None);
         hb.observe(WatchedInput::Pointer(Point::new(46, 92)));

@@ -1,4 +1,4 @@
-//! Points and rectangles in global desktop pixels (X11 root coordinates):
+//! Points and rectangles in global desktop pixels (X11: the root window's):
 //! the one coordinate space every crate and process of deskhand shares.
 
 use serde::{Deserialize, Serialize};

@@ -71,7 +71,7 @@ impl Engine {
 
     /// Whether a click the host's own UI got just now (the consent
     /// dialog's boxes and Allow) is the person's: made by a real device,
-    /// not XTEST, and not right after deskhand pressed a button.
+    /// not synthetic (XTEST on X11), and not right after deskhand pressed a button.
     pub async fn person_clicked(&self) -> bool {
         let at = Instant::now();
         let core = self.takeovers.clone();

@@ -584,7 +584,7 @@ impl Takeovers {
     }
 
     /// Whether a click reported at `at` by deskhand's own UI (Continue,
-    /// the consent dialog) is the person's: a real device (not XTEST)
+    /// the consent dialog) is the person's: a real device (not synthetic input)
     /// made its press, and deskhand pressed no button just before.
     pub(crate) fn real_click(&self, at: Instant) -> bool {
         if self.handback.pressed_button_before(at, CONTINUE_QUIET) {
@@ -599,7 +599,7 @@ impl Takeovers {
     }
 
     /// Whether the press of the click reported at `at` came from a real
-    /// device (not XTEST), waiting a little for the watcher's report: a
+    /// device (not synthetic input), waiting a little for the watcher's report: a
     /// synthetic press seen last may be an earlier one, the click's own
     /// not reported yet, so only the deadline makes it the answer.
     fn device_pressed_near(&self, at: Instant) -> bool {
