@@ -7,8 +7,8 @@ import os
 import pytest
 
 from daemon import Daemon
-from person import click_continue
-from xhelpers import assert_display_gone, require
+from desktop import attach
+from xhelpers import require
 
 
 @pytest.fixture(scope="session")
@@ -20,7 +20,7 @@ def daemon():
     yield d
     rc = d.terminate()
     assert rc == 0, f"deskhand exited {rc} on SIGTERM\n{d.stderr_tail()}"
-    assert_display_gone(d.display)
+    attach(d.display).assert_gone()
 
 
 def continue_if_held(d: Daemon, width: int = 1280) -> None:
@@ -32,7 +32,7 @@ def continue_if_held(d: Daemon, width: int = 1280) -> None:
         if not (c.takeover_state and c.takeover_state.get("paused")):
             return
         for _ in range(4):
-            click_continue(d.display, width)
+            attach(d.display).person.click_continue(width)
             try:
                 if c.pushed_state(timeout=1.0)["paused"] is False:
                     return

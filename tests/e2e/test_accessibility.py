@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 
 from daemon import Daemon
+from desktop import attach
 from imaging import decode_png
-from mcp_client import ToolError, http, run, window_id
-from xhelpers import REPO, a11y_env, missing, poll, pointer, require, scratch_dir
+from mcp_client import http, run, window_id
+from xhelpers import REPO, a11y_env, missing, poll, require, scratch_dir
 
 FIXTURE = REPO / "tests" / "fixtures" / "a11y_form.py"
 FORM = "deskhand a11y form"
@@ -191,14 +192,14 @@ def test_a_headless_click_on_a_token_presses_save_without_the_pointer(desk):
             assert set_value["verified"] is True and set_value["path"] == "accessibility"
             if desk.saved.exists():
                 desk.saved.unlink()
-            before = pointer(desk.display)
+            before = attach(desk.display).pointer()
             save = one(state, "button", "Save")
             clicked = await s.call("click", {"element_token": save["element_token"]})
             assert clicked["path"] == "accessibility" and clicked["took_cursor"] is False
             assert clicked["action"] == "click" and "diff" in clicked
             poll(desk.saved.exists, what="the Save button to write its file")
             assert desk.saved.read_text() == typed
-            assert pointer(desk.display) == before, "a headless click moved the pointer"
+            assert attach(desk.display).pointer() == before, "a headless click moved the pointer"
     run(body())
 
 
@@ -356,10 +357,10 @@ def test_a_row_without_actions_is_clicked_with_the_pointer_in_takeover_only(desk
             state = await poll_async(lambda: s.call("get_window_state", target))
             label = one(state, "label", "Row 3")
             assert not label.get("actions"), label
-            before = pointer(desk.display)
+            before = attach(desk.display).pointer()
             e = await s.error("click", {"element_token": label["element_token"]})
             assert e["code"] == "invalid_arguments" and "takeover" in e["message"], e
-            assert pointer(desk.display) == before, "headless never moves the pointer"
+            assert attach(desk.display).pointer() == before, "headless never moves the pointer"
             await s.end()
 
             await s.start(input="takeover")
@@ -368,7 +369,7 @@ def test_a_row_without_actions_is_clicked_with_the_pointer_in_takeover_only(desk
             label = one(state, "label", "Row 3")
             clicked = await s.call("click", {"element_token": label["element_token"]})
             assert clicked["path"] == "synthetic" and clicked["took_cursor"] is True, clicked
-            px, py = pointer(desk.display)
+            px, py = attach(desk.display).pointer()
             f = label["frame"]
             assert f["x"] <= px < f["x"] + f["width"] and f["y"] <= py < f["y"] + f["height"]
 
@@ -422,10 +423,10 @@ def test_gtk3_widget_factory_reads_skeletons_and_toggles_a_check_box_headless(de
             assert boxes, full["tree_text"][:6000]
             box = boxes[0]
             was = "checked" in box.get("states", [])
-            before = pointer(desk.display)
+            before = attach(desk.display).pointer()
             clicked = await s.call("click", {"element_token": box["element_token"]})
             assert clicked["path"] == "accessibility", clicked
-            assert pointer(desk.display) == before
+            assert attach(desk.display).pointer() == before
 
             def toggled(state: dict) -> bool:
                 now = next(e for e in state["elements"]

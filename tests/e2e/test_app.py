@@ -17,9 +17,8 @@ import time
 import pytest
 
 from daemon import Daemon, kill_tree
-from person import click_continue
-from xhelpers import (REPO, any_button_down, pointer_buttons_down, poll, require, run, start_xvfb,
-                      window_rect)
+from desktop import attach, start
+from xhelpers import REPO, poll, require, run, window_rect
 
 APP = os.environ.get("DESKHAND_APP_BIN", str(REPO / "target" / "debug" / "deskhand-app"))
 
@@ -33,7 +32,7 @@ def app_binary() -> str:
 
 @pytest.fixture
 def xvfb():
-    server = start_xvfb("1024x768")
+    server = start("1024x768")
     yield server
     server.stop()
 
@@ -56,9 +55,9 @@ def trayer(xvfb):
     proc = subprocess.Popen(
         ["trayer", "--edge", "top", "--align", "right", "--widthtype", "pixel", "--width", "120",
          "--height", "32", "--SetDockType", "true", "--transparent", "false"],
-        env=dict(os.environ, DISPLAY=xvfb.display),
+        env=dict(os.environ, DISPLAY=xvfb.name),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wid = poll(lambda: find(xvfb.display, "--name", "^panel$"),
+    wid = poll(lambda: find(xvfb.name, "--name", "^panel$"),
                timeout=10, what="trayer's panel")
     yield wid
     kill_tree(proc)
@@ -79,28 +78,28 @@ def start_app(display: str, bus: str, tmp_path, *extra: str) -> Daemon:
 
 def test_the_app_serves_the_port_and_its_tray_menu_stops_agents_and_quits(xvfb, trayer, bus,
                                                                           tmp_path):
-    app = start_app(xvfb.display, bus, tmp_path)
+    app = start_app(xvfb.name, bus, tmp_path)
     try:
         assert "token" not in app.ready, "the token stays out of the app's stdout"
         c = app.client(takeover=False)
         shot = c.screenshot()
         assert (shot["width"], shot["height"]) == (1024, 768), "the same port as serve"
-        poll(lambda: icon_window(xvfb.display, trayer), timeout=15,
+        poll(lambda: icon_window(xvfb.name, trayer), timeout=15,
              what="the tray icon embedded in trayer")
-        assert find(xvfb.display, "--name", "^deskhand$") is None, "no main window with a tray"
+        assert find(xvfb.name, "--name", "^deskhand$") is None, "no main window with a tray"
         # The tray click opening the menu is the person's own input (a
         # takeover on would pause at it), so Pause is chosen before one.
-        menu_item(xvfb.display, trayer, "pause")
+        menu_item(xvfb.name, trayer, "pause")
         state = c.take_over(True)["payload"]
         assert state["on"] is True and state["paused"] is True, state
         assert state["paused_reason"] == "paused_by_person", state
         assert c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [5, 5]})[
             "payload"]["code"] == "USER_TOOK_OVER", "no input while paused"
-        click_continue(xvfb.display, 1024)
+        attach(xvfb.name).person.click_continue(1024)
         deadline = time.monotonic() + 10
         while c.pushed_state(timeout=max(0.1, deadline - time.monotonic()))["paused"]:
             pass  # Continue resumes (pushes of the paused start come first)
-        menu_item(xvfb.display, trayer, "stop")
+        menu_item(xvfb.name, trayer, "stop")
         deadline = time.monotonic() + 10
         while c.pushed_state(timeout=max(0.1, deadline - time.monotonic()))["on"]:
             pass  # the takeover's own pushes come first
@@ -109,10 +108,10 @@ def test_the_app_serves_the_port_and_its_tray_menu_stops_agents_and_quits(xvfb, 
         c.close()
         for item, title in (("settings", "deskhand settings"), ("doctor", "deskhand doctor"),
                             ("activity", "deskhand activity")):
-            menu_item(xvfb.display, trayer, item)
-            poll(lambda: find(xvfb.display, "--name", f"^{title}$"), timeout=15,
+            menu_item(xvfb.name, trayer, item)
+            poll(lambda: find(xvfb.name, "--name", f"^{title}$"), timeout=15,
                  what=f"the {title} window from the tray menu")
-        menu_item(xvfb.display, trayer, "quit")
+        menu_item(xvfb.name, trayer, "quit")
         assert app.proc.wait(15) == 0, app.stderr_tail()
         assert not app.connection_file.exists(), "Quit removes the connection file"
     finally:
@@ -125,12 +124,12 @@ def test_stop_all_agents_ends_a_takeover_and_releases_what_it_holds(xvfb, bus, t
     shortcut's way; a click of the person's would pause and release
     first), ends the takeover and lets the button go."""
     require("xinput")
-    app = start_app(xvfb.display, bus, tmp_path)
+    app = start_app(xvfb.name, bus, tmp_path)
     try:
         c = app.client()
         assert c.takeover_state and c.takeover_state["on"], c.takeover_state
         c.act("mouse_down", coordinate=[500, 500], button="left")
-        held = pointer_buttons_down(xvfb.display)
+        held = attach(xvfb.name).held_buttons()
         assert any(1 in b for b in held.values()), f"the agent holds button 1: {held}"
         second = subprocess.run([app_binary(), "--stop-agents"],
                                 env=second_start_env(app, bus), capture_output=True, timeout=30)
@@ -139,7 +138,7 @@ def test_stop_all_agents_ends_a_takeover_and_releases_what_it_holds(xvfb, bus, t
         while (state := c.pushed_state(timeout=max(0.1, deadline - time.monotonic())))["on"]:
             pass  # the takeover's own pushes come first
         assert state["reason"] == "kill_switch", state
-        poll(lambda: not any_button_down(xvfb.display), timeout=5,
+        poll(lambda: not attach(xvfb.name).any_button_down(), timeout=5,
              what="button 1 released by Stop all agents")
         assert c.error_code("INPUT_ACTION", {"action": "mouse_move", "coordinate": [5, 5]}) \
             is not None, "no input after Stop all agents"
@@ -185,7 +184,7 @@ def menu_item(display: str, panel: str, which: str) -> None:
     icon = icon_window(display, panel)
     assert icon, "the tray icon is in trayer's panel"
     x, y = window_rect(display, icon).center()
-    run(display, "xdotool", "mousemove", str(x), str(y), "click", "1")
+    attach(display).person.click(x, y)
     menu = poll(lambda: menu_window(display), timeout=15, what="the tray menu")
     share = {"pause": 0.23, "stop": 0.37, "settings": 0.50, "doctor": 0.64, "activity": 0.77,
              "quit": 0.91}[which]
@@ -197,12 +196,12 @@ def menu_item(display: str, panel: str, which: str) -> None:
 
 
 def test_without_a_tray_host_the_main_window_says_why(xvfb, bus, tmp_path):
-    app = start_app(xvfb.display, bus, tmp_path)
+    app = start_app(xvfb.name, bus, tmp_path)
     try:
-        poll(lambda: find(xvfb.display, "--name", "^deskhand$"), timeout=20,
+        poll(lambda: find(xvfb.name, "--name", "^deskhand$"), timeout=20,
              what="the main window")
         assert "no XEmbed tray" in app.stderr_tail(), app.stderr_tail()
-        second = subprocess.run([app_binary(), "--display", xvfb.display, "--listen", "127.0.0.1:0"],
+        second = subprocess.run([app_binary(), "--display", xvfb.name, "--listen", "127.0.0.1:0"],
                                 env=second_start_env(app, bus), capture_output=True, timeout=30)
         assert second.returncode == 0, second.stderr.decode()[-2000:]
         assert second.stdout == b"", "the second start served nothing"
@@ -220,9 +219,9 @@ def test_start_at_login_writes_and_removes_the_autostart_entry(xvfb, bus, tmp_pa
     consent.write_text('{"input": true}')
 
     def start(on: str) -> None:
-        app = Daemon("--display", xvfb.display, "--consent", str(consent),
+        app = Daemon("--display", xvfb.name, "--consent", str(consent),
                      "--start-at-login", on, command=[app_binary()],
-                     env={"DISPLAY": xvfb.display, "DBUS_SESSION_BUS_ADDRESS": bus,
+                     env={"DISPLAY": xvfb.name, "DBUS_SESSION_BUS_ADDRESS": bus,
                           "HOME": str(home)})
         assert app.terminate() == 0, app.stderr_tail()
 

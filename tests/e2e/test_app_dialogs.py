@@ -14,7 +14,7 @@ import subprocess
 import time
 
 from daemon import Daemon
-from person import device_click
+from desktop import attach
 from test_app import (app_binary, bus, find, icon_window, menu_item,  # noqa: F401 (fixtures)
                       trayer, xvfb)
 from xhelpers import FIXTURES, a11y_env, close_window, poll, run, window_rect
@@ -50,14 +50,14 @@ def at(rect, place: tuple[int, int]) -> tuple[int, int]:
 
 
 def xdotool_click(display: str, x: int, y: int) -> None:
-    run(display, "xdotool", "mousemove", str(x), str(y), "click", "1")
+    attach(display).person.click(x, y)
 
 
 def person_click(display: str, x: int, y: int) -> None:
     # Clear of the 1.5 s after any press deskhand made, and of the
     # previous click's release.
     time.sleep(0.3)
-    device_click(display, x, y)
+    attach(display).person.real_click(x, y)
 
 
 def not_consented(reply: dict) -> bool:
@@ -107,17 +107,17 @@ def ask_takeover(app: Daemon):
 
 
 def test_the_persons_clicks_tick_takeover_and_allow_it(xvfb, bus, tmp_path):  # noqa: F811
-    app = start_asking_app(xvfb.display, bus, tmp_path)
+    app = start_asking_app(xvfb.name, bus, tmp_path)
     try:
         c, mid = ask_takeover(app)
-        rect = dialog(xvfb.display)
-        person_click(xvfb.display, *at(rect, TAKEOVER_BOX))
-        person_click(xvfb.display, *at(rect, LEASE_15_MINUTES))
-        person_click(xvfb.display, *at(rect, ALLOW))
+        rect = dialog(xvfb.name)
+        person_click(xvfb.name, *at(rect, TAKEOVER_BOX))
+        person_click(xvfb.name, *at(rect, LEASE_15_MINUTES))
+        person_click(xvfb.name, *at(rect, ALLOW))
         reply = c.reply_to(mid, timeout=20)
         assert reply["type"] == "TAKEOVER_STATE", reply
         assert reply["payload"]["on"] is True and reply["payload"]["indicator"] is True, reply
-        poll(lambda: find(xvfb.display, "--name", "^deskhand: your answer$") is None,
+        poll(lambda: find(xvfb.name, "--name", "^deskhand: your answer$") is None,
              timeout=10, what="the dialog to close")
         c.act("mouse_move", coordinate=[40, 40])
         c.close()
@@ -127,18 +127,18 @@ def test_the_persons_clicks_tick_takeover_and_allow_it(xvfb, bus, tmp_path):  # 
 
 
 def test_xdotool_and_the_keyboard_tick_nothing(xvfb, bus, tmp_path):  # noqa: F811
-    app = start_asking_app(xvfb.display, bus, tmp_path)
+    app = start_asking_app(xvfb.name, bus, tmp_path)
     try:
         c, mid = ask_takeover(app)
-        rect = dialog(xvfb.display)
-        xdotool_click(xvfb.display, *at(rect, TAKEOVER_BOX))
-        run(xvfb.display, "xdotool", "key", "Tab", "space", "Tab", "Return")
-        xdotool_click(xvfb.display, *at(rect, ALLOW))
+        rect = dialog(xvfb.name)
+        xdotool_click(xvfb.name, *at(rect, TAKEOVER_BOX))
+        attach(xvfb.name).person.key("Tab", "space", "Tab", "Return")
+        xdotool_click(xvfb.name, *at(rect, ALLOW))
         time.sleep(1)
-        assert find(xvfb.display, "--name", "^deskhand: your answer$"), \
+        assert find(xvfb.name, "--name", "^deskhand: your answer$"), \
             "xdotool's click on Allow did not answer"
         # The person allows now: the box was never ticked, so no takeover.
-        person_click(xvfb.display, *at(rect, ALLOW))
+        person_click(xvfb.name, *at(rect, ALLOW))
         reply = c.reply_to(mid, timeout=20)
         assert not_consented(reply), reply
         c.close()
@@ -149,16 +149,16 @@ def test_xdotool_and_the_keyboard_tick_nothing(xvfb, bus, tmp_path):  # noqa: F8
 def test_the_dialog_names_the_kill_switch_in_force(xvfb, bus, tmp_path):  # noqa: F811
     """The settings file asks for a chord another program holds: it cannot
     be grabbed, so the one in force stays, and the dialog names that one."""
-    app = start_asking_app(xvfb.display, bus, tmp_path)
+    app = start_asking_app(xvfb.name, bus, tmp_path)
     try:
-        with key_grabbed_by_another(xvfb.display, "k"):
+        with key_grabbed_by_another(xvfb.name, "k"):
             settings = tmp_path / "settings.toml"
             settings.write_text(settings.read_text() + 'kill_switch = "ctrl+alt+k"\n')
             poll(lambda: "could not be applied" in app.stderr_path.read_text(), timeout=10,
                  what="the new chord to be refused")
             c, mid = ask_takeover(app)
-            dialog(xvfb.display)
-            said = poll(lambda: dialog_words(xvfb.display, bus), timeout=20,
+            dialog(xvfb.name)
+            said = poll(lambda: dialog_words(xvfb.name, bus), timeout=20,
                         what="the dialog's words")
             assert "press ctrl+alt+Escape" in said, said
             assert "ctrl+alt+k" not in said, said
@@ -168,22 +168,22 @@ def test_the_dialog_names_the_kill_switch_in_force(xvfb, bus, tmp_path):  # noqa
 
 
 def test_deny_and_no_answer_deny(xvfb, bus, tmp_path):  # noqa: F811
-    app = start_asking_app(xvfb.display, bus, tmp_path, timeout_s=5)
+    app = start_asking_app(xvfb.name, bus, tmp_path, timeout_s=5)
     try:
         c, mid = ask_takeover(app)
-        rect = dialog(xvfb.display)
-        xdotool_click(xvfb.display, *at(rect, DENY))
+        rect = dialog(xvfb.name)
+        xdotool_click(xvfb.name, *at(rect, DENY))
         reply = c.reply_to(mid, timeout=20)
         assert not_consented(reply), reply
         c.close()
         # A new session asks again; nobody answers.
         c, mid = ask_takeover(app)
-        dialog(xvfb.display)
+        dialog(xvfb.name)
         started = time.monotonic()
         reply = c.reply_to(mid, timeout=30)
         assert not_consented(reply), reply
         assert time.monotonic() - started >= 3, "denied by the timeout, not at once"
-        poll(lambda: find(xvfb.display, "--name", "^deskhand: your answer$") is None,
+        poll(lambda: find(xvfb.name, "--name", "^deskhand: your answer$") is None,
              timeout=10, what="the dialog to close after the timeout")
         c.close()
         # Two questions, both refused (the Deny click may land before the
@@ -199,29 +199,29 @@ def test_closing_every_window_leaves_deskhand_in_the_tray(xvfb, trayer, bus, tmp
     """A consent denied with Escape, one nobody answers, Settings, Doctor
     and Activity closed with the title bar's X: the tray icon and the port
     stay until the person chooses Quit."""
-    app = start_asking_app(xvfb.display, bus, tmp_path, timeout_s=5)
+    app = start_asking_app(xvfb.name, bus, tmp_path, timeout_s=5)
 
     def still_serving() -> None:
         assert app.proc.poll() is None, app.stderr_tail()
-        assert icon_window(xvfb.display, trayer), "the tray icon is still there"
+        assert icon_window(xvfb.name, trayer), "the tray icon is still there"
         assert app.connection_file.exists(), "the connection file is still there"
         app.client(takeover=False).close()  # HELLO answered
 
     try:
-        poll(lambda: icon_window(xvfb.display, trayer), timeout=15, what="the tray icon")
+        poll(lambda: icon_window(xvfb.name, trayer), timeout=15, what="the tray icon")
         c, mid = ask_takeover(app)
-        wid = poll(lambda: find(xvfb.display, "--name", "^deskhand: your answer$"), timeout=20,
+        wid = poll(lambda: find(xvfb.name, "--name", "^deskhand: your answer$"), timeout=20,
                    what="the consent dialog")
         time.sleep(1)  # the page's key handler is in place
-        run(xvfb.display, "xdotool", "windowfocus", "--sync", wid)
-        run(xvfb.display, "xdotool", "key", "Escape")
+        run(xvfb.name, "xdotool", "windowfocus", "--sync", wid)
+        attach(xvfb.name).person.key("Escape")
         assert not_consented(c.reply_to(mid, timeout=20))
         c.close()
         audit_says(app, '"outcome":"denied"')
         time.sleep(1)
         still_serving()
         c, mid = ask_takeover(app)
-        dialog(xvfb.display)
+        dialog(xvfb.name)
         assert not_consented(c.reply_to(mid, timeout=30))
         c.close()
         audit_says(app, '"outcome":"timed_out"')
@@ -229,15 +229,15 @@ def test_closing_every_window_leaves_deskhand_in_the_tray(xvfb, trayer, bus, tmp
         still_serving()
         for item, title in (("settings", "deskhand settings"), ("doctor", "deskhand doctor"),
                             ("activity", "deskhand activity")):
-            menu_item(xvfb.display, trayer, item)
-            wid = poll(lambda: find(xvfb.display, "--name", f"^{title}$"), timeout=15,
+            menu_item(xvfb.name, trayer, item)
+            wid = poll(lambda: find(xvfb.name, "--name", f"^{title}$"), timeout=15,
                        what=f"the {title} window")
-            close_window(xvfb.display, wid)
-            poll(lambda: find(xvfb.display, "--name", f"^{title}$") is None, timeout=10,
+            close_window(xvfb.name, wid)
+            poll(lambda: find(xvfb.name, "--name", f"^{title}$") is None, timeout=10,
                  what=f"the {title} window to close")
             time.sleep(1)
             still_serving()
-        menu_item(xvfb.display, trayer, "quit")
+        menu_item(xvfb.name, trayer, "quit")
         assert app.proc.wait(15) == 0, app.stderr_tail()
     finally:
         app.kill()

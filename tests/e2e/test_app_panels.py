@@ -20,13 +20,13 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from daemon import Client
+from desktop import attach, start, start_dual
 from mcp_client import Stdio, run
-from person import device_click
 from test_app import app_binary, bus, find, xvfb  # noqa: F401 (fixtures)
 from test_clipboard import paste_with_xclip
 from test_keychain import lookup, secret_service  # noqa: F401 (a fixture)
 from webdriver import Driver, WebDriverError
-from xhelpers import pointer, poll, scratch_dir, start_xorg_dummy, start_xvfb, window_rect
+from xhelpers import poll, scratch_dir, window_rect
 from xhelpers import run as run_x
 
 
@@ -106,17 +106,17 @@ def click_as_the_person(display: str, d: Driver, css: str, title: str = "deskhan
                 "e.scrollIntoView({block: 'center'});"
                 "const r = e.getBoundingClientRect();"
                 "return {x: r.x, y: r.y, width: r.width, height: r.height};", css)
-    device_click(display, window.x + round(box["x"] + box["width"] / 2),
+    attach(display).person.real_click(window.x + round(box["x"] + box["width"] / 2),
                  window.y + round(box["y"] + box["height"] / 2))
 
 
 def test_on_a_small_screen_settings_opens_wholly_on_it_and_scrolls(bus):  # noqa: F811
-    small = start_xvfb("800x600")
+    small = start("800x600")
     try:
-        with DrivenApp(small.display, bus, "settings") as app:
+        with DrivenApp(small.name, bus, "settings") as app:
             d = app.driver
             settings_shown(d)
-            r = window_rect(small.display, find(small.display, "--name", "^deskhand settings$"))
+            r = window_rect(small.name, find(small.name, "--name", "^deskhand settings$"))
             assert r.x >= 0 and r.y >= 0 and r.x + r.w <= 800 and r.y + r.h <= 600, r
             assert d.run("return document.scrollingElement.scrollHeight > innerHeight")
     finally:
@@ -125,7 +125,7 @@ def test_on_a_small_screen_settings_opens_wholly_on_it_and_scrolls(bus):  # noqa
 
 def test_settings_turn_the_clipboard_off_but_cannot_turn_it_on(xvfb, bus):  # noqa: F811
     file = "[clipboard]\nenabled = true\n"
-    with DrivenApp(xvfb.display, bus, "settings", settings=file) as app:
+    with DrivenApp(xvfb.name, bus, "settings", settings=file) as app:
         c = app.client(takeover=False)
         assert clipboard_write(c) is None, "the file's clipboard is on"
         d = app.driver
@@ -149,7 +149,7 @@ def test_settings_turn_the_clipboard_off_but_cannot_turn_it_on(xvfb, bus):  # no
 
 def test_refusing_terminals_saves_at_once_but_allowing_them_again_takes_the_person(
         xvfb, bus):  # noqa: F811
-    with DrivenApp(xvfb.display, bus, "settings") as app:
+    with DrivenApp(xvfb.name, bus, "settings") as app:
         d = app.driver
         settings_shown(d)
         assert not d.selected("#refuse-terminals")
@@ -163,14 +163,14 @@ def test_refusing_terminals_saves_at_once_but_allowing_them_again_takes_the_pers
 
 
 def test_the_persons_own_click_on_save_turns_the_clipboard_on(xvfb, bus):  # noqa: F811
-    with DrivenApp(xvfb.display, bus, "settings") as app:
+    with DrivenApp(xvfb.name, bus, "settings") as app:
         c = app.client(takeover=False)
         assert clipboard_write(c) == "FEATURE_NOT_SUPPORTED", "off by default"
         d = app.driver
         settings_shown(d)
         d.click("#clipboard_enabled")
         d.run('document.getElementById("message").textContent = ""')
-        click_as_the_person(xvfb.display, d, "#save")
+        click_as_the_person(xvfb.name, d, "#save")
         answer = d.wait_text("#message", lambda t: t and t != "Saving…", what="the save's answer")
         assert answer.startswith("Saved"), answer
         assert "enabled = true" in app.settings.read_text()
@@ -198,7 +198,7 @@ def audit_ops(path: Path) -> list[str]:
 
 
 def test_the_kill_switch_and_the_audit_folder_change_with_the_persons_click(xvfb, bus):  # noqa: F811
-    with DrivenApp(xvfb.display, bus, "settings", consent={"takeover": True},
+    with DrivenApp(xvfb.name, bus, "settings", consent={"takeover": True},
                    audit_log_flag=False) as app:
         d = app.driver
         settings_shown(d)
@@ -210,13 +210,13 @@ def test_the_kill_switch_and_the_audit_folder_change_with_the_persons_click(xvfb
         folder = app.tmp / "picked"
         folder.mkdir()
         d.click("#audit_log_choose")
-        pick_folder(xvfb.display, folder)
+        pick_folder(xvfb.name, folder)
         new_log = folder / "audit.jsonl"
         d.wait_text("#message", lambda t: "Save to write the audit log there" in t,
                     what="the picked folder in the form")
         assert d.run('return document.getElementById("audit_log_path").value') == str(new_log)
         d.run('document.getElementById("message").textContent = ""')
-        click_as_the_person(xvfb.display, d, "#save")
+        click_as_the_person(xvfb.name, d, "#save")
         answer = d.wait_text("#message", lambda t: t and t != "Saving…", what="the save's answer")
         assert answer.startswith("Saved"), answer
         written = app.settings.read_text()
@@ -226,7 +226,7 @@ def test_the_kill_switch_and_the_audit_folder_change_with_the_persons_click(xvfb
         c = app.client()
         c.act("mouse_down", coordinate=[500, 400], button="left")
         assert audit_ops(new_log)[-1] == "input.mouse_down", audit_ops(new_log)
-        run_x(xvfb.display, "xdotool", "key", "ctrl+alt+j")
+        run_x(xvfb.name, "xdotool", "key", "ctrl+alt+j")
         state = c.pushed_state()
         while state.get("on"):
             state = c.pushed_state()
@@ -236,13 +236,13 @@ def test_the_kill_switch_and_the_audit_folder_change_with_the_persons_click(xvfb
 
 @pytest.fixture
 def xorg():
-    server = start_xorg_dummy()
+    server = start_dual()
     yield server
     server.stop()
 
 
 def test_deselecting_a_display_refuses_its_screenshot_and_input(xorg, bus):  # noqa: F811
-    with DrivenApp(xorg.display, bus, "settings") as app:
+    with DrivenApp(xorg.name, bus, "settings") as app:
         c = app.client()
         assert c.screenshot(monitor=0)["width"] == 1280, "every display shows at first"
         d = app.driver
@@ -259,7 +259,7 @@ def test_deselecting_a_display_refuses_its_screenshot_and_input(xorg, bus):  # n
         poll(refused, timeout=5, what="DUMMY0's screenshot to be refused")
         assert c.error_code("INPUT_ACTION", {"action": "left_click", "coordinate": [100, 100]}) \
             == "INPUT_OUT_OF_BOUNDS"
-        assert pointer(xorg.display) == (1400, 100), "nothing reached the private display"
+        assert attach(xorg.name).pointer() == (1400, 100), "nothing reached the private display"
         # Showing it again allows more: refused without the person's mouse.
         d.click("#displays_all")
         assert "only a click of your own mouse" in save(d)
@@ -268,7 +268,7 @@ def test_deselecting_a_display_refuses_its_screenshot_and_input(xorg, bus):  # n
 
 
 def test_the_doctor_shows_the_displays_checklist_and_runs_again(xvfb, bus):  # noqa: F811
-    with DrivenApp(xvfb.display, bus, "doctor") as app:
+    with DrivenApp(xvfb.name, bus, "doctor") as app:
         d = app.driver
         d.switch_to_title("deskhand doctor")
         summary = d.wait_text("#summary", bool, what="the doctor's report")
@@ -284,7 +284,7 @@ def test_the_doctor_shows_the_displays_checklist_and_runs_again(xvfb, bus):  # n
 
 def test_activity_lists_an_agent_and_what_it_was_allowed_and_revoke_takes_its_input_away(
         xvfb, bus):  # noqa: F811
-    with DrivenApp(xvfb.display, bus, "activity") as app:
+    with DrivenApp(xvfb.name, bus, "activity") as app:
         c = app.client(hello_ack={"client": "activity test agent"})
         assert c.takeover_state and c.takeover_state["on"], c.takeover_state
         c.act("mouse_move", coordinate=[50, 60])
@@ -302,13 +302,13 @@ def test_activity_lists_an_agent_and_what_it_was_allowed_and_revoke_takes_its_in
                     what="Revoke's answer")
         msg = c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [5, 5]})
         assert msg["type"] == "ERROR", msg
-        assert pointer(xvfb.display) == (50, 60), "no input after End"
+        assert attach(xvfb.name).pointer() == (50, 60), "no input after End"
         c.close()
 
 
 def test_the_timeline_shows_the_screenshot_the_agent_got(xvfb, bus):  # noqa: F811
-    with DrivenApp(xvfb.display, bus, "activity") as app:
-        run_x(xvfb.display, "xsetroot", "-solid", "#1e90c8")
+    with DrivenApp(xvfb.name, bus, "activity") as app:
+        run_x(xvfb.name, "xsetroot", "-solid", "#1e90c8")
         c = app.client(takeover=False)
         # A corner of the root, away from the Activity window.
         shot = c.call("SCREENSHOT_REQUEST", {"region": [800, 680, 1000, 760]},
@@ -340,7 +340,7 @@ def test_retry_the_backend_opens_what_was_missing_at_start(xvfb, bus):  # noqa: 
     takeover works. Only the person's own click restarts: a restart lifts
     any pause the person made."""
     overlay = Path(scratch_dir("overlay-")) / "deskhand-overlay"
-    app = DrivenApp(xvfb.display, bus, "doctor", consent={"takeover": True},
+    app = DrivenApp(xvfb.name, bus, "doctor", consent={"takeover": True},
                     env={"DESKHAND_OVERLAY": str(overlay)})
     restarted = None
     try:
@@ -357,7 +357,7 @@ def test_retry_the_backend_opens_what_was_missing_at_start(xvfb, bus):  # noqa: 
         assert "Nothing changed" in answer, answer
         assert app._ready()["pid"] == app.pid, "still the first process"
         try:
-            click_as_the_person(xvfb.display, d, "#restart", title="deskhand doctor")
+            click_as_the_person(xvfb.name, d, "#restart", title="deskhand doctor")
         except WebDriverError:
             pass  # the window may go before WebDriver answers
         restarted = poll(lambda: (lambda r: r if r and r["pid"] != app.pid else None)(app._ready()),
@@ -383,9 +383,9 @@ def test_copy_and_replace_the_token(xvfb, bus):  # noqa: F811
     closes the connections opened with the old one and refuses it from
     then on; a `deskhand mcp` relay goes on with the new one; Copy puts
     it on the clipboard."""
-    with DrivenApp(xvfb.display, bus, "settings") as app:
+    with DrivenApp(xvfb.name, bus, "settings") as app:
         old = app.client(takeover=False)
-        relay = Stdio("--display", xvfb.display, "--connection-file", str(app.connection_file))
+        relay = Stdio("--display", xvfb.name, "--connection-file", str(app.connection_file))
         d = app.driver
         settings_shown(d)
         run(relayed_before_and_after(relay, lambda: replace_token(d)))
@@ -404,12 +404,12 @@ def test_copy_and_replace_the_token(xvfb, bus):  # noqa: F811
         fresh.close()
         d.click("#token_copy")
         d.wait_text("#message", lambda t: t.startswith("The token is"), what="Copy's answer")
-        assert paste_with_xclip(xvfb.display) == new, "Copy puts the token on the clipboard"
+        assert paste_with_xclip(xvfb.name) == new, "Copy puts the token on the clipboard"
 
 
 def test_replacing_a_token_kept_in_the_keychain(xvfb, secret_service):  # noqa: F811
     bus = secret_service["DBUS_SESSION_BUS_ADDRESS"]
-    with DrivenApp(xvfb.display, bus, "settings") as app:
+    with DrivenApp(xvfb.name, bus, "settings") as app:
         d = app.driver
         settings_shown(d)
         assert "keychain" in d.text("#token_kept_in"), d.text("#token_kept_in")

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from daemon import Daemon
-from xhelpers import assert_display_gone
+from desktop import attach
 
 SECRET = "hunter2-Zq7-typed-secret"
 
@@ -17,7 +17,7 @@ def own_daemon():
     yield d
     rc = d.terminate()
     assert rc == 0, d.stderr_tail()
-    assert_display_gone(d.display)
+    attach(d.display).assert_gone()
 
 
 def records(d) -> list[dict]:

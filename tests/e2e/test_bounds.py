@@ -2,8 +2,8 @@
 echo the display rects."""
 
 import pytest
+from desktop import attach
 
-from xhelpers import pointer
 
 SINGLE = [{"index": 0, "origin": [0, 0], "size": [1280, 800]}]
 
@@ -27,7 +27,7 @@ def test_out_of_bounds_is_refused_with_display_rects(client, display, action, co
     p = error_payload(msg, "INPUT_OUT_OF_BOUNDS")
     assert p["fatal"] is False, p
     assert p["details"]["displays"] == SINGLE, p["details"]
-    assert pointer(display) == (100, 100), "an out-of-bounds action moved the pointer"
+    assert attach(display).pointer() == (100, 100), "an out-of-bounds action moved the pointer"
 
 
 def test_drag_path_with_a_point_outside_is_refused(client, display):
@@ -36,12 +36,12 @@ def test_drag_path_with_a_point_outside_is_refused(client, display):
                                           "path": [[10, 10], [200, 200], [5000, 200]]})
     p = error_payload(msg, "INPUT_OUT_OF_BOUNDS")
     assert p["details"]["displays"] == SINGLE
-    assert pointer(display) == (100, 100), "part of a refused drag was performed"
+    assert attach(display).pointer() == (100, 100), "part of a refused drag was performed"
 
 
 def test_last_pixel_is_in_bounds(client, display):
     client.act("mouse_move", coordinate=[1279, 799])
-    assert pointer(display) == (1279, 799)
+    assert attach(display).pointer() == (1279, 799)
 
 
 def test_connection_survives_out_of_bounds(client):

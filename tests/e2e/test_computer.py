@@ -10,9 +10,10 @@ import time
 
 import pytest
 
+from desktop import attach
 from computer_http import (Computer, data_url_png, fixture, png_size, tool_result_image,
                            tool_result_text)
-from xhelpers import XTerm, poll, pointer
+from xhelpers import XTerm, poll
 
 SHELL = ["env", "PS1=$ ", "bash", "--norc", "--noprofile"]
 HALF = "?max_width=640&max_height=400"  # the 1280x800 desktop at scale 0.5
@@ -47,7 +48,7 @@ def test_recorded_anthropic_sequence_runs_the_typed_command(computer, display, a
     poll(lambda: out.exists() and out.read_text() == "deskhand-anthropic\n", timeout=10,
          what=f"{out} to contain the typed text")
     assert png_size(tool_result_image(results[-1])) == (640, 400)
-    px, py = pointer(display)
+    px, py = attach(display).pointer()
     assert abs(px - cx) <= 2 and abs(py - cy) <= 2, "the click landed through the frame"
 
 
@@ -115,7 +116,7 @@ def test_a_batch_failing_at_action_two_of_four_stops_there(computer, display, ap
     assert r["error"]["failed_action_index"] == 1
     assert r["error"]["code"] == "desktop_coordinate_out_of_bounds"
     assert png_size(base64.b64decode(r["action_result"]["screenshot"])) == (1280, 800)
-    assert pointer(display) == (cx, cy), "action 1 ran"
+    assert attach(display).pointer() == (cx, cy), "action 1 ran"
     time.sleep(1.0)
     assert not out.exists(), "actions 3 and 4 were not executed"
     # The same session goes on: the command runs when sent on its own.

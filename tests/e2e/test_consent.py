@@ -5,18 +5,19 @@ import json
 import pytest
 
 from daemon import Daemon
-from xhelpers import pointer, run, start_xvfb
+from desktop import attach, start
+from xhelpers import run
 
 
 @pytest.fixture(scope="module")
 def xvfb():
-    server = start_xvfb("1024x768")
+    server = start("1024x768")
     yield server
     server.stop()
 
 
 def serve(xvfb, *extra):
-    return Daemon("--display", xvfb.display, *extra)
+    return Daemon("--display", xvfb.name, *extra)
 
 
 def stop(d):
@@ -25,10 +26,10 @@ def stop(d):
 
 
 def test_without_consent_input_is_not_granted(xvfb):
-    run(xvfb.display, "xdotool", "mousemove", "10", "10")
+    attach(xvfb.name).person.move(10, 10)
     d = serve(xvfb)
     try:
-        assert d.display == xvfb.display, d.ready
+        assert d.display == xvfb.name, d.ready
         c = d.client()
         for payload in ({"action": "mouse_move", "coordinate": [200, 150]},
                         {"action": "left_click", "coordinate": [200, 150]},
@@ -37,41 +38,41 @@ def test_without_consent_input_is_not_granted(xvfb):
             assert msg["type"] == "ERROR", msg
             assert msg["payload"]["code"] == "CAPABILITY_NOT_GRANTED", msg
             assert (msg["payload"].get("details") or {}).get("needed") == "consent", msg
-        assert pointer(xvfb.display) == (10, 10), "input was injected without consent"
+        assert attach(xvfb.name).pointer() == (10, 10), "input was injected without consent"
         # reading the screen is not input: it still works
         assert c.screenshot()["width"] == 1024
         c.close()
     finally:
         stop(d)
-    assert pointer(xvfb.display) == (10, 10)
-    assert run(xvfb.display, "xdpyinfo"), "deskhand took down a display it did not start"
+    assert attach(xvfb.name).pointer() == (10, 10)
+    assert run(xvfb.name, "xdpyinfo"), "deskhand took down a display it did not start"
 
 
 def test_consent_file_granting_input_allows_it(xvfb, tmp_path):
     consent = tmp_path / "consent.json"
     consent.write_text(json.dumps({"input": True}))
-    run(xvfb.display, "xdotool", "mousemove", "10", "10")
+    attach(xvfb.name).person.move(10, 10)
     d = serve(xvfb, "--consent", str(consent))
     try:
         c = d.client()
         c.act("mouse_move", coordinate=[200, 150])
-        assert pointer(xvfb.display) == (200, 150)
+        assert attach(xvfb.name).pointer() == (200, 150)
         c.close()
     finally:
         stop(d)
-    assert run(xvfb.display, "xdpyinfo"), "deskhand took down a display it did not start"
+    assert run(xvfb.name, "xdpyinfo"), "deskhand took down a display it did not start"
 
 
 def test_consent_file_denying_input_refuses_it(xvfb, tmp_path):
     consent = tmp_path / "consent.json"
     consent.write_text(json.dumps({"input": False}))
-    run(xvfb.display, "xdotool", "mousemove", "10", "10")
+    attach(xvfb.name).person.move(10, 10)
     d = serve(xvfb, "--consent", str(consent))
     try:
         c = d.client()
         msg = c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [300, 300]})
         assert msg["type"] == "ERROR" and msg["payload"]["code"] == "CAPABILITY_NOT_GRANTED", msg
-        assert pointer(xvfb.display) == (10, 10)
+        assert attach(xvfb.name).pointer() == (10, 10)
         c.close()
     finally:
         stop(d)
@@ -81,8 +82,8 @@ def test_the_host_asks_the_person_and_their_answer_is_the_sessions_grant(xvfb):
     """No consent file, a host on the control pipe: a takeover request
     waits for the person's answer there; allowed with the takeover ticked,
     the session drives; a second session is asked anew and denied."""
-    run(xvfb.display, "xdotool", "mousemove", "10", "10")
-    d = Daemon("--display", xvfb.display, control=True)
+    attach(xvfb.name).person.move(10, 10)
+    d = Daemon("--display", xvfb.name, control=True)
     try:
         c = d.client(takeover=False, hello_ack={"client": "consent test agent"})
         mid = c.send("TAKEOVER_REQUEST", {"on": True})
@@ -100,7 +101,7 @@ def test_the_host_asks_the_person_and_their_answer_is_the_sessions_grant(xvfb):
         reply = c.reply_to(mid)
         assert reply["type"] == "TAKEOVER_STATE" and reply["payload"]["on"] is True, reply
         c.act("mouse_move", coordinate=[200, 150])
-        assert pointer(xvfb.display) == (200, 150)
+        assert attach(xvfb.name).pointer() == (200, 150)
         c.close()
 
         other = d.client(takeover=False)
@@ -113,7 +114,7 @@ def test_the_host_asks_the_person_and_their_answer_is_the_sessions_grant(xvfb):
         assert reply["payload"]["details"]["needed"] == "consent", reply
         msg = other.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [300, 300]})
         assert msg["type"] == "ERROR", msg
-        assert pointer(xvfb.display) == (200, 150), "the denied session sent nothing"
+        assert attach(xvfb.name).pointer() == (200, 150), "the denied session sent nothing"
         other.close()
     finally:
         stop(d)

@@ -1,8 +1,8 @@
 """mouse_move, CURSOR_POSITION_REQUEST and the real pointer agree."""
 
 import pytest
+from desktop import attach
 
-from xhelpers import pointer
 
 
 @pytest.mark.parametrize("target", [(321, 234), (1279, 799), (0, 0), (640, 17)])
@@ -11,4 +11,4 @@ def test_mouse_move_lands_where_cursor_position_says(client, display, target):
     pos = client.call("CURSOR_POSITION_REQUEST", {}, expect="CURSOR_POSITION_RESPONSE")
     assert (pos["x"], pos["y"]) == target, pos
     assert pos["monitor"] == 0
-    assert pointer(display) == target, "xdotool getmouselocation disagrees"
+    assert attach(display).pointer() == target, "xdotool getmouselocation disagrees"

@@ -3,8 +3,8 @@
 import json
 import re
 import stat
+from desktop import attach
 
-from xhelpers import display_alive
 
 
 def test_ready_line_describes_a_live_endpoint(daemon):
@@ -14,7 +14,7 @@ def test_ready_line_describes_a_live_endpoint(daemon):
     assert r["http"] == f"http://127.0.0.1:{daemon.port}", r
     assert re.fullmatch(r":\d+", r["display"]), r
     assert r["pid"] == daemon.proc.pid, r
-    assert display_alive(r["display"]), "the virtual display in the ready line does not answer"
+    assert attach(r["display"]).alive(), "the virtual display in the ready line does not answer"
 
 
 def test_connection_file_is_private_and_holds_the_token(daemon):

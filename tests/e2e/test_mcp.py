@@ -14,9 +14,10 @@ import json
 import pytest
 
 from daemon import Daemon
+from desktop import attach
 from imaging import decode_png
 from mcp_client import MODES, Stdio, ToolError, http, run, window_id
-from xhelpers import App, XTerm, poll, pointer, run as xrun, unique_title
+from xhelpers import App, XTerm, poll, run as xrun, unique_title
 
 TRANSPORTS = ("http", "stdio")
 SHELL = ["env", "PS1=$ ", "bash", "--norc", "--noprofile"]
@@ -166,7 +167,7 @@ def test_the_computer_tool_types_a_command_through_frame_pixels(daemon, apps, tm
                 {"type": "type", "text": f"echo computer-ok > {out}"},
                 {"type": "keypress", "keys": ["ENTER"]}], **half})
             assert len(r["timings_ms"]) == 3 and r["frame"]["width"] == 640, r
-            px, py = pointer(display)
+            px, py = attach(display).pointer()
             assert abs(px - cx) <= 2 and abs(py - cy) <= 2, "the click landed through the frame"
             await in_thread(lambda: poll(
                 lambda: out.exists() and out.read_text() == "computer-ok\n",
@@ -203,7 +204,7 @@ def test_headless_refuses_input_before_anything_is_sent(daemon, apps, transport,
         async with connect(transport, mode, daemon) as (s, display):
             state = await s.start(input="headless")
             assert state["input"] == "headless" and state["takeover"]["on"] is False
-            before = pointer(display)
+            before = attach(display).pointer()
             target = (before[0] + 200, before[1] + 100)
             for tool, args in [("click", {"x": target[0], "y": target[1]}),
                                ("type_text", {"text": "nope"}),
@@ -211,7 +212,7 @@ def test_headless_refuses_input_before_anything_is_sent(daemon, apps, transport,
                                ("move_cursor", {"x": target[0], "y": target[1]})]:
                 e = await s.error(tool, args)
                 assert e["code"] == "requires_takeover", (tool, e)
-            assert pointer(display) == before, "a headless act moved the pointer"
+            assert attach(display).pointer() == before, "a headless act moved the pointer"
     run(body())
 
 
@@ -302,11 +303,11 @@ def test_a_policy_for_one_app_refuses_a_click_on_another(tmp_path, apps, mode):
                 assert state["apps"] == ["XTerm"] and state["takeover"]["on"], state
                 titles = [w["title"] for w in (await s.call("list_windows"))["windows"]]
                 assert term.title in titles and title not in titles, titles
-                before = pointer(d.display)
+                before = attach(d.display).pointer()
                 cx, cy = clock.rect().center()
                 e = await s.error("click", {"x": cx, "y": cy})
                 assert e["code"] == "capability_not_consented", e
-                assert pointer(d.display) == before, "the refused click moved the pointer"
+                assert attach(d.display).pointer() == before, "the refused click moved the pointer"
                 tx, ty = term.rect().center()
                 assert (await s.call("click", {"x": tx, "y": ty}))["effect"] == "sent"
                 await s.end()

@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from daemon import Daemon, binary, descendants
+from desktop import attach
 from mcp_client import MODES, Stdio, run
-from xhelpers import poll, pointer, scratch_dir
+from xhelpers import poll, scratch_dir
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {},
@@ -68,7 +69,7 @@ def test_deskhand_mcp_without_display_relays_to_the_running_daemon(daemon, tmp_p
             state = await s.start(input="takeover")
             assert state["takeover"]["on"] is True, state
             await s.call("move_cursor", {"x": target[0], "y": target[1]})
-            assert pointer(daemon.display) == target, "the relay drives the daemon's desktop"
+            assert attach(daemon.display).pointer() == target, "the relay drives the daemon's desktop"
             await s.end()
             return state["session_id"]
 
@@ -230,7 +231,7 @@ def test_a_second_engine_on_a_served_display_refuses_to_start(daemon, tmp_path, 
                 "--connection-file", str(tmp_path / "second-endpoint.json")]
     else:
         argv = [binary(), "mcp", "--standalone", *common]
-    before = pointer(daemon.display)
+    before = attach(daemon.display).pointer()
     target = (before[0] + 150, before[1] + 90)
     call = {"jsonrpc": "2.0", "method": "tools/call"}
     lines = [json.dumps(m).encode() for m in [
@@ -249,7 +250,7 @@ def test_a_second_engine_on_a_served_display_refuses_to_start(daemon, tmp_path, 
                 f"{daemon.display}") in err, err
         assert str(daemon.connection_file) in err, err
     assert b'"result"' not in r.stdout, r.stdout
-    assert pointer(daemon.display) == before, "the second engine moved the pointer"
+    assert attach(daemon.display).pointer() == before, "the second engine moved the pointer"
     assert not audit.exists() or "move_cursor" not in audit.read_text()
     poll(lambda: daemon.proc.poll() is None, timeout=1, what="the daemon to keep serving")
     assert _takeover_is_free(daemon)["type"] == "TAKEOVER_STATE"

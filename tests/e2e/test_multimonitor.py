@@ -6,8 +6,9 @@ import json
 import pytest
 
 from daemon import Daemon
+from desktop import attach, start_dual
 from imaging import decode_png
-from xhelpers import XTerm, pointer, start_xorg_dummy
+from xhelpers import XTerm
 
 DISPLAYS = [
     {"index": 0, "origin": [0, 0], "size": [1280, 800]},
@@ -17,7 +18,7 @@ DISPLAYS = [
 
 @pytest.fixture(scope="module")
 def xorg():
-    server = start_xorg_dummy()
+    server = start_dual()
     yield server
     server.stop()
 
@@ -26,7 +27,7 @@ def xorg():
 def dual(xorg, tmp_path_factory):
     consent = tmp_path_factory.mktemp("consent") / "consent.json"
     consent.write_text(json.dumps({"input": True}))
-    d = Daemon("--display", xorg.display, "--consent", str(consent))
+    d = Daemon("--display", xorg.name, "--consent", str(consent))
     c = d.client()
     yield d, c
     c.close()
@@ -54,7 +55,7 @@ def test_display_info_lists_both_monitors(dual):
 def test_screenshot_of_monitor_1_shows_monitor_1(dual, xorg):
     _, c = dual
     # without a window manager the xterm lands exactly where asked
-    term = XTerm(xorg.display, cols=30, rows=8, pos="+1400+100", bg="#0000ff")
+    term = XTerm(xorg.name, cols=30, rows=8, pos="+1400+100", bg="#0000ff")
     try:
         shot = c.screenshot(monitor=1, format="png")
         img = decode_png(shot["image"])
@@ -79,7 +80,7 @@ def test_region_across_monitors(dual):
 def test_click_on_second_monitor_is_in_bounds(dual, xorg):
     _, c = dual
     c.act("left_click", coordinate=[1300, 10])
-    assert pointer(xorg.display) == (1300, 10)
+    assert attach(xorg.name).pointer() == (1300, 10)
     pos = c.call("CURSOR_POSITION_REQUEST", {}, expect="CURSOR_POSITION_RESPONSE")
     assert (pos["x"], pos["y"], pos["monitor"]) == (1300, 10, 1), pos
 
@@ -96,7 +97,7 @@ def test_outside_the_union_is_out_of_bounds(dual, xorg, coord):
     assert msg["type"] == "ERROR" and msg["payload"]["code"] == "INPUT_OUT_OF_BOUNDS", msg
     got = sorted(msg["payload"]["details"]["displays"], key=lambda m: m["index"])
     assert got == DISPLAYS, got
-    assert pointer(xorg.display) == (20, 20)
+    assert attach(xorg.name).pointer() == (20, 20)
 
 
 def test_setmonitor_bounds_the_very_next_input(dual, xorg):
@@ -106,15 +107,15 @@ def test_setmonitor_bounds_the_very_next_input(dual, xorg):
 
     _, c = dual
     c.act("mouse_move", coordinate=[900, 100])  # DUMMY0's right half
-    run(xorg.display, "xrandr", "--setmonitor", "DESKHAND-LEFT", "640/100x800/100+0+0", "DUMMY0")
+    run(xorg.name, "xrandr", "--setmonitor", "DESKHAND-LEFT", "640/100x800/100+0+0", "DUMMY0")
     try:
         msg = c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [900, 200]})
         assert msg["type"] == "ERROR" and msg["payload"]["code"] == "INPUT_OUT_OF_BOUNDS", msg
-        assert pointer(xorg.display) == (900, 100), "the refused move happened"
+        assert attach(xorg.name).pointer() == (900, 100), "the refused move happened"
     finally:
-        run(xorg.display, "xrandr", "--delmonitor", "DESKHAND-LEFT")
+        run(xorg.name, "xrandr", "--delmonitor", "DESKHAND-LEFT")
     c.act("mouse_move", coordinate=[900, 200])
-    assert pointer(xorg.display) == (900, 200)
+    assert attach(xorg.name).pointer() == (900, 200)
 
 
 def test_layout_change_is_seen_live(dual, xorg):
@@ -122,7 +123,7 @@ def test_layout_change_is_seen_live(dual, xorg):
     from xhelpers import poll, run
 
     _, c = dual
-    run(xorg.display, "xrandr", "--output", "DUMMY1", "--pos", "0x800")
+    run(xorg.name, "xrandr", "--output", "DUMMY1", "--pos", "0x800")
     try:
         def origins():
             info = c.call("DISPLAY_INFO_REQUEST", {}, expect="DISPLAY_INFO_RESPONSE")
@@ -131,12 +132,12 @@ def test_layout_change_is_seen_live(dual, xorg):
         poll(lambda: origins() == {0: [0, 0], 1: [0, 800]}, timeout=5,
              what="DISPLAY_INFO to show DUMMY1 at (0, 800)")
         c.act("mouse_move", coordinate=[10, 1000])
-        assert pointer(xorg.display) == (10, 1000)
+        assert attach(xorg.name).pointer() == (10, 1000)
         msg = c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [1300, 10]})
         assert msg["type"] == "ERROR" and msg["payload"]["code"] == "INPUT_OUT_OF_BOUNDS", msg
     finally:
-        run(xorg.display, "xrandr", "--output", "DUMMY1", "--pos", "1280x0")
-        run(xorg.display, "xrandr", "--fb", "2304x800")
+        run(xorg.name, "xrandr", "--output", "DUMMY1", "--pos", "1280x0")
+        run(xorg.name, "xrandr", "--fb", "2304x800")
 
 
 def test_setmonitor_is_seen_by_the_very_next_request(dual, xorg):
@@ -151,9 +152,9 @@ def test_setmonitor_is_seen_by_the_very_next_request(dual, xorg):
         return sorted(m["name"] for m in info["monitors"])
 
     before = names()
-    run(xorg.display, "xrandr", "--setmonitor", "DESKHAND-LEFT", "640/100x800/100+0+0", "DUMMY0")
+    run(xorg.name, "xrandr", "--setmonitor", "DESKHAND-LEFT", "640/100x800/100+0+0", "DUMMY0")
     try:
         assert "DESKHAND-LEFT" in names(), "a new monitor was not seen at once"
     finally:
-        run(xorg.display, "xrandr", "--delmonitor", "DESKHAND-LEFT")
+        run(xorg.name, "xrandr", "--delmonitor", "DESKHAND-LEFT")
     assert names() == before, "the deleted monitor is still reported"

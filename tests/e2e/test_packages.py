@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from daemon import Daemon
-from xhelpers import REPO, map_state, missing, overlay_window, pixel_of_import, poll, run
+from desktop import attach
+from xhelpers import REPO, map_state, missing, overlay_window, poll
 
 INSTALLED = ["/usr/bin/deskhand", "/usr/bin/deskhand-app", "/usr/bin/deskhand-overlay",
              "/usr/lib/systemd/user/deskhand.service"]
@@ -80,9 +81,9 @@ def the_installed_deskhand_takes_over_and_hands_back(tmp_path) -> None:
             c.takeover_state
         wid, _ = overlay_window(d.display)
         assert map_state(d.display, wid) == "IsViewable"
-        assert pixel_of_import(d.display, 0, 0) == (224, 27, 36), "the red frame is on screen"
+        assert attach(d.display).pixel(0, 0) == (224, 27, 36), "the red frame is on screen"
         c.act("mouse_move", coordinate=[300, 300])
-        run(d.display, "xdotool", "mousemove", "50", "700")
+        attach(d.display).person.move(50, 700)
         poll(lambda: c.pushed_state()["paused"], timeout=10, what="the hand-back")
         doctor = subprocess.run(["deskhand", "doctor", "--json"], capture_output=True, text=True,
                                 timeout=60, env={**env, "DISPLAY": d.display,

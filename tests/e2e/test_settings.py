@@ -18,9 +18,10 @@ import pytest
 
 from computer_http import Computer, png_size, tool_result_image, tool_result_text
 from daemon import Daemon
+from desktop import attach, start_dual
 from imaging import decode_png
 from webdriver import free_port
-from xhelpers import XTerm, pointer_buttons_down, poll, pointer, run, start_xorg_dummy
+from xhelpers import XTerm, poll
 
 
 def clipboard_write(c) -> str | None:
@@ -114,20 +115,20 @@ def test_the_kill_switch_follows_the_file(tmp_path):
     try:
         c = d.client()
         c.act("mouse_down", coordinate=[400, 300], button="left")
-        run(d.display, "xdotool", "key", "ctrl+alt+Escape")
+        attach(d.display).person.key("ctrl+alt+Escape")
         assert takeover_survives(c), "the default chord is not the kill switch any more"
-        run(d.display, "xdotool", "key", "ctrl+alt+k")
+        attach(d.display).person.key("ctrl+alt+k")
         assert ended_by_kill_switch(c) == "kill_switch"
-        poll(lambda: not any(pointer_buttons_down(d.display).values()), timeout=5,
+        poll(lambda: not any(attach(d.display).held_buttons().values()), timeout=5,
              what="the held button to be released")
         c.close()
         settings.write_text('kill_switch = "ctrl+shift+F9"\n')
         poll(lambda: "the kill-switch hotkey changed" in d.stderr_tail(200), timeout=5,
              what="the new chord to be grabbed")
         c = d.client()
-        run(d.display, "xdotool", "key", "ctrl+alt+k")
+        attach(d.display).person.key("ctrl+alt+k")
         assert takeover_survives(c), "the old chord was let go"
-        run(d.display, "xdotool", "key", "ctrl+shift+F9")
+        attach(d.display).person.key("ctrl+shift+F9")
         assert ended_by_kill_switch(c) == "kill_switch"
         c.close()
         settings.write_text('kill_switch = "ctrl+alt+nope"\n')
@@ -137,7 +138,7 @@ def test_the_kill_switch_follows_the_file(tmp_path):
             poll(lambda: "could not be grabbed" in d.stderr_tail(), timeout=5,
                  what="the held chord refused")
         c = d.client()
-        run(d.display, "xdotool", "key", "ctrl+shift+F9")
+        attach(d.display).person.key("ctrl+shift+F9")
         assert ended_by_kill_switch(c) == "kill_switch", "the last good chord stays"
         c.close()
     finally:
@@ -223,13 +224,13 @@ def test_the_port_comes_from_the_file_at_start(tmp_path):
 
 @pytest.fixture(scope="module")
 def private_dummy0(tmp_path_factory):
-    xorg = start_xorg_dummy()
+    xorg = start_dual()
     tmp = tmp_path_factory.mktemp("settings")
     consent = tmp / "consent.json"
     consent.write_text(json.dumps({"input": True}))
     settings = tmp / "settings.toml"
     settings.write_text('displays = ["DUMMY1"]\n')
-    d = Daemon("--display", xorg.display, "--consent", str(consent), "--settings", str(settings))
+    d = Daemon("--display", xorg.name, "--consent", str(consent), "--settings", str(settings))
     yield d, xorg, settings
     rc = d.terminate()
     xorg.stop()
@@ -246,7 +247,7 @@ def test_a_private_display_is_out_of_every_protocol(private_dummy0):
     c.act("mouse_move", coordinate=[1400, 100])
     msg = c.request("INPUT_ACTION", {"action": "left_click", "coordinate": [100, 100]})
     assert msg["type"] == "ERROR" and msg["payload"]["code"] == "INPUT_OUT_OF_BOUNDS", msg
-    assert pointer(xorg.display) == (1400, 100), "nothing reached the private display"
+    assert attach(xorg.name).pointer() == (1400, 100), "nothing reached the private display"
     c.close()
     computer = Computer(d)
     try:
@@ -256,15 +257,15 @@ def test_a_private_display_is_out_of_every_protocol(private_dummy0):
         r = computer.anthropic({"type": "tool_use", "id": "c", "name": "computer",
                                 "input": {"action": "left_click", "coordinate": [100, 100]}})
         assert not r.get("is_error"), tool_result_text(r)
-        assert pointer(xorg.display) == (1380, 100), "frame pixels map onto DUMMY1"
+        assert attach(xorg.name).pointer() == (1380, 100), "frame pixels map onto DUMMY1"
     finally:
         computer.end()
 
 
 def test_windows_on_a_private_display_are_not_listed_or_reached(private_dummy0, apps):
     d, xorg, _ = private_dummy0
-    private = XTerm(xorg.display, cols=20, rows=5, pos="+100+100")
-    shared = XTerm(xorg.display, cols=20, rows=5, pos="+1400+100")
+    private = XTerm(xorg.name, cols=20, rows=5, pos="+100+100")
+    shared = XTerm(xorg.name, cols=20, rows=5, pos="+1400+100")
     apps.extend([private, shared])
     c = d.client()
     titles = [w["title"] for w in

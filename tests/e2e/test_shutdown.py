@@ -4,13 +4,14 @@ import json
 import time
 
 from daemon import Daemon, process_alive
-from xhelpers import assert_display_gone, display_alive, poll
+from desktop import attach
+from xhelpers import poll
 
 
 def test_sigterm_exits_zero_and_stops_the_virtual_desktop():
     d = Daemon("--virtual=1280x800")
     try:
-        assert display_alive(d.display)
+        assert attach(d.display).alive()
         c = d.client()
         c.act("mouse_down", coordinate=[400, 300], button="left")
         children = poll(d.descendants, timeout=5, what="deskhand's child processes")
@@ -21,7 +22,7 @@ def test_sigterm_exits_zero_and_stops_the_virtual_desktop():
         d.kill()
     assert rc == 0, f"exit code {rc} after SIGTERM\n{d.stderr_tail()}"
     assert elapsed < 10, f"shutdown took {elapsed:.1f}s"
-    assert_display_gone(d.display)
+    attach(d.display).assert_gone()
     poll(lambda: not [p for p in children if process_alive(p)], timeout=5,
          what=f"deskhand's children {children} to exit")
     # After the ready line, stdout is the host's control pipe: JSON events
@@ -41,4 +42,4 @@ def test_sigterm_right_after_ready_exits_zero():
         finally:
             d.kill()
         assert rc == 0, f"attempt {attempt}: exit code {rc}\n{d.stderr_tail()}"
-        assert_display_gone(d.display)
+        attach(d.display).assert_gone()

@@ -6,23 +6,21 @@ pipe, and the kill switch. xdotool plays the person."""
 from __future__ import annotations
 
 import os
-import threading
 import time
 
 import pytest
 
 from daemon import Daemon, ErrorReply
+from desktop import CONTINUE_Y, attach, start, stop_button
 from imaging import decode_png
-from person import CONTINUE_Y, device_click, stop_button
-from xhelpers import (REPO, App, XTerm, keys_down, map_state, overlay_window, pixel_of_import,
-                      pointer, pointer_buttons_down, poll, require, run, unique_title)
+from xhelpers import REPO, App, XTerm, map_state, overlay_window, poll, require, run, unique_title
 
 FIXTURES = REPO / "tests" / "fixtures"
 
 
 def no_keys_or_buttons_held(display: str) -> None:
-    assert not any(keys_down(display).values()), keys_down(display)
-    assert not any(pointer_buttons_down(display).values()), pointer_buttons_down(display)
+    assert not any(attach(display).held_keys().values()), attach(display).held_keys()
+    assert not any(attach(display).held_buttons().values()), attach(display).held_buttons()
 
 
 def test_indicator_is_mapped_on_top_click_through_and_goes_at_the_end(daemon, client, display,
@@ -41,7 +39,7 @@ def test_indicator_is_mapped_on_top_click_through_and_goes_at_the_end(daemon, cl
     r = app.rect()
     x, y = r.x + 2, r.y + r.h // 2
     assert x < 6, f"the app does not reach under the frame: {r}"
-    run(display, "xdotool", "mousemove", str(x), str(y), "click", "1")
+    attach(display).person.click(x, y)
     poll(lambda: log.exists() and log.read_text().strip() == f"{x} {y}", timeout=5,
          what="the click on the frame to reach the window below")
     state = client.take_over(False)["payload"]
@@ -56,7 +54,7 @@ def test_screenshots_never_show_the_indicator(client, display, apps):
     client.take_over(False)
     without = decode_png(client.screenshot(format="png")["image"])
     assert client.take_over(True)["payload"]["indicator"] is True
-    assert pixel_of_import(display, 0, 0) == (224, 27, 36), "the frame is on screen"
+    assert attach(display).pixel(0, 0) == (224, 27, 36), "the frame is on screen"
     during = decode_png(client.screenshot(format="png")["image"])
     assert during.pixel(0, 0) != (224, 27, 36)
     assert during.rows == without.rows, "the screenshot differs from one without takeover"
@@ -94,7 +92,7 @@ def test_the_person_moving_the_pointer_stops_typing(client, display, apps, tmp_p
     mid = client.send("INPUT_ACTION", {"action": "type", "text": text})
     poll(lambda: out.exists() and out.stat().st_size > 20, timeout=10,
          what="typing to start")
-    run(display, "xdotool", "mousemove", "1100", "700")
+    attach(display).person.move(1100, 700)
     reply = client.reply_to(mid, timeout=30)
     assert reply["type"] == "ERROR", reply
     p = reply["payload"]
@@ -116,56 +114,56 @@ def test_the_persons_move_right_before_deskhands_is_kept(client, display):
     (before the watcher's next look, as a rule): the move is refused,
     nothing of it happens, and the pointer stays where the person put it."""
     client.act("mouse_move", coordinate=[100, 100])
-    run(display, "xdotool", "mousemove", "50", "750")
+    attach(display).person.move(50, 750)
     reply = client.request("INPUT_ACTION", {"action": "left_click", "coordinate": [600, 400]})
     assert reply["type"] == "ERROR", reply
     p = reply["payload"]
     assert (p["code"], p["details"]["effect"], p["details"]["paused_reason"]) == \
         ("USER_TOOK_OVER", "refused", "pointer_moved"), p
     time.sleep(0.1)
-    assert pointer(display) == (50, 750), "deskhand moved the pointer away from the person"
+    assert attach(display).pointer() == (50, 750), "deskhand moved the pointer away from the person"
     no_keys_or_buttons_held(display)
     assert client.pushed_state()["paused"] is True
 
 
 def test_an_unlogged_xtest_key_pauses_and_acts_are_refused_until_continue(client, display):
     time.sleep(0.3)
-    run(display, "xdotool", "key", "shift")
+    attach(display).person.key("shift")
     state = client.pushed_state()
     assert state == {"on": True, "indicator": True, "paused": True,
                      "paused_reason": "key_pressed"}
-    before = pointer(display)
+    before = attach(display).pointer()
     with pytest.raises(ErrorReply) as refused:
         client.act("left_click", coordinate=[200, 200])
     d = refused.value.msg["payload"]["details"]
     assert (d["effect"], d["paused_reason"]) == ("refused", "key_pressed")
-    assert pointer(display) == before, "a refused click moved the pointer"
+    assert attach(display).pointer() == before, "a refused click moved the pointer"
     shot = decode_png(client.screenshot(format="png")["image"])
     assert shot.pixel(640, CONTINUE_Y) != (38, 122, 52), "Continue is in the screenshot"
 
     # A synthetic click sent to the overlay window does not resume.
     wid, _ = overlay_window(display)
-    run(display, "xdotool", "mousemove", "640", str(CONTINUE_Y))
+    attach(display).person.move(640, CONTINUE_Y)
     run(display, "xdotool", "click", "--window", wid, "1")
     time.sleep(0.5)
     assert client.request("CURSOR_POSITION_REQUEST")["type"] == "CURSOR_POSITION_RESPONSE"
     assert not [e for e in client.events if e.get("type") == "TAKEOVER_STATE"], client.events
 
-    device_click(display, 640, CONTINUE_Y)  # the person's real click on Continue
+    attach(display).person.real_click(640, CONTINUE_Y)  # the person's real click on Continue
     assert client.pushed_state()["paused"] is False
     client.act("mouse_move", coordinate=[300, 300])
-    assert pointer(display) == (300, 300)
+    assert attach(display).pointer() == (300, 300)
 
 
 def test_the_kill_switch_ends_the_takeover_and_releases_everything(client, display):
     client.act("mouse_down", coordinate=[700, 500], button="left")
-    assert any(pointer_buttons_down(display).values())
-    run(display, "xdotool", "key", "ctrl+alt+Escape")
+    assert any(attach(display).held_buttons().values())
+    attach(display).person.key("ctrl+alt+Escape")
     state = client.pushed_state()
     while state.get("on"):
         state = client.pushed_state()  # a paused state may come first
     assert state["reason"] == "kill_switch", state
-    poll(lambda: not any(pointer_buttons_down(display).values()), timeout=5,
+    poll(lambda: not any(attach(display).held_buttons().values()), timeout=5,
          what="the held button to be released")
     no_keys_or_buttons_held(display)
     wid, _ = overlay_window(display)
@@ -176,12 +174,12 @@ def test_stop_agents_on_the_paused_frame_ends_the_takeover_until_the_persons_con
         daemon, client, display):
     client.act("mouse_down", coordinate=[700, 500], button="left")
     time.sleep(0.3)
-    run(display, "xdotool", "key", "shift")  # the person's key: paused
+    attach(display).person.key("shift")  # the person's key: paused
     assert client.pushed_state()["paused"] is True
     x, y, w, h = stop_button(1280)
-    poll(lambda: pixel_of_import(display, x + 2, y + 2) == (0x20, 0x20, 0x20), timeout=5,
+    poll(lambda: attach(display).pixel(x + 2, y + 2) == (0x20, 0x20, 0x20), timeout=5,
          what="the paused frame to show Stop agents")
-    device_click(display, x + w // 2, y + h // 2)  # the person's click on Stop
+    attach(display).person.real_click(x + w // 2, y + h // 2)  # the person's click on Stop
     state = client.pushed_state()
     assert (state["on"], state["reason"]) == (False, "kill_switch"), state
     no_keys_or_buttons_held(display)
@@ -202,7 +200,7 @@ def test_the_host_resumes_on_the_control_pipe():
         c = d.client()
         session = c.hello["payload"]["session_id"]
         time.sleep(0.3)
-        run(d.display, "xdotool", "mousemove", "700", "500")
+        attach(d.display).person.move(700, 500)
         assert c.pushed_state()["paused_reason"] == "pointer_moved"
         paused = d.next_event()
         assert paused["event"] == "takeover.paused", paused
@@ -226,23 +224,22 @@ def test_the_host_resumes_on_the_control_pipe():
 def test_input_held_by_a_killed_daemon_is_released_at_the_next_start(tmp_path):
     """SIGKILL leaves nothing to release anything; the next start on the
     same display reads the persisted ledger and releases it."""
-    from xhelpers import start_xvfb
     import json
-    xvfb = start_xvfb("800x600")
+    xvfb = start("800x600")
     consent = tmp_path / "consent.json"
     consent.write_text(json.dumps({"input": True}))
     state = {"XDG_STATE_HOME": str(tmp_path / "state")}
     try:
-        first = Daemon("--display", xvfb.display, "--consent", str(consent), env=state)
+        first = Daemon("--display", xvfb.name, "--consent", str(consent), env=state)
         c = first.client()
         c.act("mouse_down", coordinate=[100, 100], button="left")
         c.act("hold_key", key="shift", duration_ms=10)  # pressed and released: not left held
-        assert any(pointer_buttons_down(xvfb.display).values())
+        assert any(attach(xvfb.name).held_buttons().values())
         first.kill()
-        assert any(pointer_buttons_down(xvfb.display).values()), "the button is still down"
-        second = Daemon("--display", xvfb.display, "--consent", str(consent), env=state)
+        assert any(attach(xvfb.name).held_buttons().values()), "the button is still down"
+        second = Daemon("--display", xvfb.name, "--consent", str(consent), env=state)
         try:
-            poll(lambda: not any(pointer_buttons_down(xvfb.display).values()), timeout=5,
+            poll(lambda: not any(attach(xvfb.name).held_buttons().values()), timeout=5,
                  what="the next start to release the button")
             audit = [json.loads(line) for line in second.audit_log.read_text().splitlines()]
             released = [r for r in audit if r["op"] == "held_input.released"]
@@ -258,27 +255,27 @@ def test_the_person_moving_the_pointer_stops_a_glide(client, display):
     mid = client.send("INPUT_ACTION", {"action": "mouse_move", "coordinate": [1100, 700],
                                        "duration_ms": 2000})
     time.sleep(0.4)
-    run(display, "xdotool", "mousemove", "50", "750")
+    attach(display).person.move(50, 750)
     reply = client.reply_to(mid, timeout=10)
     assert reply["type"] == "ERROR", reply
     d = reply["payload"]["details"]
     assert (d["effect"], d["paused_reason"]) == ("stopped", "pointer_moved"), d
     time.sleep(0.1)
-    assert pointer(display) == (50, 750), "deskhand went on moving after the person took over"
+    assert attach(display).pointer() == (50, 750), "deskhand went on moving after the person took over"
 
 
 def test_continue_right_after_deskhands_own_click_does_not_resume(client, display):
     client.act("left_click", coordinate=[900, 600])
     time.sleep(0.2)  # past the window in which synthetic keys count as deskhand's
-    run(display, "xdotool", "key", "shift")  # the person
+    attach(display).person.key("shift")  # the person
     assert client.pushed_state()["paused"] is True
-    run(display, "xdotool", "mousemove", "640", str(CONTINUE_Y), "click", "1")
+    attach(display).person.click(640, CONTINUE_Y)
     time.sleep(0.3)
     assert client.request("CURSOR_POSITION_REQUEST")["type"] == "CURSOR_POSITION_RESPONSE"
     assert not [e for e in client.events if e.get("type") == "TAKEOVER_STATE"], \
         "resumed by a click within 1.5 s of deskhand's own"
     time.sleep(1.5)
-    device_click(display, 640, CONTINUE_Y)
+    attach(display).person.real_click(640, CONTINUE_Y)
     assert client.pushed_state()["paused"] is False
 
 

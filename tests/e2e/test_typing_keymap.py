@@ -13,9 +13,10 @@ import time
 import pytest
 
 from daemon import ErrorReply
+from desktop import attach
 from typing_helpers import (MappingCounter, OwnDesktop, TermSink, TkEntry, keymap, mixed_case,
                             quiet_keymap, random_text, wait_keymap)
-from xhelpers import keys_down, poll
+from xhelpers import poll
 
 OFF_KEYMAP = "àáâãäåæçèéêëìíîïðñòóôõö日本語のテキスト"
 
@@ -111,7 +112,7 @@ def test_kill_9_mid_text_then_restart_restores_the_keymap(tmp_path):
         sink.close()
         with desk.start().client():
             wait_keymap(desk.display, before, timeout=5)
-            assert not any(keys_down(desk.display).values()), keys_down(desk.display)
+            assert not any(attach(desk.display).held_keys().values()), attach(desk.display).held_keys()
     finally:
         desk.stop()
 

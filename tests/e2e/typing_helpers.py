@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 from daemon import Daemon
-from xhelpers import FIXTURES, App, XTerm, missing, poll, require, run, start_xvfb, unique_title
+from desktop import start
+from xhelpers import FIXTURES, App, XTerm, missing, poll, require, run, unique_title
 
 UTF8 = {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
 
@@ -200,8 +201,8 @@ class OwnDesktop:
 
     def __init__(self, tmp: Path, prepare=None):
         self.tmp = tmp
-        self.server = start_xvfb("1024x768")
-        self.display = self.server.display
+        self.server = start("1024x768")
+        self.display = self.server.name
         if prepare:
             prepare(self.display)
         self.consent = tmp / "consent.json"

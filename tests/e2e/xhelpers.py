@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from imaging import decode_png
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"

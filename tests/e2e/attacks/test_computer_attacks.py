@@ -23,7 +23,8 @@ import pytest
 
 from computer_http import Computer, request
 from daemon import Client
-from xhelpers import overlay_viewable, pointer, poll
+from desktop import attach
+from xhelpers import overlay_viewable, poll
 
 ROUTES = [("POST", "/v1/actions"), ("POST", "/v1/computer/anthropic"),
           ("POST", "/v1/computer/openai"), ("GET", "/v1/computer/anthropic/tool")]
@@ -58,10 +59,10 @@ def test_foreign_host_is_403(daemon):
 
 
 def test_non_json_content_type_is_415(daemon):
-    before = pointer(daemon.display)
+    before = attach(daemon.display).pointer()
     h = headers(daemon, **{"Content-Type": "text/plain"})
     assert request(daemon.port, "POST", "/v1/actions", BATCH, h).status == 415
-    assert pointer(daemon.display) == before
+    assert attach(daemon.display).pointer() == before
 
 
 def test_oversized_body_is_refused(daemon):
@@ -71,30 +72,30 @@ def test_oversized_body_is_refused(daemon):
 
 
 def test_an_invented_session_grants_nothing(daemon):
-    before = pointer(daemon.display)
+    before = attach(daemon.display).pointer()
     h = headers(daemon, **{"X-Deskhand-Session": "http-00000000-0000-0000-0000-000000000000"})
     a = request(daemon.port, "POST", "/v1/actions", BATCH, h)
     assert a.status == 400
     assert a.json()["error"]["details"]["field"] == "X-Deskhand-Session"
     assert "x-deskhand-session" not in a.headers, "no session was made for it"
-    assert pointer(daemon.display) == before
+    assert attach(daemon.display).pointer() == before
 
 
 def test_input_before_any_frame_is_refused(daemon):
     c = Computer(daemon)
     try:
-        before = pointer(daemon.display)
+        before = attach(daemon.display).pointer()
         r = c.anthropic({"type": "tool_use", "id": "t", "name": "computer",
                          "input": {"action": "left_click", "coordinate": [5, 5]}})
         assert r["is_error"] is True
-        assert pointer(daemon.display) == before, "nothing was sent"
+        assert attach(daemon.display).pointer() == before, "nothing was sent"
     finally:
         c.end()
     fresh = Computer(daemon)  # the error's screenshot was c's first frame
     try:
         b = fresh.actions([{"action_type": "mouse_move", "x": 7, "y": 7}])
         assert b["error"]["failed_action_index"] == 0
-        assert pointer(daemon.display) == before
+        assert attach(daemon.display).pointer() == before
     finally:
         fresh.end()
 
@@ -105,7 +106,7 @@ def test_a_refused_first_click_leaves_no_frame_on_screen(daemon):
     told BUSY."""
     c = Computer(daemon)
     try:
-        before = pointer(daemon.display)
+        before = attach(daemon.display).pointer()
         r = c.actions([{"action_type": "left_click", "x": 5, "y": 5}])
         assert r["error"]["failed_action_index"] == 0, r
         assert not overlay_viewable(daemon.display), "no frame stays for a refused click"
@@ -113,7 +114,7 @@ def test_a_refused_first_click_leaves_no_frame_on_screen(daemon):
         r = c.actions([{"action_type": "left_click", "x": 99999, "y": 5}])
         assert r["error"]["code"] == "desktop_coordinate_out_of_bounds", r
         assert not overlay_viewable(daemon.display)
-        assert pointer(daemon.display) == before, "nothing was sent"
+        assert attach(daemon.display).pointer() == before, "nothing was sent"
         other = Client(daemon.ws_url, daemon.token, takeover=False)
         try:
             reply = other.request("TAKEOVER_REQUEST", {"on": True})
@@ -152,7 +153,7 @@ def test_another_tokens_session_is_refused_and_its_delete_ends_nothing(two_clien
     try:
         mine.actions([{"action_type": "screenshot"}])
         mine.actions([{"action_type": "mouse_move", "x": 40, "y": 40}])
-        assert pointer(d.display) == (40, 40)
+        assert attach(d.display).pointer() == (40, 40)
         assert overlay_viewable(d.display), "the owner's takeover shows"
         theirs = {"Authorization": f"Bearer {other}", "Content-Type": "application/json",
                   "X-Deskhand-Session": mine.session}
@@ -161,10 +162,10 @@ def test_another_tokens_session_is_refused_and_its_delete_ends_nothing(two_clien
         assert a.status == 400, (a.status, a.body[:200])
         assert a.json()["error"]["details"]["field"] == "X-Deskhand-Session"
         assert request(d.port, "DELETE", "/v1/computer/session", None, theirs).status == 400
-        assert pointer(d.display) == (40, 40), "nothing was sent for the other token"
+        assert attach(d.display).pointer() == (40, 40), "nothing was sent for the other token"
         assert overlay_viewable(d.display), "its DELETE ended nothing"
         mine.actions([{"action_type": "mouse_move", "x": 50, "y": 50}])
-        assert pointer(d.display) == (50, 50), "the owner's session still drives"
+        assert attach(d.display).pointer() == (50, 50), "the owner's session still drives"
     finally:
         mine.end()
     poll(lambda: not overlay_viewable(d.display), timeout=5, what="the owner's frame gone")

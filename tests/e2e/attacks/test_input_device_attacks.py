@@ -19,10 +19,9 @@ import re
 import time
 
 from daemon import Daemon, ErrorReply
-from person import CONTINUE_Y
+from desktop import CONTINUE_Y, attach, start_dual
 from typing_helpers import OwnDesktop, TermSink
-from xhelpers import (keys_down, pixel_of_import, pointer, pointer_buttons_down, poll, run,
-                      start_xorg_dummy)
+from xhelpers import poll, run
 from xlib import Display, device_ids, lib
 
 WIDTH = 1280
@@ -56,16 +55,16 @@ def refusals(daemon) -> int:
 
 def test_a_click_through_a_new_masters_xtest_pointer_does_not_resume(tmp_path):
     """Xorg (Xvfb adds no master: its XIChangeHierarchy fails)."""
-    xorg = start_xorg_dummy()
+    xorg = start_dual()
     consent = tmp_path / "consent.json"
     consent.write_text(json.dumps({"input": True}))
-    daemon = Daemon("--display", xorg.display, "--consent", str(consent),
+    daemon = Daemon("--display", xorg.name, "--consent", str(consent),
                     env={"XDG_STATE_HOME": str(tmp_path / "state")})
-    display = xorg.display
+    display = xorg.name
     try:
         client = daemon.client()
         time.sleep(0.3)
-        run(display, "xdotool", "mousemove", "700", "500")  # the person's hand
+        attach(display).person.move(700, 500)  # the person's hand
         assert client.pushed_state()["paused"] is True
         run(display, "xinput", "create-master", "intruder")
         poll(lambda: "intruder XTEST pointer" in device_ids(display), timeout=5,
@@ -100,11 +99,11 @@ def geometry(display: str, wid: str) -> tuple[int, int, int, int]:
 
 
 def refused_for_the_frame(client, display) -> dict:
-    before = pointer(display)
+    before = attach(display).pointer()
     try:
         client.act("mouse_move", coordinate=[321, 321])
     except ErrorReply as e:
-        assert pointer(display) == before, "a refused act moved the pointer"
+        assert attach(display).pointer() == before, "a refused act moved the pointer"
         return e.msg["payload"]
     raise AssertionError("an act went through with the frame off screen")
 
@@ -123,7 +122,7 @@ def test_moving_or_shrinking_the_frame_refuses_input_and_puts_it_back(daemon, di
         assert err["code"] == "BUSY" and err["details"] == {"frame": what}, err
         assert geometry(display, wid) == (0, 0, WIDTH, 800), "the frame was not put back"
         client.act("mouse_move", coordinate=[310 + len(what), 300])
-        assert pointer(display) == (310 + len(what), 300)
+        assert attach(display).pointer() == (310 + len(what), 300)
     # Moved while no act checks, between takeovers: the next one puts it back.
     run(display, "xdotool", "windowmove", wid, "5000", "5000")
     client.close()
@@ -132,7 +131,7 @@ def test_moving_or_shrinking_the_frame_refuses_input_and_puts_it_back(daemon, di
     (shown,) = poll(lambda: overlay_windows(display), timeout=5, what="the overlay window")
     assert geometry(display, shown) == (0, 0, WIDTH, 800), "a later takeover's frame is off screen"
     again.act("mouse_move", coordinate=[330, 330])
-    assert pointer(display) == (330, 330)
+    assert attach(display).pointer() == (330, 330)
     again.close()
 
 
@@ -156,17 +155,17 @@ def test_hiding_the_frame_in_place_refuses_input_and_draws_it_again(daemon, disp
     client = daemon.client()
     client.act("mouse_move", coordinate=[300, 300])
     (wid,) = poll(lambda: overlay_windows(display), timeout=5, what="the overlay window")
-    assert pixel_of_import(display, 0, 0) == RED, "the frame is on screen"
+    assert attach(display).pixel(0, 0) == RED, "the frame is on screen"
     for kind in (SHAPE_BOUNDING, SHAPE_CLIP):
         empty_shape(display, wid, kind)
-        poll(lambda: pixel_of_import(display, 0, 0) != RED, timeout=3,
+        poll(lambda: attach(display).pixel(0, 0) != RED, timeout=3,
              what="the emptied frame to vanish")
         err = refused_for_the_frame(client, display)
         assert err["code"] == "BUSY" and err["details"] == {"frame": "reshaped"}, err
-        poll(lambda: pixel_of_import(display, 0, 0) == RED, timeout=3,
+        poll(lambda: attach(display).pixel(0, 0) == RED, timeout=3,
              what="the frame drawn again")
         client.act("mouse_move", coordinate=[310 + kind, 300])
-        assert pointer(display) == (310 + kind, 300)
+        assert attach(display).pointer() == (310 + kind, 300)
     # No compositor runs here, so the fade itself shows nothing: what is
     # checked is that the act is refused and the property gone.
     run(display, "xprop", "-id", wid, "-f", "_NET_WM_WINDOW_OPACITY", "32c",
@@ -176,13 +175,13 @@ def test_hiding_the_frame_in_place_refuses_input_and_draws_it_again(daemon, disp
     assert err["code"] == "BUSY" and err["details"] == {"frame": "faded"}, err
     assert "not found" in opacity(display, wid), opacity(display, wid)
     client.act("mouse_move", coordinate=[340, 300])
-    assert pointer(display) == (340, 300)
-    assert pixel_of_import(display, 0, 0) == RED
+    assert attach(display).pointer() == (340, 300)
+    assert attach(display).pixel(0, 0) == RED
     client.close()
 
 
 def xtest_held(display: str) -> list[int]:
-    held = {**keys_down(display), **pointer_buttons_down(display)}
+    held = {**attach(display).held_keys(), **attach(display).held_buttons()}
     return [k for name, keys in held.items() if "XTEST" in name for k in keys]
 
 
@@ -220,10 +219,10 @@ def test_keys_on_the_xtest_devices_are_released_at_start_but_not_the_persons(tmp
     try:
         run(desk.display, "xdotool", "keydown", "shift", "mousedown", "3")
         device_key(desk.display, "Xvfb keyboard", 38, True)  # the person holds "a"
-        held = {**keys_down(desk.display), **pointer_buttons_down(desk.display)}
+        held = {**attach(desk.display).held_keys(), **attach(desk.display).held_buttons()}
         assert held["Virtual core XTEST keyboard"] and held["Virtual core XTEST pointer"], held
         with desk.start().client():
-            held = {**keys_down(desk.display), **pointer_buttons_down(desk.display)}
+            held = {**attach(desk.display).held_keys(), **attach(desk.display).held_buttons()}
             assert held["Virtual core XTEST keyboard"] == [], held
             assert held["Virtual core XTEST pointer"] == [], held
             assert held["Xvfb keyboard"] == [38], "the person's own key was released"

@@ -41,7 +41,8 @@ from websockets.exceptions import ConnectionClosed
 
 from daemon import (Client, Daemon, binary, descendants, kill_tree, process_alive,
                     read_status)
-from xhelpers import missing, poll, scratch_dir, start_xvfb
+from desktop import start
+from xhelpers import missing, poll, scratch_dir
 
 HEADER_DEADLINE = 5.0  # ServerConfig's default
 MARGIN = 3.0
@@ -447,11 +448,11 @@ def overlay_pids(d: Daemon) -> list[int]:
 def test_overlay_exits_when_the_daemon_is_killed(tmp_path):
     """On the person's own display (which outlives deskhand), not a virtual
     one that would take the overlay down with it."""
-    xvfb = start_xvfb("800x600")
+    xvfb = start("800x600")
     consent = tmp_path / "consent.json"
     consent.write_text(json.dumps({"input": True}))
     try:
-        d = Daemon("--display", xvfb.display, "--consent", str(consent))
+        d = Daemon("--display", xvfb.name, "--consent", str(consent))
         c = d.client()
         assert c.takeover_state and c.takeover_state.get("on") is True, c.takeover_state
         overlays = poll(lambda: overlay_pids(d), timeout=10, what="the overlay process")

@@ -26,27 +26,27 @@ from pathlib import Path
 
 from conftest import continue_if_held
 from daemon import Daemon, ErrorReply
-from person import CONTINUE_Y, device_click
-from xhelpers import XTerm, keys_down, pointer, poll, require, run, unique_title
+from desktop import CONTINUE_Y, attach
+from xhelpers import XTerm, poll, require, run, unique_title
 
 WIDTH = 1280
 
 
 def paused_by_the_person(client, display) -> None:
     time.sleep(0.3)
-    run(display, "xdotool", "mousemove", "700", "500")
+    attach(display).person.move(700, 500)
     assert client.pushed_state()["paused"] is True
 
 
 def assert_input_refused(client, display) -> None:
-    before = pointer(display)
+    before = attach(display).pointer()
     try:
         client.act("left_click", coordinate=[200, 200])
     except ErrorReply as e:
         assert e.msg["payload"]["code"] == "USER_TOOK_OVER", e.msg
     else:
         raise AssertionError("a click went through while the person held the desktop")
-    assert pointer(display) == before, "a refused click moved the pointer"
+    assert attach(display).pointer() == before, "a refused click moved the pointer"
 
 
 def test_reconnecting_after_a_hand_back_does_not_resume(daemon, display):
@@ -59,19 +59,19 @@ def test_reconnecting_after_a_hand_back_does_not_resume(daemon, display):
                      "paused_reason": "pointer_moved"}, state
     assert_input_refused(again, display)
     # Another program's click on Continue does not resume.
-    run(display, "xdotool", "mousemove", str(WIDTH // 2), str(CONTINUE_Y), "click", "1")
+    attach(display).person.click(WIDTH // 2, CONTINUE_Y)
     time.sleep(0.5)
     assert again.request("CURSOR_POSITION_REQUEST")["type"] == "CURSOR_POSITION_RESPONSE"
     assert not [e for e in again.events if e.get("type") == "TAKEOVER_STATE"], again.events
-    device_click(display, WIDTH // 2, CONTINUE_Y)
+    attach(display).person.real_click(WIDTH // 2, CONTINUE_Y)
     assert again.pushed_state()["paused"] is False
     again.act("mouse_move", coordinate=[300, 300])
-    assert pointer(display) == (300, 300)
+    assert attach(display).pointer() == (300, 300)
 
 
 def test_reconnecting_after_the_kill_switch_does_not_resume(daemon, display):
     first = daemon.client()
-    run(display, "xdotool", "key", "ctrl+alt+Escape")
+    attach(display).person.key("ctrl+alt+Escape")
     state = first.pushed_state()
     while state.get("on"):
         state = first.pushed_state()
@@ -81,10 +81,10 @@ def test_reconnecting_after_the_kill_switch_does_not_resume(daemon, display):
     assert again.takeover_state["paused"] is True, again.takeover_state
     assert again.takeover_state["paused_reason"] == "kill_switch"
     assert_input_refused(again, display)
-    device_click(display, WIDTH // 2, CONTINUE_Y)
+    attach(display).person.real_click(WIDTH // 2, CONTINUE_Y)
     assert again.pushed_state()["paused"] is False
     again.act("mouse_move", coordinate=[310, 310])
-    assert pointer(display) == (310, 310)
+    assert attach(display).pointer() == (310, 310)
 
 
 def refused_launch(client, payload: dict) -> dict:
@@ -349,7 +349,7 @@ def test_a_client_killed_mid_type_stops_typing(daemon, display, apps, tmp_path):
     term = XTerm(display, command=["sh", "-c", f"stty -echo; cat > {out}"])
     apps.append(term)
     x, y = term.rect().center()
-    run(display, "xdotool", "mousemove", str(x), str(y), "click", "1")
+    attach(display).person.click(x, y)
     line = "a" * 49 + "\n"
     agent = agent_process(daemon, {"action": "type", "text": line * 1300})
     poll(lambda: out.exists() and out.stat().st_size > 500, timeout=20,
@@ -361,13 +361,13 @@ def test_a_client_killed_mid_type_stops_typing(daemon, display, apps, tmp_path):
     time.sleep(1.5)
     assert out.stat().st_size == stopped_at, "typing went on after the client died"
     assert stopped_at < len(line) * 1300 // 2, stopped_at
-    assert not any(keys_down(display).values()), keys_down(display)
+    assert not any(attach(display).held_keys().values()), attach(display).held_keys()
 
 
 def test_a_client_killed_mid_hold_releases_everything(daemon, display):
     agent = agent_process(daemon, {"action": "hold_key", "key": "shift", "duration_ms": 20000})
-    poll(lambda: any(keys_down(display).values()), timeout=10, what="shift to be held")
+    poll(lambda: any(attach(display).held_keys().values()), timeout=10, what="shift to be held")
     agent.kill()
     agent.wait()
-    poll(lambda: not any(keys_down(display).values()), timeout=2,
+    poll(lambda: not any(attach(display).held_keys().values()), timeout=2,
          what="shift released long before the 20 s hold ends")
