@@ -50,15 +50,20 @@ def request(port: int, method: str, path: str, body: bytes | None = None,
 
 
 class Computer:
-    """A client of the computer endpoints in one HTTP session."""
+    """A client of the computer endpoints in one HTTP session of its own:
+    its first request asks for a fresh one (`new`), later ones send back
+    the id the answers name. With `default=True` it sends no header at
+    all, as a client written from a vendor's docs does: its token's
+    default session."""
 
-    def __init__(self, daemon):
+    def __init__(self, daemon, default: bool = False):
         self.port, self.token = daemon.port, daemon.token
-        self.session: str | None = None
+        self.default = default
+        self.session: str = "new"
 
     def _headers(self) -> dict[str, str]:
         h = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"}
-        if self.session:
+        if not self.default:
             h["X-Deskhand-Session"] = self.session
         return h
 
@@ -85,10 +90,12 @@ class Computer:
         return self.post("/v1/computer/openai" + query, call)
 
     def end(self) -> None:
-        """Ends the session (its takeover ends at once)."""
-        if self.session:
-            request(self.port, "DELETE", "/v1/computer/session", None, self._headers())
-            self.session = None
+        """Ends the session (its takeover ends at once), by the id the
+        answers named."""
+        if self.session != "new":
+            headers = dict(self._headers(), **{"X-Deskhand-Session": self.session})
+            request(self.port, "DELETE", "/v1/computer/session", None, headers)
+            self.session = "new"
 
 
 def tool_result_image(result: dict) -> bytes:

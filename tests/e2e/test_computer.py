@@ -52,6 +52,30 @@ def test_recorded_anthropic_sequence_runs_the_typed_command(computer, display, a
     assert abs(px - cx) <= 2 and abs(py - cy) <= 2, "the click landed through the frame"
 
 
+def test_a_loop_that_sends_no_session_header_runs_the_typed_command(daemon, display, apps,
+                                                                    tmp_path):
+    """A client written from Anthropic's docs knows nothing of deskhand's
+    session header: its screenshot, click and typing still go to one
+    session, its token's default one."""
+    loop = Computer(daemon, default=True)
+    out = tmp_path / "default.txt"
+    term = XTerm(display, command=SHELL, cwd=str(tmp_path))
+    apps.append(term)
+    cx, cy = term.rect().center()
+    blocks = fixture("anthropic_xterm.json", x=cx // 2, y=cy // 2, out=str(out))
+    try:
+        sessions = set()
+        for b in blocks:
+            r = loop.anthropic(b, HALF)
+            assert not r.get("is_error"), (b, tool_result_text(r))
+            sessions.add(loop.session)
+        poll(lambda: out.exists() and out.read_text() == "deskhand-anthropic\n", timeout=10,
+             what=f"{out} to contain the typed text")
+        assert len(sessions) == 1, f"the answers named several sessions: {sessions}"
+    finally:
+        loop.end()
+
+
 def test_zoom_returns_the_crop_at_full_detail(computer):
     computer.anthropic({"type": "tool_use", "id": "z0", "name": "computer",
                         "input": {"action": "screenshot"}}, HALF)

@@ -165,9 +165,16 @@ pub enum EngineError {
     /// its plan is void and nothing was done.
     #[error("the display layout changed since the last screenshot; take a new one")]
     LayoutChanged,
-    /// A coordinate action came before any screenshot; nothing was done.
-    #[error("no screenshot yet: coordinates are pixels of the last screenshot, so take one first")]
-    NoShot,
+    /// A coordinate action came before any screenshot of its session;
+    /// nothing was done.
+    #[error(
+        "no screenshot yet in session {session}: coordinates are pixels of the last screenshot \
+         this session was sent, so take one first in it"
+    )]
+    NoShot {
+        /// The session that has none.
+        session: String,
+    },
     /// The display layout cannot be shown as one screenshot (overlapping
     /// displays, duplicate ids, invalid scales); nothing was done.
     #[error("the display layout cannot be shown in one screenshot: {why}")]
@@ -214,7 +221,7 @@ impl EngineError {
             Self::ShuttingDown => ErrorCode::DisplayUnavailable,
             Self::CoordinateOutOfBounds { .. } => ErrorCode::DesktopCoordinateOutOfBounds,
             Self::LayoutChanged => ErrorCode::DesktopLayoutChanged,
-            Self::NoShot => ErrorCode::InvalidArguments,
+            Self::NoShot { .. } => ErrorCode::InvalidArguments,
             Self::LayoutUnusable { .. } => ErrorCode::FeatureNotSupported,
         }
     }

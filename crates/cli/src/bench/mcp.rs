@@ -200,13 +200,17 @@ fn initialize(rpc: &mut dyn Rpc) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Starts a takeover (once the wire client's is gone).
-fn take_over(rpc: &mut dyn Rpc) -> anyhow::Result<()> {
+/// Starts a takeover (once the wire client's is gone); answers the
+/// session's id, which a stateless client names in every later call.
+fn take_over(rpc: &mut dyn Rpc) -> anyhow::Result<String> {
     let deadline = Instant::now() + LIMIT;
     loop {
         let r = tool(rpc, "start_session", json!({"input": "takeover"}))?;
         if r["takeover"]["on"] == true {
-            return Ok(());
+            return r["session_id"]
+                .as_str()
+                .map(str::to_owned)
+                .context("start_session named no session");
         }
         if Instant::now() > deadline {
             bail!("no MCP takeover: {r}");
@@ -319,9 +323,12 @@ pub(super) fn measure(
     ] {
         let mut http = Http::connect(port, token, modern)?;
         initialize(&mut http)?;
-        take_over(&mut http)?;
+        // A stateless request carries no session: each names its own.
+        let session = take_over(&mut http)?;
+        let mut args = args.clone();
+        args["session_id"] = json!(session);
         let over_http = time_tool(&mut http, n, "click", &args)?;
-        tool(&mut http, "end_session", json!({}))?;
+        tool(&mut http, "end_session", json!({"session_id": session}))?;
         rows.push(Row {
             what: format!("MCP click round trip over HTTP ({what})"),
             ours: stats(over_http),

@@ -316,13 +316,15 @@ async fn run_step(
             return Ok(());
         }
         Step::Zoom(region) => {
-            let last = last.ok_or(EngineError::NoShot)?;
+            let last = last.ok_or_else(|| EngineError::NoShot {
+                session: d.session.id.clone(),
+            })?;
             out.zoom = Some(engine.zoom(d.session, last, *region, spec).await?);
             return Ok(());
         }
         _ => {}
     }
-    let (actions, mapped) = step.actions(last.as_deref())?;
+    let (actions, mapped) = step.actions(last.as_deref(), &d.session.id)?;
     for action in actions {
         let op = "computer.act";
         let result = match (&last, mapped) {

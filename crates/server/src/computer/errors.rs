@@ -5,6 +5,12 @@
 use deskhand_engine::{BackendError, EngineError};
 use serde_json::{Value, json};
 
+/// How a client stays in one session, for an error about a session's
+/// missing screenshot.
+const SESSION_HOW: &str = "every answer names its session in the X-Deskhand-Session header: \
+     send it back to stay in that session; a request without the header goes to its token's \
+     default session, and `X-Deskhand-Session: new` starts a fresh one";
+
 /// What the caller needs to correct itself.
 fn details(e: &EngineError) -> Value {
     match e {
@@ -18,6 +24,7 @@ fn details(e: &EngineError) -> Value {
             json!({ "capability": capability, "needed": needed })
         }
         EngineError::NotSupported { feature } => json!({ "feature": feature }),
+        EngineError::NoShot { session } => json!({ "session": session, "how": SESSION_HOW }),
         EngineError::Busy(holder) => holder.details(),
         EngineError::UserTookOver { effect, reason, .. } => {
             json!({ "effect": effect, "paused_reason": reason.as_str() })
@@ -46,10 +53,14 @@ pub(crate) fn error_json(e: &EngineError, failed_action_index: Option<usize>) ->
     v
 }
 
-/// One line for a model: `CODE: message. Suggestion.`
+/// One line for a model: `CODE: message. Suggestion.` (and, for a
+/// session's missing screenshot, how sessions are named).
 pub(crate) fn error_text(e: &EngineError) -> String {
     let info = e.code().info();
-    format!("{}: {}. {}", info.wire, e, info.suggestion)
+    match e {
+        EngineError::NoShot { .. } => format!("{}: {}. {SESSION_HOW}.", info.wire, e),
+        _ => format!("{}: {}. {}", info.wire, e, info.suggestion),
+    }
 }
 
 /// A request the adapter refuses before any step ran (HTTP 400): the

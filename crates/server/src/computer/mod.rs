@@ -119,7 +119,8 @@ pub(crate) fn required_id(
         })
 }
 
-/// The session the header names (only one `token` made), or a new one.
+/// The session the header names (only one `token` made), a fresh one
+/// (`new`), or without the header the token's default session.
 pub(crate) fn session(
     state: &Arc<AppState>,
     headers: &HeaderMap,
@@ -129,8 +130,11 @@ pub(crate) fn session(
         None => None,
         Some(v) => Some(v.to_str().map_err(|_| Box::new(unknown_session()))?),
     };
-    match state.computer.resolve(state, token.0, named) {
-        Ok((hs, _)) => Ok(hs),
+    match state
+        .computer
+        .resolve(state, token.0, session::Wanted::of(named))
+    {
+        Ok(hs) => Ok(hs),
         Err(SessionRefusal::Unknown) => Err(unknown_session().into()),
         Err(SessionRefusal::TooMany) => Err((
             StatusCode::SERVICE_UNAVAILABLE,
@@ -166,7 +170,8 @@ async fn end_session(
 fn unknown_session() -> Response {
     errors::bad_request(&EngineError::invalid(
         "X-Deskhand-Session",
-        "no such session: send no header to start one, then send the one returned",
+        "no such session (it ended, or another token made it): send no header for your \
+         default session, or `new` for a fresh one, then send back the id returned",
     ))
 }
 

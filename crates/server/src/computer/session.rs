@@ -1,8 +1,11 @@
 //! Sessions over HTTP: a client names its session with the
-//! `X-Deskhand-Session` header (created and returned when absent). A
-//! session answers only the token that made it (another token's id is
-//! unknown to it), and a token that opened its share of sessions makes
-//! room among its own, never another's. A session keeps the last screenshot
+//! `X-Deskhand-Session` header. Without the header a request goes to its
+//! token's default session (made at the first such request, made again
+//! once it was closed), so a client written from a vendor's docs works
+//! unchanged; `new` starts a fresh session. Every answer names its session
+//! in the same header. A session answers only the token that made it
+//! (another token's id is unknown to it), and a token that opened its
+//! share of sessions makes room among its own, never another's. A session keeps the last screenshot
 //! it was sent, and its takeover, which its first input action starts and
 //! which ends after an idle time counted from its start and from every
 //! input; a session not used for longer is closed.
@@ -28,6 +31,31 @@ const MAX_SESSIONS: usize = 256;
 
 /// Longest session id accepted in the header.
 const MAX_ID_LEN: usize = 80;
+
+/// The header value that asks for a fresh session.
+pub(crate) const NEW: &str = "new";
+
+/// Which session a request names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wanted<'a> {
+    /// No header: the token's default session.
+    Default,
+    /// `new`: a fresh session.
+    Fresh,
+    /// An id a response gave.
+    Id(&'a str),
+}
+
+impl<'a> Wanted<'a> {
+    /// What the header's value (if any) asks for.
+    pub fn of(header: Option<&'a str>) -> Self {
+        match header {
+            None => Self::Default,
+            Some(v) if v.eq_ignore_ascii_case(NEW) => Self::Fresh,
+            Some(id) => Self::Id(id),
+        }
+    }
+}
 
 /// One HTTP session.
 pub(crate) struct HttpSession {
@@ -72,6 +100,8 @@ pub(crate) enum SessionRefusal {
 /// Every HTTP session.
 pub(crate) struct Sessions {
     map: Mutex<HashMap<String, Arc<HttpSession>>>,
+    /// The default session's id of each token that has one.
+    defaults: Mutex<HashMap<usize, String>>,
     sweeping: AtomicBool,
 }
 
@@ -80,32 +110,54 @@ impl Sessions {
     pub fn new() -> Self {
         Self {
             map: Mutex::new(HashMap::new()),
+            defaults: Mutex::new(HashMap::new()),
             sweeping: AtomicBool::new(false),
         }
     }
 
-    /// The session `header` names, when `token` made it, or a new one
-    /// of `token` when the header is absent (the bool says whether it was
-    /// created).
+    /// The session `wanted` names, when `token` made it: its default
+    /// session, a fresh one, or the one an id names.
     pub fn resolve(
         &self,
         state: &Arc<AppState>,
         token: usize,
-        header: Option<&str>,
-    ) -> Result<(Arc<HttpSession>, bool), SessionRefusal> {
-        if let Some(id) = header {
-            let found = (id.len() <= MAX_ID_LEN)
-                .then(|| {
-                    lock(&self.map)
-                        .get(id)
-                        .filter(|s| s.token == token)
-                        .cloned()
-                })
-                .flatten();
-            let s = found.ok_or(SessionRefusal::Unknown)?;
-            *lock(&s.last_seen) = Instant::now();
-            return Ok((s, false));
+        wanted: Wanted<'_>,
+    ) -> Result<Arc<HttpSession>, SessionRefusal> {
+        match wanted {
+            Wanted::Id(id) => self.named(id, token).ok_or(SessionRefusal::Unknown),
+            Wanted::Fresh => self.open(state, token),
+            Wanted::Default => {
+                let mut defaults = lock(&self.defaults);
+                if let Some(s) = defaults.get(&token).and_then(|id| self.named(id, token)) {
+                    return Ok(s);
+                }
+                let s = self.open(state, token)?;
+                defaults.insert(token, s.session.id.clone());
+                Ok(s)
+            }
         }
+    }
+
+    /// The session `id` names, when `token` made it; marked as used.
+    fn named(&self, id: &str, token: usize) -> Option<Arc<HttpSession>> {
+        if id.len() > MAX_ID_LEN {
+            return None;
+        }
+        let s = lock(&self.map)
+            .get(id)
+            .filter(|s| s.token == token)
+            .cloned()?;
+        *lock(&s.last_seen) = Instant::now();
+        Some(s)
+    }
+
+    /// A fresh session of `token`, making room among its own when it has
+    /// its share.
+    fn open(
+        &self,
+        state: &Arc<AppState>,
+        token: usize,
+    ) -> Result<Arc<HttpSession>, SessionRefusal> {
         let mut map = lock(&self.map);
         let own = map.values().filter(|s| s.token == token).count();
         if own >= MAX_PER_TOKEN {
@@ -138,7 +190,7 @@ impl Sessions {
         map.insert(s.session.id.clone(), s.clone());
         drop(map);
         self.start_sweeper(state);
-        Ok((s, true))
+        Ok(s)
     }
 
     /// Removes the session `id` names, when `token` made it (it is then

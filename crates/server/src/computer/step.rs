@@ -112,9 +112,16 @@ impl Step {
 
     /// The step's engine actions, its coordinates mapped through `screenshot`;
     /// the bool says whether any coordinate was mapped.
-    pub fn actions(&self, plan: Option<&ShotPlan>) -> Result<(Vec<Action>, bool), EngineError> {
+    pub fn actions(
+        &self,
+        plan: Option<&ShotPlan>,
+        session: &str,
+    ) -> Result<(Vec<Action>, bool), EngineError> {
         let map = |p: &Xy| -> Result<Point, EngineError> {
-            plan.ok_or(EngineError::NoShot)?.to_global(p[0], p[1])
+            plan.ok_or_else(|| EngineError::NoShot {
+                session: session.to_owned(),
+            })?
+            .to_global(p[0], p[1])
         };
         let opt = |p: &Option<Xy>| p.as_ref().map(map).transpose();
         let action = match self {
@@ -264,10 +271,12 @@ mod tests {
 
     #[test]
     fn coordinate_steps_need_a_screenshot() {
-        let e = Step::Move([1, 1]).actions(None).expect_err("no screenshot");
-        assert!(matches!(e, EngineError::NoShot));
+        let e = Step::Move([1, 1])
+            .actions(None, "s1")
+            .expect_err("no screenshot");
+        assert!(matches!(e, EngineError::NoShot { session } if session == "s1"));
         let (acts, mapped) = Step::Type("hi".into())
-            .actions(None)
+            .actions(None, "s1")
             .expect("no screenshot needed");
         assert_eq!(acts.len(), 1);
         assert!(!mapped);

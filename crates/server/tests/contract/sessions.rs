@@ -37,8 +37,20 @@ async fn tuned(tune: impl FnOnce(&mut deskhand_server::ServerConfig)) -> Server 
 
 /// POSTs `body` to `/v1/actions` with `token`, in `session` when given.
 async fn actions_as(s: &Server, token: &str, session: Option<&str>, body: &Value) -> Answer {
+    post_as(s, token, "/v1/actions", session, body).await
+}
+
+/// POSTs `body` to `path` with `token`, in `session` when given (no
+/// header: the token's default session).
+async fn post_as(
+    s: &Server,
+    token: &str,
+    path: &str,
+    session: Option<&str>,
+    body: &Value,
+) -> Answer {
     let mut head = format!(
-        "POST /v1/actions HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json",
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json",
         s.port
     );
     if let Some(id) = session {
@@ -55,9 +67,15 @@ async fn delete_as(s: &Server, token: &str, session: &str) -> u16 {
     raw(s.port, &head, b"").await.status
 }
 
-/// A screenshot batch: a new session of `token` with a frame.
-async fn framed(s: &Server, token: &str) -> String {
-    let a = actions_as(s, token, None, &json!([{"action_type": "screenshot"}])).await;
+/// A screenshot batch: a fresh session of `token` with a screenshot.
+async fn with_screenshot(s: &Server, token: &str) -> String {
+    let a = actions_as(
+        s,
+        token,
+        Some("new"),
+        &json!([{"action_type": "screenshot"}]),
+    )
+    .await;
     assert_eq!(a.status, 200, "{}", String::from_utf8_lossy(&a.body));
     a.session()
 }
@@ -97,7 +115,7 @@ async fn a_refused_first_click_leaves_no_takeover() {
     );
     assert!(!shown(&s), "no red frame stays for a refused first click");
     // A click off the frame, in a session with one: refused, no takeover.
-    let session = framed(&s, TOKEN).await;
+    let session = with_screenshot(&s, TOKEN).await;
     let a = post(
         s.port,
         "/v1/actions",
@@ -120,7 +138,7 @@ async fn a_refused_first_click_leaves_no_takeover() {
 #[tokio::test]
 async fn a_takeover_no_act_used_ends_after_the_idle_time() {
     let s = tuned(|c| c.takeover_idle = Duration::from_millis(800)).await;
-    let session = framed(&s, TOKEN).await;
+    let session = with_screenshot(&s, TOKEN).await;
     // The person holds the desktop: the takeover comes up paused (Continue
     // shown) and the act is refused; nothing of the session ever acts.
     s.engine.pause_agents().await;
@@ -138,7 +156,7 @@ async fn a_takeover_no_act_used_ends_after_the_idle_time() {
 #[tokio::test]
 async fn busy_names_the_holder_and_until_when_on_every_protocol() {
     let s = tuned(|c| c.takeover_idle = Duration::from_secs(60)).await;
-    let holder = framed(&s, TOKEN).await;
+    let holder = with_screenshot(&s, TOKEN).await;
     assert_eq!(typed(&s, &holder, "a").await["status"], "success");
 
     // The wire.
@@ -158,7 +176,7 @@ async fn busy_names_the_holder_and_until_when_on_every_protocol() {
     );
 
     // The computer endpoints.
-    let other = framed(&s, TOKEN).await;
+    let other = with_screenshot(&s, TOKEN).await;
     let r = typed(&s, &other, "b").await;
     assert_eq!(r["error"]["code"], "busy", "{r}");
     assert_eq!(r["error"]["details"]["holder"]["protocol"], "http");
@@ -198,7 +216,7 @@ async fn busy_names_the_holder_and_until_when_on_every_protocol() {
 #[tokio::test]
 async fn another_tokens_session_is_refused_and_its_delete_ends_nothing() {
     let s = tuned(|_| {}).await;
-    let mine = framed(&s, TOKEN).await;
+    let mine = with_screenshot(&s, TOKEN).await;
     assert_eq!(typed(&s, &mine, "a").await["status"], "success");
     let swapped = actions_as(
         &s,
@@ -223,12 +241,12 @@ async fn another_tokens_session_is_refused_and_its_delete_ends_nothing() {
 #[tokio::test]
 async fn one_tokens_many_sessions_evict_none_of_anothers() {
     let s = tuned(|_| {}).await;
-    let mine = framed(&s, TOKEN).await;
+    let mine = with_screenshot(&s, TOKEN).await;
     for _ in 0..70 {
         let a = actions_as(
             &s,
             OTHER,
-            None,
+            Some("new"),
             &json!([{"action_type": "cursor_position"}]),
         )
         .await;
@@ -362,4 +380,82 @@ async fn mcp_sessions_are_capped_per_token_and_in_all_and_expire() {
     let again = initialize(s.port, TOKEN).await;
     assert_eq!(again.status, 200, "{}", again.body);
     assert!(again.header("mcp-session-id").is_some());
+}
+
+/// One Anthropic `tool_use` call of `token` without the session header,
+/// as a loop written from the vendor's docs sends it.
+async fn tool_use(s: &Server, token: &str, input: Value) -> (Value, String) {
+    let block = json!({"type": "tool_use", "id": "toolu_1", "name": "computer", "input": input});
+    let a = post_as(s, token, "/v1/computer/anthropic", None, &block).await;
+    assert_eq!(a.status, 200, "{}", String::from_utf8_lossy(&a.body));
+    let id = a.session();
+    (a.json(), id)
+}
+
+fn text_of(result: &Value) -> &str {
+    result["content"]
+        .as_array()
+        .and_then(|c| c.iter().find(|p| p["type"] == "text"))
+        .and_then(|p| p["text"].as_str())
+        .unwrap_or("")
+}
+
+#[tokio::test]
+async fn a_loop_without_the_session_header_stays_in_its_tokens_default_session() {
+    let s = tuned(|c| c.takeover_idle = Duration::from_secs(60)).await;
+    let (shot, session) = tool_use(&s, TOKEN, json!({"action": "screenshot"})).await;
+    assert!(shot.get("is_error").is_none(), "{shot}");
+    // The click is in the screenshot's pixels: the same session took it.
+    let (click, again) = tool_use(
+        &s,
+        TOKEN,
+        json!({"action": "left_click", "coordinate": [100, 100]}),
+    )
+    .await;
+    assert!(click.get("is_error").is_none(), "{click}");
+    assert_eq!(again, session, "every answer names the one default session");
+    assert!(
+        s.desktop
+            .state()
+            .events
+            .contains(&deskhand_backend_mock::Event::Button(
+                deskhand_engine::Button::Left,
+                true
+            )),
+        "the click reached the desktop"
+    );
+    let (typed, _) = tool_use(&s, TOKEN, json!({"action": "type", "text": "hi"})).await;
+    assert!(typed.get("is_error").is_none(), "{typed}");
+    assert_eq!(s.desktop.state().typed(), "hi");
+
+    // `new` is a fresh session, not the default one.
+    let a = actions_as(
+        &s,
+        TOKEN,
+        Some("new"),
+        &json!([{"action_type": "screenshot"}]),
+    )
+    .await;
+    assert_ne!(a.session(), session);
+
+    // Another token's loop has a default session of its own: no
+    // screenshot there yet, and the error says where it looked and how
+    // sessions are named. (The first loop's session is ended first: its
+    // takeover would make the click BUSY.)
+    assert_eq!(delete_as(&s, TOKEN, &session).await, 204);
+    let (r, theirs) = tool_use(
+        &s,
+        OTHER,
+        json!({"action": "left_click", "coordinate": [100, 100]}),
+    )
+    .await;
+    assert_ne!(theirs, session, "another token, another session");
+    assert_eq!(r["is_error"], true, "{r}");
+    let text = text_of(&r);
+    assert!(
+        text.contains(&format!("no screenshot yet in session {theirs}"))
+            && text.contains("X-Deskhand-Session")
+            && text.contains("`X-Deskhand-Session: new`"),
+        "{text}"
+    );
 }
