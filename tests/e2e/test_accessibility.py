@@ -50,25 +50,25 @@ class Desk:
         self.daemon = Daemon("--virtual=1280x800", env=env)
         self.display = self.daemon.display
         self.saved = self.tmp / "saved.txt"
-        self.frames_path = self.tmp / "frames.json"
+        self.bounds_path = self.tmp / "bounds.json"
         app_env = {**a11y_env(self.display, self.bus), **env}
         self.app_env, self.others = app_env, []
         self.app = subprocess.Popen(
             ["/usr/bin/python3", str(FIXTURE), "--saved", str(self.saved),
-             "--frames", str(self.frames_path), "--rows", "500"],
+             "--bounds", str(self.bounds_path), "--rows", "500"],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=app_env, text=True)
         line = self.app.stdout.readline()
         if not line:
             pytest.fail("the GTK fixture exited before it was ready (python3-gi, GTK 3?)")
         self.pid = json.loads(line)["pid"]
 
-    def frames(self) -> dict:
+    def bounds(self) -> dict:
         """The fixture's widget bounds, as GTK allocated them."""
-        if self.frames_path.exists():
-            self.frames_path.unlink()
+        if self.bounds_path.exists():
+            self.bounds_path.unlink()
         os.kill(self.pid, signal.SIGUSR1)
-        poll(self.frames_path.exists, what="the fixture to write its frames")
-        return json.loads(self.frames_path.read_text())
+        poll(self.bounds_path.exists, what="the fixture to write its bounds")
+        return json.loads(self.bounds_path.read_text())
 
     def launch(self, *argv: str) -> subprocess.Popen:
         """Another app on the desktop and the bus, closed with the fixture."""
@@ -119,17 +119,17 @@ async def form_state(s, **args) -> dict:
                                              "include_screenshot": False, **args})
 
 
-def test_a_full_read_lists_the_form_with_the_fixtures_frames(desk):
+def test_a_full_read_lists_the_form_with_the_fixtures_bounds(desk):
     async def body():
         async with http(desk.daemon, "legacy") as s:
             await s.start()
             state = await poll_async(lambda: form_state(s))
-            frames = desk.frames()
+            bounds = desk.bounds()
             for role, label in (("text_field", "Name"), ("button", "Save"),
                                 ("check_box", "Subscribe"), ("password_text", "Password")):
                 row = one(state, role, label)
                 assert row["element_token"] == f"{state['snapshot_id']}:{row['element_index']}"
-                assert near(row["frame"], frames[label]), (row, frames[label])
+                assert near(row["frame"], bounds[label]), (row, bounds[label])
             assert "value" not in one(state, "password_text", "Password")
             assert SECRET not in json.dumps(state)
             assert '[' in state["tree_text"] and '"Save"' in state["tree_text"]
@@ -217,7 +217,7 @@ def test_the_password_is_never_listed_read_or_written(desk):
             e = await s.error("type_text", {"element_token": password["element_token"],
                                             "text": "more"})
             assert e["code"] == "secure_field", e
-            assert desk.frames()["password_changed"] is False
+            assert desk.bounds()["password_changed"] is False
             # The screenshot has the password entry blacked out.
             r = await s.raw("get_window_state", {"window_id": state["window"]["window_id"]})
             image = next(c for c in r.content if c.type == "image")
@@ -241,8 +241,8 @@ def test_marks_number_the_save_button_and_its_mark_clicks_it(desk):
             assert not r.is_error, r
             marks = r.structured_content["marks"]
             save = next(m for m in marks if m["role"] == "button" and m["label"] == "Save")
-            frames = desk.frames()
-            assert near(save["frame"], frames["Save"])
+            bounds = desk.bounds()
+            assert near(save["frame"], bounds["Save"])
             img = decode_png(base64.b64decode(next(c for c in r.content if c.type == "image").data))
             shot = r.structured_content["image"]["frame"]
             # The box's outline is drawn on the button's edge.
@@ -303,7 +303,7 @@ def test_an_added_widget_makes_old_tokens_stale(desk):
             state = await poll_async(lambda: form_state(s))
             save = one(state, "button", "Save")
             desk.add_widget()
-            poll(lambda: desk.frames() and True, what="the fixture to add its widget")
+            poll(lambda: desk.bounds() and True, what="the fixture to add its widget")
             e = await s.error("click", {"element_token": save["element_token"]})
             assert e["code"] == "stale_element_token" and e["disposition"]["retry"] == "after_refresh"
             fresh = await form_state(s)
@@ -331,10 +331,10 @@ def test_a_computer_frame_marks_the_focused_window_and_a_mark_clicks_save(desk):
             save = next(m for m in marks if m["role"] == "button" and m["label"] == "Save")
             # 1280x800 fits the default 1920x1200: frame pixels are desktop pixels.
             assert (out["frame"]["width"], out["frame"]["height"]) == (1280, 800)
-            frames = desk.frames()
-            assert near(save["box"], frames["Save"]), save
+            bounds = desk.bounds()
+            assert near(save["box"], bounds["Save"]), save
             img = decode_png(base64.b64decode(next(c for c in r.content if c.type == "image").data))
-            px, py, pw, ph = frames["Password"]
+            px, py, pw, ph = bounds["Password"]
             assert img.pixel(px + pw // 2, py + ph // 2) == (0, 0, 0), "the password is blacked out"
             b = save["box"]
             edge = img.pixel(b["x"] + b["width"] // 2, b["y"] + b["height"] - 1)

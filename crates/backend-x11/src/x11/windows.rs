@@ -9,10 +9,14 @@ use std::sync::Arc;
 
 use deskhand_backend::{BackendError, NativeWindow, Rect, Windows};
 use x11rb::connection::Connection;
+use x11rb::cookie::Cookie;
+use x11rb::protocol::res::QueryClientIdsReply;
 use x11rb::protocol::xproto::{
     Atom, AtomEnum, ClientMessageEvent, ConfigureWindowAux, ConnectionExt as _, EventMask,
-    InputFocus, MapState, StackMode, Window, WindowClass,
+    GetGeometryReply, GetPropertyReply, GetWindowAttributesReply, InputFocus, MapState, StackMode,
+    TranslateCoordinatesReply, Window, WindowClass,
 };
+use x11rb::rust_connection::RustConnection;
 use x11rb::{CURRENT_TIME, NONE};
 
 use super::{Shared, X11ResultExt, clients};
@@ -60,21 +64,6 @@ impl X11Windows {
             atoms,
             client_pids,
         })
-    }
-
-    /// The pid of the local client that made `w`, as the server knows it
-    /// (none for a remote client or without X-Resource), else what its
-    /// `_NET_WM_PID` says.
-    fn pid(&self, w: Window) -> Result<Option<u32>, BackendError> {
-        if self.client_pids
-            && let Some(pid) = clients::pid_of(&self.shared.conn, w)
-        {
-            return Ok(Some(pid));
-        }
-        Ok(self
-            .cardinals(w, self.atoms._NET_WM_PID, AtomEnum::CARDINAL)?
-            .first()
-            .copied())
     }
 
     fn property(
@@ -145,58 +134,34 @@ impl X11Windows {
         Ok(out)
     }
 
-    fn title(&self, w: Window) -> Result<String, BackendError> {
-        let utf8 = self.property(w, self.atoms._NET_WM_NAME, self.atoms.UTF8_STRING)?;
-        if !utf8.is_empty() {
-            return Ok(String::from_utf8_lossy(&utf8).into_owned());
-        }
-        // WM_NAME as STRING (Latin-1) or COMPOUND_TEXT (read as Latin-1,
-        // which is right for its ASCII and Latin-1 parts).
-        let legacy = self.property(w, AtomEnum::WM_NAME.into(), AtomEnum::ANY)?;
-        Ok(legacy.iter().map(|&b| char::from(b)).collect())
-    }
-
-    fn describe(&self, w: Window, active: Window) -> Result<Option<NativeWindow>, BackendError> {
+    /// Sends every request about `w` at once; [`Asked::read`] reads the
+    /// answers, so that a whole list costs one round trip, not one per
+    /// property of each window.
+    fn ask(&self, w: Window) -> Result<Asked<'_>, BackendError> {
         let conn = &self.shared.conn;
-        let Ok(geometry) = conn.get_geometry(w).backend()?.reply() else {
-            return Ok(None); // gone meanwhile
+        let property = |prop: Atom, kind: Atom| {
+            conn.get_property(false, w, prop, kind, 0, 1 << 16)
+                .backend()
         };
-        let Ok(origin) = conn
-            .translate_coordinates(w, self.shared.root, 0, 0)
-            .backend()?
-            .reply()
-        else {
-            return Ok(None);
-        };
-        let class = self.property(w, AtomEnum::WM_CLASS.into(), AtomEnum::STRING)?;
-        let mut parts = class
-            .split(|&b| b == 0)
-            .map(|p| String::from_utf8_lossy(p).into_owned());
-        let instance = parts.next().unwrap_or_default();
-        let class = parts.next().unwrap_or_default();
-        let pid = self.pid(w)?;
-        let states = self.cardinals(w, self.atoms._NET_WM_STATE, AtomEnum::ATOM)?;
-        let wm_state = self.cardinals(w, self.atoms.WM_STATE, self.atoms.WM_STATE)?;
-        let attrs = conn.get_window_attributes(w).backend()?.reply().ok();
-        let minimized = states.contains(&self.atoms._NET_WM_STATE_HIDDEN)
-            || wm_state.first() == Some(&ICONIC_STATE)
-            || attrs.is_some_and(|a| a.map_state != MapState::VIEWABLE);
-        Ok(Some(NativeWindow {
-            id: u64::from(w),
-            pid,
-            class,
-            instance,
-            title: self.title(w)?,
-            rect: Rect::new(
-                i32::from(origin.dst_x),
-                i32::from(origin.dst_y),
-                u32::from(geometry.width),
-                u32::from(geometry.height),
-            ),
-            focused: w == active,
-            minimized,
-            fullscreen: states.contains(&self.atoms._NET_WM_STATE_FULLSCREEN),
-        }))
+        let a = &self.atoms;
+        Ok(Asked {
+            w,
+            geometry: conn.get_geometry(w).backend()?,
+            origin: conn
+                .translate_coordinates(w, self.shared.root, 0, 0)
+                .backend()?,
+            class: property(AtomEnum::WM_CLASS.into(), AtomEnum::STRING.into())?,
+            client_pid: match self.client_pids {
+                true => Some(clients::ask_pid(conn, w).backend()?),
+                false => None,
+            },
+            wm_pid: property(a._NET_WM_PID, AtomEnum::CARDINAL.into())?,
+            states: property(a._NET_WM_STATE, AtomEnum::ATOM.into())?,
+            wm_state: property(a.WM_STATE, a.WM_STATE)?,
+            attrs: conn.get_window_attributes(w).backend()?,
+            name: property(a._NET_WM_NAME, a.UTF8_STRING)?,
+            legacy_name: property(AtomEnum::WM_NAME.into(), AtomEnum::ANY.into())?,
+        })
     }
 
     fn has_window_manager(&self) -> Result<bool, BackendError> {
@@ -264,12 +229,97 @@ impl X11Windows {
     }
 }
 
+/// The requests about one window, in flight.
+struct Asked<'c> {
+    w: Window,
+    geometry: Cookie<'c, RustConnection, GetGeometryReply>,
+    origin: Cookie<'c, RustConnection, TranslateCoordinatesReply>,
+    class: Cookie<'c, RustConnection, GetPropertyReply>,
+    /// The server's record of the client's pid (X-Resource), when offered.
+    client_pid: Option<Cookie<'c, RustConnection, QueryClientIdsReply>>,
+    /// `_NET_WM_PID`, which the window sets itself: only where the server
+    /// has no pid.
+    wm_pid: Cookie<'c, RustConnection, GetPropertyReply>,
+    states: Cookie<'c, RustConnection, GetPropertyReply>,
+    wm_state: Cookie<'c, RustConnection, GetPropertyReply>,
+    attrs: Cookie<'c, RustConnection, GetWindowAttributesReply>,
+    name: Cookie<'c, RustConnection, GetPropertyReply>,
+    legacy_name: Cookie<'c, RustConnection, GetPropertyReply>,
+}
+
+/// A property's value as 32-bit cardinals.
+fn cardinals_of(r: &GetPropertyReply) -> Vec<u32> {
+    r.value32().map(Iterator::collect).unwrap_or_default()
+}
+
+impl Asked<'_> {
+    /// The window as its answers describe it; `None` when it went away.
+    fn read(self, atoms: &Atoms, active: Window) -> Result<Option<NativeWindow>, BackendError> {
+        let (Ok(geometry), Ok(origin)) = (self.geometry.reply(), self.origin.reply()) else {
+            return Ok(None); // gone meanwhile
+        };
+        let class = self.class.reply().backend()?.value;
+        let mut parts = class
+            .split(|&b| b == 0)
+            .map(|p| String::from_utf8_lossy(p).into_owned());
+        let instance = parts.next().unwrap_or_default();
+        let class = parts.next().unwrap_or_default();
+        let server_pid = match self.client_pid {
+            Some(c) => c.reply().ok().and_then(|r| clients::pid_in(&r)),
+            None => None,
+        };
+        let wm_pid = cardinals_of(&self.wm_pid.reply().backend()?)
+            .first()
+            .copied();
+        let states = cardinals_of(&self.states.reply().backend()?);
+        let wm_state = cardinals_of(&self.wm_state.reply().backend()?);
+        let attrs = self.attrs.reply().ok();
+        let name = self.name.reply().backend()?.value;
+        let legacy_name = self.legacy_name.reply().backend()?.value;
+        let minimized = states.contains(&atoms._NET_WM_STATE_HIDDEN)
+            || wm_state.first() == Some(&ICONIC_STATE)
+            || attrs.is_some_and(|a| a.map_state != MapState::VIEWABLE);
+        Ok(Some(NativeWindow {
+            id: u64::from(self.w),
+            pid: server_pid.or(wm_pid),
+            class,
+            instance,
+            title: title_of(&name, &legacy_name),
+            rect: Rect::new(
+                i32::from(origin.dst_x),
+                i32::from(origin.dst_y),
+                u32::from(geometry.width),
+                u32::from(geometry.height),
+            ),
+            focused: self.w == active,
+            minimized,
+            fullscreen: states.contains(&atoms._NET_WM_STATE_FULLSCREEN),
+        }))
+    }
+}
+
+/// A window's title: `_NET_WM_NAME` (UTF-8), else `WM_NAME` as STRING
+/// (Latin-1) or COMPOUND_TEXT (read as Latin-1, which is right for its
+/// ASCII and Latin-1 parts).
+fn title_of(utf8: &[u8], legacy: &[u8]) -> String {
+    if !utf8.is_empty() {
+        return String::from_utf8_lossy(utf8).into_owned();
+    }
+    legacy.iter().map(|&b| char::from(b)).collect()
+}
+
 impl Windows for X11Windows {
     fn list(&mut self) -> Result<Vec<NativeWindow>, BackendError> {
         let active = self.focused_window()?;
+        let asked = self
+            .stacking()?
+            .into_iter()
+            .map(|w| self.ask(w))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut out = Vec::new();
-        for w in self.stacking()? {
-            match self.describe(w, active) {
+        for a in asked {
+            let w = a.w;
+            match a.read(&self.atoms, active) {
                 Ok(Some(native)) => out.push(native),
                 Ok(None) => {}
                 // An X error here means the window went away meanwhile.
