@@ -23,7 +23,7 @@ pub const OPENAI_BOX: f64 = 2048.0;
 pub const OPENAI_SHORT_EDGE: f64 = 768.0;
 
 /// The image caps of the client the screenshot is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum VendorCap {
     /// Only `max_width`/`max_height`.
     #[default]

@@ -370,9 +370,9 @@ impl Engine {
         Ok(shot)
     }
 
-    /// Zooms into `region` (`[x1, y1, x2, y2]` in pixels of `screenshot`): that
+    /// Zooms into `region` (`[x1, y1, x2, y2]` in pixels of `plan`'s screenshot): that
     /// part of the desktop at up to full detail within `spec`'s limits.
-    /// `screenshot` stays the screenshot later coordinates refer to.
+    /// `plan` stays the one later coordinates refer to.
     pub async fn zoom(
         &self,
         session: &Session,
@@ -402,7 +402,7 @@ impl Engine {
         Ok(shot)
     }
 
-    /// Performs `action`, whose coordinates were mapped from `screenshot`'s
+    /// Performs `action`, whose coordinates were mapped from `plan`'s
     /// pixels, refusing it (`DESKTOP_LAYOUT_CHANGED`) when the displays
     /// changed since that screenshot; otherwise as [`Engine::act`].
     pub async fn act_in_shot(

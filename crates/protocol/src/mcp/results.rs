@@ -10,8 +10,9 @@ use crate::Disposition;
 use crate::tree::{ElementRow, TreeDiff};
 
 /// A rectangle: in global desktop pixels unless the field that holds it
-/// says otherwise (the `computer` tool's are in screenshot pixels). Fields
-/// of this type are named `frame` on the wire, as 0.1 named them.
+/// says otherwise (the `computer` tool's are in screenshot pixels). The
+/// bounds of element rows, windows, images and marks are named `frame` on
+/// the wire, as 0.1 named them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Bounds {
     /// Left edge.

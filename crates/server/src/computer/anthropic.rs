@@ -45,7 +45,7 @@ pub(crate) async fn tool(
         Ok(s) => s,
         Err(e) => return bad_request(&e),
     };
-    let hs = match super::session(&state, &headers, token) {
+    let hs = match super::session(&state, &headers, token, VendorCap::Anthropic) {
         Ok(hs) => hs,
         Err(r) => return *r,
     };

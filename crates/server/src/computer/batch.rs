@@ -311,7 +311,7 @@ async fn run_step(
             out.cursor = Some(plan.to_shot(p).ok_or(EngineError::CoordinateOutOfBounds {
                 point: [i64::from(p.x), i64::from(p.y)],
                 shot_size: [plan.width, plan.height],
-                why: "the pointer is on no display of the last",
+                why: "the pointer is on no display of the last screenshot",
             })?);
             return Ok(());
         }

@@ -97,7 +97,7 @@ pub(crate) fn begin(
         )))
     })?;
     let spec = shot_spec(query, vendor, select).map_err(|e| Box::new(errors::bad_request(&e)))?;
-    let hs = session(state, headers, token)?;
+    let hs = session(state, headers, token, vendor)?;
     Ok(Call { hs, body, spec })
 }
 
@@ -120,11 +120,13 @@ pub(crate) fn required_id(
 }
 
 /// The session the header names (only one `token` made), a fresh one
-/// (`new`), or without the header the token's default session.
+/// (`new`), or without the header the token's default session of the
+/// endpoint of `vendor`.
 pub(crate) fn session(
     state: &Arc<AppState>,
     headers: &HeaderMap,
     token: TokenIndex,
+    vendor: VendorCap,
 ) -> Result<Arc<HttpSession>, Box<Response>> {
     let named = match headers.get(session::HEADER) {
         None => None,
@@ -132,7 +134,7 @@ pub(crate) fn session(
     };
     match state
         .computer
-        .resolve(state, token.0, session::Wanted::of(named))
+        .resolve(state, token.0, session::Wanted::of(named, vendor))
     {
         Ok(hs) => Ok(hs),
         Err(SessionRefusal::Unknown) => Err(unknown_session().into()),
@@ -157,8 +159,13 @@ async fn end_session(
     Extension(token): Extension<TokenIndex>,
     headers: HeaderMap,
 ) -> Response {
-    let id = headers.get(session::HEADER).and_then(|v| v.to_str().ok());
-    match id.and_then(|id| state.computer.remove(id, token.0)) {
+    let Some(id) = headers.get(session::HEADER).and_then(|v| v.to_str().ok()) else {
+        return errors::bad_request(&EngineError::invalid(
+            "X-Deskhand-Session",
+            "name the session to end: the id its answers gave",
+        ));
+    };
+    match state.computer.remove(id, token.0) {
         Some(hs) => {
             state.engine.close_session(&hs.session).await;
             StatusCode::NO_CONTENT.into_response()

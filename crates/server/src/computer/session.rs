@@ -1,8 +1,9 @@
 //! Sessions over HTTP: a client names its session with the
 //! `X-Deskhand-Session` header. Without the header a request goes to its
-//! token's default session (made at the first such request, made again
-//! once it was closed), so a client written from a vendor's docs works
-//! unchanged; `new` starts a fresh session. Every answer names its session
+//! token's default session of that endpoint (made at the first such
+//! request, made again once it was closed), so a client written from a
+//! vendor's docs works unchanged; each endpoint has its own, since each
+//! scales its screenshots its own way. `new` starts a fresh session. Every answer names its session
 //! in the same header. A session answers only the token that made it
 //! (another token's id is unknown to it), and a token that opened its
 //! share of sessions makes room among its own, never another's. A session keeps the last screenshot
@@ -15,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use deskhand_engine::shot::ShotPlan;
+use deskhand_engine::shot::{ShotPlan, VendorCap};
 use deskhand_engine::{Engine, Session};
 
 use crate::AppState;
@@ -38,8 +39,9 @@ pub(crate) const NEW: &str = "new";
 /// Which session a request names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Wanted<'a> {
-    /// No header: the token's default session.
-    Default,
+    /// No header: the token's default session of the endpoint whose
+    /// screenshots follow this vendor's caps.
+    Default(VendorCap),
     /// `new`: a fresh session.
     Fresh,
     /// An id a response gave.
@@ -47,10 +49,11 @@ pub(crate) enum Wanted<'a> {
 }
 
 impl<'a> Wanted<'a> {
-    /// What the header's value (if any) asks for.
-    pub fn of(header: Option<&'a str>) -> Self {
+    /// What the header's value (if any) asks for, on the endpoint of
+    /// `vendor`.
+    pub fn of(header: Option<&'a str>, vendor: VendorCap) -> Self {
         match header {
-            None => Self::Default,
+            None => Self::Default(vendor),
             Some(v) if v.eq_ignore_ascii_case(NEW) => Self::Fresh,
             Some(id) => Self::Id(id),
         }
@@ -100,8 +103,8 @@ pub(crate) enum SessionRefusal {
 /// Every HTTP session.
 pub(crate) struct Sessions {
     map: Mutex<HashMap<String, Arc<HttpSession>>>,
-    /// The default session's id of each token that has one.
-    defaults: Mutex<HashMap<usize, String>>,
+    /// The default session's id of each token and endpoint that has one.
+    defaults: Mutex<HashMap<(usize, VendorCap), String>>,
     sweeping: AtomicBool,
 }
 
@@ -126,13 +129,14 @@ impl Sessions {
         match wanted {
             Wanted::Id(id) => self.named(id, token).ok_or(SessionRefusal::Unknown),
             Wanted::Fresh => self.open(state, token),
-            Wanted::Default => {
+            Wanted::Default(vendor) => {
                 let mut defaults = lock(&self.defaults);
-                if let Some(s) = defaults.get(&token).and_then(|id| self.named(id, token)) {
+                let key = (token, vendor);
+                if let Some(s) = defaults.get(&key).and_then(|id| self.named(id, token)) {
                     return Ok(s);
                 }
                 let s = self.open(state, token)?;
-                defaults.insert(token, s.session.id.clone());
+                defaults.insert(key, s.session.id.clone());
                 Ok(s)
             }
         }

@@ -110,7 +110,7 @@ impl Step {
         )
     }
 
-    /// The step's engine actions, its coordinates mapped through `screenshot`;
+    /// The step's engine actions, its coordinates mapped through `plan`;
     /// the bool says whether any coordinate was mapped.
     pub fn actions(
         &self,

@@ -437,6 +437,21 @@ async fn a_loop_without_the_session_header_stays_in_its_tokens_default_session()
     )
     .await;
     assert_ne!(a.session(), session);
+    // Another endpoint scales its screenshots its own way: its header-less
+    // requests have a default session of their own.
+    let a = actions_as(
+        &s,
+        TOKEN,
+        None,
+        &json!([{"action_type": "cursor_position"}]),
+    )
+    .await;
+    assert_eq!(a.status, 200, "{}", String::from_utf8_lossy(&a.body));
+    assert_ne!(
+        a.session(),
+        session,
+        "/v1/actions has its own default session"
+    );
 
     // Another token's loop has a default session of its own: no
     // screenshot there yet, and the error says where it looked and how
