@@ -1,0 +1,120 @@
+//! What a low-level hook event means for hand-back: the person's input or
+//! synthetic input. Every event deskhand sends carries [`TAG`] in
+//! `dwExtraInfo`; the system marks every synthetic event injected. A press
+//! that is neither is the person's, from a real device: it hands control
+//! back and may click Continue. Up or down is taken from the message
+//! (`wParam`), since Wine leaves `LLKHF_UP` off a Unicode key's release.
+
+use deskhand_backend::WatchedInput;
+
+/// deskhand's mark in `dwExtraInfo` of every event it sends ("DESK").
+pub const TAG: usize = 0x4445_534B;
+
+/// `LLMHF_INJECTED` of `MSLLHOOKSTRUCT.flags`.
+pub const MOUSE_INJECTED: u32 = 0x1;
+/// `LLKHF_INJECTED` of `KBDLLHOOKSTRUCT.flags`.
+pub const KEY_INJECTED: u32 = 0x10;
+
+/// The messages a low-level hook receives.
+pub mod message {
+    /// `WM_KEYDOWN`.
+    pub const KEYDOWN: u32 = 0x0100;
+    /// `WM_SYSKEYDOWN` (with Alt, or F10).
+    pub const SYSKEYDOWN: u32 = 0x0104;
+    /// `WM_MOUSEMOVE`.
+    pub const MOUSEMOVE: u32 = 0x0200;
+    /// `WM_LBUTTONDOWN`.
+    pub const LBUTTONDOWN: u32 = 0x0201;
+    /// `WM_RBUTTONDOWN`.
+    pub const RBUTTONDOWN: u32 = 0x0204;
+    /// `WM_MBUTTONDOWN`.
+    pub const MBUTTONDOWN: u32 = 0x0207;
+    /// `WM_MOUSEWHEEL`.
+    pub const MOUSEWHEEL: u32 = 0x020A;
+    /// `WM_XBUTTONDOWN`.
+    pub const XBUTTONDOWN: u32 = 0x020B;
+    /// `WM_MOUSEHWHEEL`.
+    pub const MOUSEHWHEEL: u32 = 0x020E;
+}
+
+/// Whether an event with these `flags` (of its hook's `injected` bit) and
+/// `extra` is synthetic: deskhand's own, or injected by any program.
+fn synthetic(flags: u32, injected: u32, extra: usize) -> bool {
+    extra == TAG || flags & injected != 0
+}
+
+/// What the mouse hook's event `msg` is; `None` for a release.
+pub fn mouse(msg: u32, flags: u32, extra: usize) -> Option<WatchedInput> {
+    let synthetic = synthetic(flags, MOUSE_INJECTED, extra);
+    match msg {
+        message::MOUSEMOVE => Some(WatchedInput::Motion { synthetic }),
+        // A wheel notch is a button press, as on X11 (buttons 4 to 7).
+        message::LBUTTONDOWN
+        | message::RBUTTONDOWN
+        | message::MBUTTONDOWN
+        | message::XBUTTONDOWN
+        | message::MOUSEWHEEL
+        | message::MOUSEHWHEEL => Some(WatchedInput::ButtonPress { synthetic }),
+        _ => None,
+    }
+}
+
+/// What the keyboard hook's event `msg` is; `None` for a release.
+pub fn key(msg: u32, flags: u32, extra: usize) -> Option<WatchedInput> {
+    let synthetic = synthetic(flags, KEY_INJECTED, extra);
+    matches!(msg, message::KEYDOWN | message::SYSKEYDOWN)
+        .then_some(WatchedInput::KeyPress { synthetic })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_press_neither_tagged_nor_injected_is_the_persons() {
+        assert_eq!(
+            mouse(message::LBUTTONDOWN, 0, 0),
+            Some(WatchedInput::ButtonPress { synthetic: false })
+        );
+        assert_eq!(
+            key(message::KEYDOWN, 0, 0),
+            Some(WatchedInput::KeyPress { synthetic: false })
+        );
+    }
+
+    #[test]
+    fn deskhands_own_and_other_programs_injected_input_is_synthetic() {
+        assert_eq!(
+            mouse(message::LBUTTONDOWN, MOUSE_INJECTED, TAG),
+            Some(WatchedInput::ButtonPress { synthetic: true })
+        );
+        // Another program's SendInput: never a click on Continue.
+        assert_eq!(
+            mouse(message::LBUTTONDOWN, MOUSE_INJECTED, 0),
+            Some(WatchedInput::ButtonPress { synthetic: true })
+        );
+        assert_eq!(
+            key(message::SYSKEYDOWN, KEY_INJECTED, 7),
+            Some(WatchedInput::KeyPress { synthetic: true })
+        );
+        // The tag alone marks it, whatever the flags say.
+        assert_eq!(
+            key(message::KEYDOWN, 0, TAG),
+            Some(WatchedInput::KeyPress { synthetic: true })
+        );
+    }
+
+    #[test]
+    fn releases_are_not_reported_and_wheels_are_presses() {
+        assert_eq!(mouse(0x0202, 0, 0), None, "WM_LBUTTONUP");
+        assert_eq!(key(0x0101, 0, 0), None, "WM_KEYUP");
+        assert_eq!(
+            mouse(message::MOUSEHWHEEL, 0, 0),
+            Some(WatchedInput::ButtonPress { synthetic: false })
+        );
+        assert_eq!(
+            mouse(message::MOUSEMOVE, MOUSE_INJECTED, 0),
+            Some(WatchedInput::Motion { synthetic: true })
+        );
+    }
+}

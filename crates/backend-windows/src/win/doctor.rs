@@ -1,0 +1,101 @@
+//! What the Windows backend tells the doctor: capture method, the input
+//! desktop (the secure desktop of a UAC prompt or the lock screen takes
+//! no synthetic input), the overlay, and what is not built yet
+//! (accessibility through UI Automation, the clipboard).
+
+use deskhand_backend::BackendFindings;
+use deskhand_backend::overlay_process::find_overlay;
+use deskhand_protocol::doctor::{
+    Availability, BackendEntry, CapabilityEntry, CapabilityName as C, ConsentKind as K, Probe,
+    ReasonCode, Verdict,
+};
+use windows::Win32::System::StationsAndDesktops::{
+    CloseDesktop, DESKTOP_CONTROL_FLAGS, DESKTOP_READOBJECTS, GetUserObjectInformationW,
+    OpenInputDesktop, UOI_NAME,
+};
+
+/// The name of the desktop that receives input now (`Default` for the
+/// person's, `Winlogon` for the secure desktop); `None` when it cannot
+/// be opened (the secure desktop refuses that too).
+pub(crate) fn input_desktop() -> Option<String> {
+    // SAFETY: the desktop handle is closed before returning; the buffer
+    // and its size are passed together.
+    unsafe {
+        let desk = OpenInputDesktop(DESKTOP_CONTROL_FLAGS(0), false, DESKTOP_READOBJECTS).ok()?;
+        let mut buf = [0u16; 128];
+        let mut needed = 0u32;
+        let read = GetUserObjectInformationW(
+            windows::Win32::Foundation::HANDLE(desk.0),
+            UOI_NAME,
+            Some(buf.as_mut_ptr().cast()),
+            (buf.len() * 2) as u32,
+            Some(&mut needed),
+        );
+        let _ = CloseDesktop(desk);
+        read.ok()?;
+        let len = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
+        Some(String::from_utf16_lossy(&buf[..len]))
+    }
+}
+
+/// The Windows backend's findings.
+pub fn windows_findings() -> BackendFindings {
+    let available = Verdict::AVAILABLE;
+    let not_built = Verdict::because(Availability::Unavailable, ReasonCode::NotBuilt);
+    let no_api = Verdict::because(Availability::Unsupported, ReasonCode::NoPlatformApi);
+    let indicator = if find_overlay().is_some() {
+        available
+    } else {
+        Verdict::because(Availability::Unavailable, ReasonCode::IndicatorNotFound)
+    };
+    let desktop = input_desktop();
+    let on_default = desktop
+        .as_deref()
+        .is_some_and(|d| d.eq_ignore_ascii_case("default"));
+    let probes = vec![
+        Probe::new(
+            "capture",
+            true,
+            format!("method {}", super::capture::METHOD),
+        ),
+        Probe::new(
+            "input desktop",
+            on_default,
+            match &desktop {
+                Some(name) if on_default => {
+                    format!("{name}: synthetic input reaches the person's apps")
+                }
+                Some(name) => format!(
+                    "{name}: a secure desktop (UAC prompt, lock screen) takes no synthetic input"
+                ),
+                None => {
+                    "cannot be opened: a secure desktop (UAC prompt, lock screen) may be up".into()
+                }
+            },
+        ),
+        Probe::new(
+            "capture exclusion",
+            false,
+            "not applied yet: the red frame may appear in screenshots",
+        ),
+    ];
+    BackendFindings {
+        session_type: None,
+        backends: vec![BackendEntry::new("windows", true, available)],
+        capabilities: vec![
+            CapabilityEntry::new(C::CaptureWindow, available, K::Session),
+            CapabilityEntry::new(C::InputTakeover, available, K::Takeover),
+            CapabilityEntry::new(C::TakeoverIndicator, indicator, K::Takeover),
+            CapabilityEntry::new(C::TakeoverHandback, available, K::Takeover),
+            CapabilityEntry::new(C::ReadTree, not_built, K::Session),
+            CapabilityEntry::new(C::ActSemantic, not_built, K::Takeover),
+            CapabilityEntry::new(C::ClipboardRead, not_built, K::Separate),
+            CapabilityEntry::new(C::ClipboardWrite, not_built, K::Session),
+            CapabilityEntry::new(C::ListNotifications, no_api, K::Session),
+            CapabilityEntry::new(C::DismissNotification, no_api, K::Session),
+            CapabilityEntry::new(C::InvokeNotificationAction, no_api, K::Session),
+        ],
+        permissions: Vec::new(),
+        probes,
+    }
+}

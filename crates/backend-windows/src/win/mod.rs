@@ -1,0 +1,77 @@
+//! The calls into Win32, one module per capability.
+
+mod apps;
+mod capture;
+mod displays;
+pub mod doctor;
+mod frame_check;
+mod input;
+mod watcher;
+mod window_list;
+
+use deskhand_backend::overlay_process::{OverlayIndicator, find_overlay};
+use deskhand_backend::{Backend, BackendError, KillSwitchHotkey};
+
+use crate::{WindowsError, WindowsOptions};
+
+/// A Win32 error as a backend error.
+pub(crate) fn failed(call: &str, e: impl std::fmt::Display) -> BackendError {
+    BackendError::Failed(format!("{call}: {e}"))
+}
+
+/// Makes this process per-monitor DPI aware, so that every coordinate is
+/// in physical pixels: V2 where the system has it, else V1.
+fn become_dpi_aware() -> &'static str {
+    use ::windows::Win32::UI::HiDpi::{
+        DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE_V2, PROCESS_PER_MONITOR_DPI_AWARE,
+        SetProcessDpiAwareness, SetProcessDpiAwarenessContext,
+    };
+    // SAFETY: plain calls without pointers.
+    unsafe {
+        if SetProcessDpiAwarenessContext(DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE_V2).is_ok() {
+            return "per-monitor v2";
+        }
+        if SetProcessDpiAwareness(PROCESS_PER_MONITOR_DPI_AWARE).is_ok() {
+            return "per-monitor v1";
+        }
+    }
+    "as the system set it"
+}
+
+pub(crate) fn open(options: &WindowsOptions) -> Result<Backend, WindowsError> {
+    let dpi = become_dpi_aware();
+    tracing::info!(dpi, "DPI awareness");
+    let kill = match &options.kill_switch {
+        Some(hotkey) => hotkey.clone(),
+        None => KillSwitchHotkey::new(deskhand_backend::DEFAULT_KILL_SWITCH)
+            .map_err(|e| WindowsError::Option(e.to_string()))?,
+    };
+    let indicator = match find_overlay() {
+        Some(program) => Some(Box::new(OverlayIndicator::new(
+            &program,
+            Vec::new(),
+            Box::new(frame_check::WindowsFrameInspector),
+        )) as Box<dyn deskhand_backend::Indicator>),
+        None => {
+            tracing::warn!(
+                "deskhand-overlay.exe not found (next to deskhand.exe, on PATH, or %DESKHAND_OVERLAY%): takeover is unavailable"
+            );
+            None
+        }
+    };
+    tracing::info!(capture = capture::METHOD, "capture method");
+    Ok(Backend {
+        name: "windows",
+        policy: &crate::WINDOWS,
+        displays: Box::new(displays::WinDisplays),
+        capture: Some(Box::new(capture::GdiCapture)),
+        input: Some(Box::new(input::WinInput)),
+        windows: Some(Box::new(window_list::WinWindows)),
+        apps: Some(Box::new(apps::WinApps)),
+        permissions: None,
+        clipboard: None,
+        indicator,
+        watcher: Some(Box::new(watcher::HookWatcher::new(kill))),
+        accessibility: None,
+    })
+}
