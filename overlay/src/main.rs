@@ -3,11 +3,13 @@
 //! lines on stdin (`show`, `pause`, `resume`, `hide`, `quit`) and writes
 //! events as JSON lines on stdout (`ready`, `shown`, `changed`, `hidden`,
 //! `continue_clicked`, `lost`). It exits when stdin closes or deskhand
-//! dies. What differs per desktop is in its platform module (X11 so far;
-//! the Windows and macOS overlays come with their backends).
+//! dies. What differs per desktop is in its platform module (X11,
+//! Windows; the macOS overlay comes with its backend).
 
 #[cfg(target_os = "linux")]
 mod parent;
+#[cfg(windows)]
+mod windows;
 #[cfg(target_os = "linux")]
 mod x11;
 
@@ -33,14 +35,22 @@ fn main() -> anyhow::Result<()> {
     run(event_loop, x11::X11Side::connect()?)
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(windows)]
 fn main() -> anyhow::Result<()> {
-    anyhow::bail!("deskhand-overlay has no platform module for this OS yet (X11 only so far)")
+    let event_loop = EventLoop::<UserEvent>::with_user_event().build()?;
+    run(event_loop, windows::WindowsSide::default())
+}
+
+#[cfg(not(any(target_os = "linux", windows)))]
+fn main() -> anyhow::Result<()> {
+    anyhow::bail!(
+        "deskhand-overlay has no platform module for this OS yet (X11 and Windows so far)"
+    )
 }
 
 /// Feeds stdin's commands and the desktop's news to the app, says
 /// `ready`, and runs the event loop until it ends.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+#[cfg_attr(not(any(target_os = "linux", windows)), allow(dead_code))]
 fn run<D: Desktop>(event_loop: EventLoop<UserEvent>, desktop: D) -> anyhow::Result<()> {
     let proxy = event_loop.create_proxy();
     std::thread::spawn(move || read_commands(&proxy));
@@ -62,7 +72,7 @@ fn run<D: Desktop>(event_loop: EventLoop<UserEvent>, desktop: D) -> anyhow::Resu
 }
 
 /// Reads command lines from stdin until it closes.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+#[cfg_attr(not(any(target_os = "linux", windows)), allow(dead_code))]
 fn read_commands(proxy: &EventLoopProxy<UserEvent>) {
     use std::io::BufRead;
     for line in std::io::stdin().lock().lines() {

@@ -63,3 +63,16 @@ pub fn open(options: &WindowsOptions) -> Result<Backend, WindowsError> {
 
 #[cfg(windows)]
 pub use win::doctor::windows_findings;
+
+/// The program process `pid` runs (its full path), when it can be read.
+pub fn program_of_process(pid: u32) -> Option<String> {
+    #[cfg(windows)]
+    {
+        win::image_of(pid)
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = pid;
+        None
+    }
+}

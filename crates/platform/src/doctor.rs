@@ -16,7 +16,11 @@ pub fn findings(desktop: Option<&str>) -> (Platform, BackendFindings) {
     {
         crate::linux::doctor::findings(desktop)
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(windows)]
+    {
+        crate::windows::doctor::findings(desktop)
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
     {
         crate::unbuilt::doctor::findings(desktop)
     }

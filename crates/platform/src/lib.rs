@@ -6,15 +6,17 @@
 //!
 //! The choice is made at run time on Linux (one binary for X11 and, once
 //! it exists, Wayland; `--backend` overrides) and by target elsewhere. An
-//! OS with no backend yet answers [`PlatformError::NotBuilt`], never a
+//! OS with no backend yet (macOS) answers [`PlatformError::NotBuilt`], never a
 //! silent fallback; the log says which backend was picked and why.
 
 pub mod doctor;
 mod id;
 #[cfg(target_os = "linux")]
 mod linux;
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", windows)))]
 mod unbuilt;
+#[cfg(windows)]
+mod windows;
 
 use std::path::Path;
 
@@ -28,8 +30,10 @@ pub use imp::tray_present;
 use linux as imp;
 #[cfg(target_os = "linux")]
 pub use linux::bench;
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", windows)))]
 use unbuilt as imp;
+#[cfg(windows)]
+use windows as imp;
 
 /// Why no backend could be opened.
 #[derive(Debug, Error)]

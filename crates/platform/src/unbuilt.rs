@@ -7,11 +7,7 @@ use deskhand_protocol::doctor::{Availability, BackendEntry, Platform, ReasonCode
 use crate::{BackendKind, DesktopId, OpenOptions, PlatformError, SiteOptions};
 
 /// This OS's backend.
-const KIND: BackendKind = if cfg!(windows) {
-    BackendKind::Windows
-} else {
-    BackendKind::MacOs
-};
+const KIND: BackendKind = BackendKind::MacOs;
 
 /// Never made: no backend attaches here.
 pub(crate) enum Site {}
@@ -37,7 +33,7 @@ impl Site {
 fn not_built() -> PlatformError {
     PlatformError::NotBuilt {
         backend: KIND.name(),
-        why: "this version of deskhand drives X11 desktops on Linux only",
+        why: "this version of deskhand drives X11 desktops on Linux and Windows desktops",
     }
 }
 
@@ -55,7 +51,7 @@ pub(crate) fn attach(_: &SiteOptions) -> Result<(DesktopId, BackendKind, Site), 
     Err(not_built())
 }
 
-/// Windows' notification area and the macOS menu bar are always there.
+/// The macOS menu bar is always there.
 pub fn tray_present(_: &DesktopId) -> Result<bool, PlatformError> {
     Ok(true)
 }
@@ -64,11 +60,7 @@ pub(crate) mod doctor {
     use super::*;
 
     pub(crate) fn findings(_: Option<&str>) -> (Platform, BackendFindings) {
-        let platform = if cfg!(windows) {
-            Platform::Windows
-        } else {
-            Platform::Macos
-        };
+        let platform = Platform::Macos;
         let not_built = Verdict::because(Availability::Unavailable, ReasonCode::NotBuilt);
         let findings = BackendFindings {
             backends: vec![BackendEntry::new(KIND.name(), true, not_built)],

@@ -13,6 +13,8 @@ use windows::Win32::UI::Input::KeyboardAndMouse::{
     MOUSEINPUT, MapVirtualKeyW, SendInput, VIRTUAL_KEY, VkKeyScanW,
 };
 
+use windows::Win32::UI::WindowsAndMessaging::SetCursorPos;
+
 use crate::hooks::TAG;
 use crate::keys::{Typed, Vk, typed, virtual_key};
 use crate::pointer::{absolute_point, button_event, flags, wheel_event};
@@ -142,6 +144,14 @@ fn char_inputs(c: char, out: &mut Vec<INPUT>) {
 
 impl Input for WinInput {
     fn move_pointer(&mut self, to: Point) -> Result<(), BackendError> {
+        if super::under_wine() {
+            // Wine (8.0) puts the cursor back after an injected move that
+            // a low-level mouse hook (deskhand's own, for hand-back) has
+            // seen: there the cursor is moved as `SetCursorPos` moves it.
+            // SAFETY: a plain call.
+            return unsafe { SetCursorPos(to.x, to.y) }
+                .map_err(|e| super::failed("SetCursorPos", e));
+        }
         let (x, y) = absolute_point(to.x, to.y, virtual_desktop());
         let f = flags::MOVE | flags::ABSOLUTE | flags::VIRTUALDESK;
         send(&[mouse_input(x, y, 0, f)])

@@ -7,7 +7,8 @@ pub mod doctor;
 mod frame_check;
 mod input;
 mod watcher;
-mod window_list;
+pub(crate) mod window_list;
+pub(crate) use window_list::image_of;
 
 use deskhand_backend::overlay_process::{OverlayIndicator, find_overlay};
 use deskhand_backend::{Backend, BackendError, KillSwitchHotkey};
@@ -17,6 +18,20 @@ use crate::{WindowsError, WindowsOptions};
 /// A Win32 error as a backend error.
 pub(crate) fn failed(call: &str, e: impl std::fmt::Display) -> BackendError {
     BackendError::Failed(format!("{call}: {e}"))
+}
+
+/// Whether this runs under Wine (its `ntdll` exports `wine_get_version`).
+pub(crate) fn under_wine() -> bool {
+    use ::windows::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
+    use ::windows::core::{s, w};
+    static WINE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WINE.get_or_init(|| {
+        // SAFETY: ntdll is always loaded; the name is a static string.
+        unsafe {
+            GetModuleHandleW(w!("ntdll.dll"))
+                .is_ok_and(|ntdll| GetProcAddress(ntdll, s!("wine_get_version")).is_some())
+        }
+    })
 }
 
 /// Makes this process per-monitor DPI aware, so that every coordinate is
