@@ -291,15 +291,19 @@ impl<D: Desktop> App<D> {
     /// is a click; it must come from a device (on X11 winit reads XInput 2
     /// device events, which a SendEvent cannot make).
     fn mouse(&mut self, id: WindowId, state: ElementState) {
-        let on = self.cursor.and_then(|(wid, p)| {
+        let seen = self.cursor.and_then(|(wid, p)| {
             let o = self
                 .windows
                 .iter()
                 .find(|o| wid == id && o.window.id() == id)?;
             let m = self.layout.monitors[o.index];
-            self.layout
-                .button_at(Point::new(m.x + p.x as i32, m.y + p.y as i32))
+            Some(Point::new(m.x + p.x as i32, m.y + p.y as i32))
         });
+        let on = self
+            .desktop
+            .pointer()
+            .or(seen)
+            .and_then(|p| self.layout.button_at(p));
         match state {
             ElementState::Pressed => self.armed = on,
             ElementState::Released => {

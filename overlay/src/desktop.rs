@@ -51,4 +51,12 @@ pub trait Desktop: Clone + Send + 'static {
 
     /// Blocks for the next piece of news about the adopted windows.
     fn next(&self) -> WindowNews;
+
+    /// Where the pointer is now, in global desktop pixels, where the
+    /// desktop says it at a click (Windows: a window that stops being
+    /// click-through gets its press without a move before it); `None`
+    /// leaves it to winit's cursor events.
+    fn pointer(&self) -> Option<deskhand_protocol::geometry::Point> {
+        None
+    }
 }

@@ -9,15 +9,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use deskhand_overlay::desktop::{Desktop, WindowNews};
-use deskhand_protocol::geometry::Rect;
-use windows::Win32::Foundation::{COLORREF, HWND};
+use deskhand_protocol::geometry::{Point, Rect};
+use windows::Win32::Foundation::{COLORREF, HWND, POINT};
 use windows::Win32::Graphics::Gdi::{
     CombineRgn, CreateRectRgn, DeleteObject, HRGN, RGN_OR, SetWindowRgn,
 };
 use windows::Win32::UI::WindowsAndMessaging::{
-    GWL_EXSTYLE, GetWindowLongW, HWND_TOPMOST, IsWindow, IsWindowVisible, LWA_ALPHA,
-    SWP_NOACTIVATE, SWP_NOMOVE, SWP_NOSIZE, SetLayeredWindowAttributes, SetWindowLongW,
-    SetWindowPos, WS_EX_LAYERED, WS_EX_NOACTIVATE, WS_EX_TOOLWINDOW, WS_EX_TOPMOST,
+    GWL_EXSTYLE, GetCursorPos, GetWindowLongW, HWND_NOTOPMOST, HWND_TOPMOST, IsWindow,
+    IsWindowVisible, LWA_ALPHA, SWP_NOACTIVATE, SWP_NOMOVE, SWP_NOSIZE, SetLayeredWindowAttributes,
+    SetWindowLongW, SetWindowPos, WS_EX_LAYERED, WS_EX_NOACTIVATE, WS_EX_TOOLWINDOW, WS_EX_TOPMOST,
     WS_EX_TRANSPARENT,
 };
 use winit::raw_window_handle::{HasWindowHandle, RawWindowHandle};
@@ -130,8 +130,20 @@ impl Desktop for WindowsSide {
             ex & WS_EX_TRANSPARENT.0 != 0
         };
         set_styles(h, click_through);
-        // SAFETY: a plain call on a window of this process.
+        // SAFETY: plain calls on a window of this process. Out of the
+        // topmost band and back in: a window the system already counts on
+        // top is otherwise not restacked (Wine 8 leaves an app that a
+        // click activated drawn above it).
         unsafe {
+            SetWindowPos(
+                h,
+                Some(HWND_NOTOPMOST),
+                0,
+                0,
+                0,
+                0,
+                SWP_NOMOVE | SWP_NOSIZE | SWP_NOACTIVATE,
+            )?;
             SetWindowPos(
                 h,
                 Some(HWND_TOPMOST),
@@ -143,6 +155,13 @@ impl Desktop for WindowsSide {
             )?;
         }
         Ok(())
+    }
+
+    fn pointer(&self) -> Option<Point> {
+        let mut p = POINT::default();
+        // SAFETY: one out-parameter.
+        unsafe { GetCursorPos(&mut p) }.ok()?;
+        Some(Point::new(p.x, p.y))
     }
 
     fn next(&self) -> WindowNews {

@@ -11,6 +11,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -346,3 +347,31 @@ def raw_upgrade(port: int, headers: dict[str, str], path: str = "/v1/ws") -> int
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         s.sendall(("\r\n".join(req) + "\r\n\r\n").encode())
         return read_status(s)
+
+
+# An agent in a process of its own: connects, takes over, sends one action.
+AGENT = r"""
+import json, sys, time, uuid
+from websockets.sync.client import connect
+url, token, action = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+ws = connect(url, additional_headers={"Authorization": f"Bearer {token}"}, max_size=None)
+def send(kind, payload):
+    ws.send(json.dumps({"type": kind, "id": str(uuid.uuid4()), "ts": time.time(),
+                        "payload": payload}))
+json.loads(ws.recv())
+send("HELLO_ACK", {})
+send("TAKEOVER_REQUEST", {"on": True})
+while json.loads(ws.recv())["type"] != "TAKEOVER_STATE":
+    pass
+send("INPUT_ACTION", action)
+print("sent", flush=True)
+time.sleep(600)
+"""
+
+
+def agent_process(daemon: Daemon, action: dict) -> subprocess.Popen:
+    """An agent in a process of its own (so that it can be killed -9)."""
+    proc = subprocess.Popen([sys.executable, "-c", AGENT, daemon.ws_url, daemon.token,
+                             json.dumps(action)], stdout=subprocess.PIPE)
+    assert proc.stdout.readline().strip() == b"sent"
+    return proc

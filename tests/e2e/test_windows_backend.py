@@ -4,14 +4,26 @@ played with xdotool on the X display (a device's input to Windows)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
+from daemon import agent_process
+from desktop import CONTINUE_Y
 from desktop.windows import WindowsDesktop, start
 from imaging import decode_png
 from xhelpers import poll, scratch_dir
 
 TEXT = "Hello, Wörld — 日本 🎉"
 NOTEPAD = r"C:\windows\system32\notepad.exe"
+# The tests' own Windows program (tests/wine/winput.c).
+WINPUT = r"C:\deskhand-tests\winput.exe"
+VK_SHIFT = 0x10
+
+
+def held(win: WindowsDesktop) -> set[int]:
+    """The virtual keys and buttons Windows holds down now."""
+    return {int(v) for v in win.wine(WINPUT, "held").split()}
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +59,18 @@ def notepad(win: WindowsDesktop, client) -> dict:
         return [w for w in windows if w["app_name"] == "notepad"]
 
     return poll(listed, timeout=20, what="notepad's window in WINDOW_LIST")[-1]
+
+
+# The Continue button's colour (overlay/src/paint.rs).
+CONTINUE_GREEN = (0x26, 0x7A, 0x34)
+
+
+def click_continue(win: WindowsDesktop) -> None:
+    """The person clicks Continue once the paused frame shows it (its
+    left edge, 12 pixels of padding: green)."""
+    poll(lambda: win.pixel(456, CONTINUE_Y) == CONTINUE_GREEN, timeout=5,
+         what="the Continue button on screen")
+    win.person.real_click(640, CONTINUE_Y)
 
 
 def paused(client, reason: str) -> None:
@@ -128,11 +152,37 @@ def test_the_port_wants_the_token(win_daemon):
     assert raw_upgrade(daemon.port, auth) == 101
 
 
-def test_the_persons_move_hands_control_back(win, client):
+def test_a_client_killed_mid_hold_leaves_nothing_held(win, win_daemon):
+    agent = agent_process(win_daemon, {"action": "hold_key", "key": "shift", "duration_ms": 20000})
+    try:
+        poll(lambda: VK_SHIFT in held(win), timeout=10, what="shift to be held")
+    finally:
+        agent.kill()
+        agent.wait()
+    poll(lambda: not held(win), timeout=3, what="shift released long before the 20 s hold ends")
+
+
+def test_the_persons_input_hands_control_back_and_only_their_click_continues(win, client):
     client.take_over()
     try:
         client.act("mouse_move", coordinate=[700, 500])
         win.person.move(200, 600)
         paused(client, "pointer_moved")
+        # Another program's SendInput on Continue is injected input: no resume.
+        win.wine(WINPUT, "click", "640", str(CONTINUE_Y))
+        time.sleep(1)
+        paused(client, "pointer_moved")
+        # The person's click (a device's, to Windows) resumes.
+        click_continue(win)
+
+        def resumed():
+            msg = client.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [650, 450]})
+            return msg["type"] == "ACK"
+
+        poll(resumed, timeout=5, what="the takeover resumed by Continue")
+        win.person.key("a")
+        paused(client, "key_pressed")
+        click_continue(win)
+        poll(resumed, timeout=5, what="the takeover resumed by Continue")
     finally:
         client.take_over(False)

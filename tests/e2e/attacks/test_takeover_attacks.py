@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from conftest import continue_if_held
-from daemon import Daemon, ErrorReply
+from daemon import Daemon, ErrorReply, agent_process
 from desktop import CONTINUE_Y, attach
 from xhelpers import XTerm, poll, require, run, unique_title
 
@@ -315,33 +315,6 @@ def test_an_overlong_window_id_is_refused_and_the_audit_history_stays(daemon, cl
         return sum((r["target"] or {}).get("repeated", 1) for r in mine)
 
     poll(lambda: refused_focus() == 5, timeout=20, what="the five refusals in the audit log")
-
-
-AGENT = r"""
-import json, sys, time, uuid
-from websockets.sync.client import connect
-url, token, action = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-ws = connect(url, additional_headers={"Authorization": f"Bearer {token}"}, max_size=None)
-def send(kind, payload):
-    ws.send(json.dumps({"type": kind, "id": str(uuid.uuid4()), "ts": time.time(),
-                        "payload": payload}))
-json.loads(ws.recv())
-send("HELLO_ACK", {})
-send("TAKEOVER_REQUEST", {"on": True})
-while json.loads(ws.recv())["type"] != "TAKEOVER_STATE":
-    pass
-send("INPUT_ACTION", action)
-print("sent", flush=True)
-time.sleep(600)
-"""
-
-
-def agent_process(daemon, action: dict) -> subprocess.Popen:
-    """An agent in a process of its own (so that it can be killed -9)."""
-    proc = subprocess.Popen([sys.executable, "-c", AGENT, daemon.ws_url, daemon.token,
-                             json.dumps(action)], stdout=subprocess.PIPE)
-    assert proc.stdout.readline().strip() == b"sent"
-    return proc
 
 
 def test_a_client_killed_mid_type_stops_typing(daemon, display, apps, tmp_path):

@@ -6,9 +6,10 @@ use deskhand_backend::overlay_process::FrameInspector;
 use deskhand_backend::{BackendError, FrameCheck, Rect};
 use windows::Win32::Foundation::{COLORREF, HWND, RECT};
 use windows::Win32::UI::WindowsAndMessaging::{
-    GWL_EXSTYLE, GetLayeredWindowAttributes, GetWindowLongW, GetWindowRect, HWND_TOPMOST, IsWindow,
-    IsWindowVisible, LAYERED_WINDOW_ATTRIBUTES_FLAGS, LWA_ALPHA, SWP_NOACTIVATE, SWP_NOMOVE,
-    SWP_NOSIZE, SetLayeredWindowAttributes, SetWindowPos, WS_EX_TOPMOST,
+    GWL_EXSTYLE, GetLayeredWindowAttributes, GetWindowLongW, GetWindowRect, HWND_NOTOPMOST,
+    HWND_TOPMOST, IsWindow, IsWindowVisible, LAYERED_WINDOW_ATTRIBUTES_FLAGS, LWA_ALPHA,
+    SWP_NOACTIVATE, SWP_NOMOVE, SWP_NOSIZE, SetLayeredWindowAttributes, SetWindowPos,
+    WS_EX_TOPMOST,
 };
 
 use super::displays::rect_of;
@@ -58,6 +59,18 @@ fn put_back(id: u64, seen: &Seen, want: Rect) {
         } else {
             Default::default()
         };
+        // Out of the topmost band and back in: a window the system
+        // already counts on top is otherwise not restacked (Wine 8 leaves
+        // an app that a click activated drawn above it).
+        let _ = SetWindowPos(
+            h,
+            Some(HWND_NOTOPMOST),
+            0,
+            0,
+            0,
+            0,
+            SWP_NOMOVE | SWP_NOSIZE | SWP_NOACTIVATE,
+        );
         let _ = SetWindowPos(
             h,
             Some(HWND_TOPMOST),
