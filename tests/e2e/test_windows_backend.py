@@ -4,6 +4,7 @@ played with xdotool on the X display (a device's input to Windows)."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 
 import pytest
@@ -38,7 +39,7 @@ def win_daemon(win: WindowsDesktop):
     consent = scratch_dir("win-consent-") + "/consent.json"
     with open(consent, "w") as f:
         f.write('{"input": true}')
-    d = win.serve("--consent", consent)
+    d = win.serve("--consent", consent, "--enable-clipboard", "--enable-clipboard-read-foreign")
     yield d
     d.kill()
 
@@ -88,7 +89,8 @@ def test_the_ready_line_and_hello_are_honest_for_windows(win_daemon, client):
     features = p["computer_use_features"]
     for feature in ("screenshot.region", "input.type.unicode", "window.list", "app.launch"):
         assert feature in features, (feature, features)
-    # No UI Automation under Wine, no clipboard backend yet.
+    assert {"clipboard.read", "clipboard.write"} <= set(features), features
+    # No UI Automation under Wine.
     assert "a11y.tree" not in features, features
 
 
@@ -112,6 +114,24 @@ def test_typing_arrives_exactly_and_chords_work(win, client):
         assert win.pointer() == (x + w // 2, y + h // 2), "the click went where it was sent"
     finally:
         client.take_over(False)
+
+
+def test_what_deskhand_writes_is_pasteable_and_other_copies_are_not_read(win, client):
+    text = "written by deskhand · ü 日本"
+    client.call("CLIPBOARD_WRITE", {"format": "text", "content": text}, expect="ACK")
+    # Another app (on the X side, through Wine's clipboard) pastes it.
+    assert win.clipboard() == text
+    p = client.call("CLIPBOARD_READ", {"format": "text"}, expect="CLIPBOARD_READ_RESPONSE")
+    assert p["content"] == text, p
+    # The person copies something else: not for the agent without their approval.
+    subprocess.run(["xclip", "-selection", "clipboard", "-i"], input=b"the person's copy",
+                   env=win.env(), check=True, timeout=10, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    poll(lambda: win.clipboard() == "the person's copy", timeout=5, what="the person's copy")
+    msg = client.request("CLIPBOARD_READ", {"format": "text"})
+    assert msg["type"] == "ERROR", msg
+    assert msg["payload"]["code"] == "CAPABILITY_NOT_GRANTED", msg
+    assert msg["payload"]["details"]["needed"] == "host_approval", msg
 
 
 def test_command_runners_and_scripts_are_not_launched(win, client, tmp_path):

@@ -7,6 +7,7 @@
 //! functions in the modules compiled on every OS, so Linux runs their
 //! tests; the calls into Win32 are in `win/`, compiled on Windows only.
 
+pub mod clipboard;
 pub mod frame;
 pub mod hooks;
 pub mod keys;

@@ -1,7 +1,7 @@
 //! What the Windows backend tells the doctor: capture method, the input
 //! desktop (the secure desktop of a UAC prompt or the lock screen takes
 //! no synthetic input), the overlay, and what is not built yet
-//! (accessibility through UI Automation, the clipboard).
+//! (accessibility through UI Automation).
 
 use deskhand_backend::BackendFindings;
 use deskhand_backend::overlay_process::find_overlay;
@@ -89,8 +89,8 @@ pub fn windows_findings() -> BackendFindings {
             CapabilityEntry::new(C::TakeoverHandback, available, K::Takeover),
             CapabilityEntry::new(C::ReadTree, not_built, K::Session),
             CapabilityEntry::new(C::ActSemantic, not_built, K::Takeover),
-            CapabilityEntry::new(C::ClipboardRead, not_built, K::Separate),
-            CapabilityEntry::new(C::ClipboardWrite, not_built, K::Session),
+            CapabilityEntry::new(C::ClipboardRead, available, K::Separate),
+            CapabilityEntry::new(C::ClipboardWrite, available, K::Session),
             CapabilityEntry::new(C::ListNotifications, no_api, K::Session),
             CapabilityEntry::new(C::DismissNotification, no_api, K::Session),
             CapabilityEntry::new(C::InvokeNotificationAction, no_api, K::Session),

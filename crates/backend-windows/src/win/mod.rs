@@ -2,6 +2,7 @@
 
 mod apps;
 mod capture;
+mod clipboard;
 mod displays;
 pub mod doctor;
 mod frame_check;
@@ -84,7 +85,15 @@ pub(crate) fn open(options: &WindowsOptions) -> Result<Backend, WindowsError> {
         windows: Some(Box::new(window_list::WinWindows)),
         apps: Some(Box::new(apps::WinApps)),
         permissions: None,
-        clipboard: None,
+        clipboard: match clipboard::WinClipboard::start() {
+            Ok(c) => {
+                Some(std::sync::Arc::new(c) as std::sync::Arc<dyn deskhand_backend::Clipboard>)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the clipboard is unavailable");
+                None
+            }
+        },
         indicator,
         watcher: Some(Box::new(watcher::HookWatcher::new(kill))),
         accessibility: None,
