@@ -80,7 +80,8 @@ fn region(rects: &[Rect]) -> HRGN {
 
 impl Desktop for WindowsSide {
     fn attributes(&self, attrs: WindowAttributes) -> WindowAttributes {
-        attrs
+        // Shown without taking the focus from the person's window.
+        attrs.with_active(false)
     }
 
     fn adopt(&self, window: &Window) -> anyhow::Result<u32> {

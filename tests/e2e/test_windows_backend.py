@@ -4,6 +4,7 @@ played with xdotool on the X display (a device's input to Windows)."""
 
 from __future__ import annotations
 
+import base64
 import subprocess
 import time
 
@@ -59,7 +60,11 @@ def notepad(win: WindowsDesktop, client) -> dict:
         windows = client.call("WINDOW_LIST_REQUEST", {}, expect="WINDOW_LIST_RESPONSE")["windows"]
         return [w for w in windows if w["app_name"] == "notepad"]
 
-    return poll(listed, timeout=20, what="notepad's window in WINDOW_LIST")[-1]
+    def started():
+        return [w for w in listed() if w["is_focused"]]
+
+    # The one just started comes up in front, with the focus.
+    return poll(started, timeout=20, what="notepad's window in WINDOW_LIST, focused")[0]
 
 
 # The Continue button's colour (overlay/src/paint.rs).
@@ -180,6 +185,67 @@ def test_a_client_killed_mid_hold_leaves_nothing_held(win, win_daemon):
         agent.kill()
         agent.wait()
     poll(lambda: not held(win), timeout=3, what="shift released long before the 20 s hold ends")
+
+
+def test_an_mcp_client_types_into_an_app(win, win_daemon, client):
+    """The official MCP SDK over HTTP against deskhand.exe: a takeover
+    session clicks into notepad, types, selects and copies."""
+    from mcp_client import http, run
+
+    title = notepad(win, client)["title"]
+    client.close()  # its takeover ends: the MCP session takes over
+
+    async def body():
+        async with http(win_daemon, "auto") as s:
+            state = await s.start(input="takeover")
+            assert state["takeover"]["on"] is True, state
+
+            windows = (await s.call("list_windows"))["windows"]
+            w = [w for w in windows if w["focused"]][0]
+            assert w["title"] == title, windows
+            f = w["frame"]
+            x, y, width, height = f["x"], f["y"], f["width"], f["height"]
+            r = await s.call("click", {"window_id": w["window_id"], "x": x + width // 2,
+                                       "y": y + height // 2})
+            assert r["effect"] == "sent", r
+            r = await s.call("type_text", {"window_id": w["window_id"], "text": "mcp on Windows"})
+            assert r["typed_characters"] == len("mcp on Windows"), r
+            for key in ("ctrl+a", "ctrl+c"):
+                await s.call("press_key", {"window_id": w["window_id"], "key": key})
+            shot = await s.raw("screenshot", {"window_id": w["window_id"]})
+            assert not shot.is_error, shot.structured_content
+            image = decode_png(base64.b64decode(shot.content[1].data))
+            assert (image.width, image.height) == (width, height), (image.width, image.height)
+            await s.end()
+
+    run(body())
+    poll(lambda: win.clipboard() == "mcp on Windows", timeout=5, what="the typed text copied")
+
+
+def test_a_computer_use_loop_types_into_an_app(win, win_daemon, client):
+    """Anthropic's computer tool actions on /v1/computer/anthropic, as a
+    vendor's loop posts them (no session header)."""
+    from computer_http import Computer, tool_result_text
+
+    window = notepad(win, client)
+    client.close()  # its takeover ends: the loop's own session takes over
+    x, y, w, h = window["bounds"]
+    loop = Computer(win_daemon, default=True)
+    blocks = [{"action": "screenshot"},
+              # at scale 0.5 (the screenshot is 640x400)
+              {"action": "left_click", "coordinate": [(x + w // 2) // 2, (y + h // 2) // 2]},
+              {"action": "type", "text": "computer use on Windows"},
+              {"action": "key", "text": "ctrl+a"},
+              {"action": "key", "text": "ctrl+c"}]
+    try:
+        for b in blocks:
+            r = loop.anthropic({"type": "tool_use", "id": "t", "name": "computer", "input": b},
+                               "?max_width=640&max_height=400")
+            assert not r.get("is_error"), (b, tool_result_text(r))
+    finally:
+        loop.end()
+    poll(lambda: win.clipboard() == "computer use on Windows", timeout=5,
+         what="the typed text copied")
 
 
 def test_the_persons_input_hands_control_back_and_only_their_click_continues(win, client):

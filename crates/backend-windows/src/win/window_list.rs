@@ -1,5 +1,5 @@
-//! Top-level windows in z-order (visible, not cloaked, not deskhand's
-//! overlay), each with its process, class, title and bounds; focus with
+//! Top-level windows in z-order (visible, not cloaked, no tool windows:
+//! deskhand's overlay is one), each with its process, class, title and bounds; focus with
 //! `SetForegroundWindow`, made to work against the foreground lock and
 //! checked afterwards.
 
@@ -108,7 +108,7 @@ fn bounds_of(hwnd: HWND) -> Option<Rect> {
     Some(rect_of(&r))
 }
 
-fn describe(hwnd: HWND, foreground: HWND, screens: &[Rect], own_pid: u32) -> Option<NativeWindow> {
+fn describe(hwnd: HWND, foreground: HWND, screens: &[Rect]) -> Option<NativeWindow> {
     // SAFETY: plain calls on a window handle (a vanished one fails them).
     unsafe {
         if !IsWindowVisible(hwnd).as_bool() || cloaked(hwnd) {
@@ -117,9 +117,9 @@ fn describe(hwnd: HWND, foreground: HWND, screens: &[Rect], own_pid: u32) -> Opt
         let ex = GetWindowLongW(hwnd, GWL_EXSTYLE) as u32;
         let mut pid = 0u32;
         GetWindowThreadProcessId(hwnd, Some(&mut pid));
-        // deskhand's own overlay and the system's tool windows are not
-        // windows an agent works in.
-        if ex & WS_EX_TOOLWINDOW.0 != 0 && (pid == own_pid || text_of(hwnd).is_empty()) {
+        // Tool windows (deskhand's own frame among them) are left out, as
+        // the system's own window switcher leaves them out.
+        if ex & WS_EX_TOOLWINDOW.0 != 0 {
             return None;
         }
         let rect = bounds_of(hwnd)?;
@@ -179,10 +179,9 @@ impl Windows for WinWindows {
         let screens: Vec<Rect> = all_monitors()?.into_iter().map(|m| m.rect).collect();
         // SAFETY: plain calls.
         let foreground = unsafe { GetForegroundWindow() };
-        let own = std::process::id();
         let mut windows: Vec<NativeWindow> = stack()?
             .into_iter()
-            .filter_map(|h| describe(h, foreground, &screens, own))
+            .filter_map(|h| describe(h, foreground, &screens))
             .collect();
         windows.reverse();
         Ok(windows)
