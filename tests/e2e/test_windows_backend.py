@@ -5,6 +5,7 @@ played with xdotool on the X display (a device's input to Windows)."""
 from __future__ import annotations
 
 import base64
+import json
 import subprocess
 import time
 
@@ -12,7 +13,7 @@ import pytest
 
 from daemon import agent_process
 from desktop import CONTINUE_Y
-from desktop.windows import WindowsDesktop, start
+from desktop.windows import WindowsDesktop, start, windows_binary
 from imaging import decode_png
 from xhelpers import poll, scratch_dir
 
@@ -53,7 +54,9 @@ def client(win_daemon):
 
 
 def notepad(win: WindowsDesktop, client) -> dict:
-    """Starts Wine's notepad; its window as WINDOW_LIST reports it."""
+    """Starts Wine's notepad (ending the ones tests started before); its
+    window as WINDOW_LIST reports it."""
+    win.close_apps()
     win.start_app("notepad")
 
     def listed():
@@ -97,6 +100,23 @@ def test_the_ready_line_and_hello_are_honest_for_windows(win_daemon, client):
     assert {"clipboard.read", "clipboard.write"} <= set(features), features
     # No UI Automation under Wine.
     assert "a11y.tree" not in features, features
+
+
+def test_the_doctor_reports_the_windows_backend(win):
+    out = subprocess.run(["wine", str(windows_binary("deskhand")), "doctor", "--json"],
+                         env=win.env(), capture_output=True, text=True, timeout=60)
+    r = json.loads(out.stdout)
+    assert r["platform"] == "windows", r
+    backend = next(b for b in r["backends"] if b["id"] == "windows")
+    assert backend["status"] == "available", backend
+    caps = {c["name"]: c["status"] for c in r["capabilities"]}
+    for name in ("capture_window", "input_takeover", "takeover_indicator", "takeover_handback",
+                 "clipboard_read", "clipboard_write"):
+        assert caps[name] == "available", (name, caps)
+    assert caps["read_tree"] == "unavailable", caps
+    probes = {p["label"]: p for p in r["probes"]}
+    assert probes["input desktop"]["status"] == "ok", probes
+    assert "gdi" in probes["capture"]["message"], probes
 
 
 def test_a_screenshot_is_the_desktop_x_shows(win, client):
@@ -163,6 +183,7 @@ def test_an_installed_app_launches_and_its_window_appears(win, client):
         return [w for w in windows if w.get("pid") == pid]
 
     poll(window, timeout=20, what="the launched notepad's window")
+    win.wine("taskkill", "/f", "/pid", str(pid))
 
 
 def test_the_port_wants_the_token(win_daemon):
@@ -272,3 +293,14 @@ def test_the_persons_input_hands_control_back_and_only_their_click_continues(win
         poll(resumed, timeout=5, what="the takeover resumed by Continue")
     finally:
         client.take_over(False)
+
+
+def test_the_kill_switch_ends_the_takeover_and_releases_everything(win, client):
+    client.act("mouse_down", coordinate=[700, 500], button="left")
+    poll(lambda: 0x01 in held(win), timeout=5, what="the left button held")
+    win.person.key("ctrl+alt+Escape")
+    state = client.pushed_state()
+    while state.get("on"):
+        state = client.pushed_state()  # a paused state may come first
+    assert state["reason"] == "kill_switch", state
+    poll(lambda: not held(win), timeout=5, what="nothing held after the kill switch")

@@ -2,7 +2,7 @@
 //! the server together.
 
 mod audit_cmd;
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 mod bench;
 mod control;
 mod doctor;
@@ -31,7 +31,7 @@ enum Command {
     Mcp(mcp::McpArgs),
     /// Measure screenshot and input latency against reference tools (on
     /// virtual X11 desktops it starts).
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     Bench(bench::BenchArgs),
     /// Read the audit log.
     Audit(audit_cmd::AuditArgs),
@@ -90,7 +90,7 @@ fn main() -> anyhow::Result<()> {
             rt.shutdown_background();
             result
         }
-        #[cfg(target_os = "linux")]
+        #[cfg(any(target_os = "linux", windows))]
         Command::Bench(args) => bench::run(args, runtime()?),
         Command::Audit(args) => audit_cmd::run(args),
         Command::Doctor(args) => {

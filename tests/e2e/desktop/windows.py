@@ -94,6 +94,14 @@ class WindowsDesktop(Desktop):
         self._apps.append(proc)
         return proc
 
+    def close_apps(self) -> None:
+        """Ends the programs `start_app` started."""
+        for proc in self._apps:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+        self._apps.clear()
+
     def serve(self, *args: str) -> Daemon:
         """`deskhand.exe serve` on this desktop (paths given as Linux
         paths reach it as Z:\\ paths)."""
@@ -103,9 +111,7 @@ class WindowsDesktop(Desktop):
 
     def stop(self) -> None:
         subprocess.run(["wineserver", "-k"], env=self._env, timeout=30, check=False)
-        for proc in self._apps:
-            if proc.poll() is None:
-                proc.kill()
+        self.close_apps()
         self._xvfb.stop()
 
     def alive(self) -> bool:

@@ -16,14 +16,12 @@ use windows::Win32::System::DataExchange::{
     GetClipboardSequenceNumber, IsClipboardFormatAvailable, OpenClipboard,
     RegisterClipboardFormatW, SetClipboardData,
 };
-use windows::Win32::System::LibraryLoader::GetModuleHandleW;
 use windows::Win32::System::Memory::{
     GMEM_MOVEABLE, GlobalAlloc, GlobalLock, GlobalSize, GlobalUnlock,
 };
 use windows::Win32::UI::WindowsAndMessaging::{
-    CreateWindowExW, DefWindowProcW, DispatchMessageW, GetMessageW, HWND_MESSAGE, MSG,
-    RegisterClassW, WINDOW_EX_STYLE, WINDOW_STYLE, WM_DESTROYCLIPBOARD, WM_RENDERALLFORMATS,
-    WM_RENDERFORMAT, WNDCLASSW,
+    DefWindowProcW, DispatchMessageW, GetMessageW, MSG, WM_DESTROYCLIPBOARD, WM_RENDERALLFORMATS,
+    WM_RENDERFORMAT,
 };
 use windows::core::{PCWSTR, w};
 
@@ -128,38 +126,15 @@ fn start_window() -> Result<isize, BackendError> {
     std::thread::Builder::new()
         .name("deskhand-clipboard".into())
         .spawn(move || {
-            // SAFETY: a class and a message-only window of this module,
-            // whose messages this thread pumps for as long as it runs.
+            let hwnd = match super::message_window(w!("deskhand-clipboard"), Some(window_proc)) {
+                Ok(h) => h,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            };
+            // SAFETY: this thread pumps the window's messages while it runs.
             unsafe {
-                let instance = GetModuleHandleW(None).ok().map(|m| m.into());
-                let class = WNDCLASSW {
-                    lpfnWndProc: Some(window_proc),
-                    hInstance: instance.unwrap_or_default(),
-                    lpszClassName: w!("deskhand-clipboard"),
-                    ..Default::default()
-                };
-                RegisterClassW(&class);
-                let made = CreateWindowExW(
-                    WINDOW_EX_STYLE(0),
-                    w!("deskhand-clipboard"),
-                    PCWSTR::null(),
-                    WINDOW_STYLE(0),
-                    0,
-                    0,
-                    0,
-                    0,
-                    Some(HWND_MESSAGE),
-                    None,
-                    instance,
-                    None,
-                );
-                let hwnd = match made {
-                    Ok(h) => h,
-                    Err(e) => {
-                        let _ = tx.send(Err(super::failed("CreateWindowExW", e)));
-                        return;
-                    }
-                };
                 let _ = tx.send(Ok(hwnd.0 as isize));
                 let mut msg = MSG::default();
                 while GetMessageW(&mut msg, None, 0, 0).0 > 0 {

@@ -75,8 +75,8 @@ pub fn windows_findings() -> BackendFindings {
         ),
         Probe::new(
             "capture exclusion",
-            false,
-            "not applied yet: the red frame may appear in screenshots",
+            true,
+            "the red frame asks to be left out of captures (WDA_EXCLUDEFROMCAPTURE, Windows 10 2004 and later); where Windows refuses that (older versions, Wine) it may appear in screenshots",
         ),
     ];
     BackendFindings {

@@ -21,6 +21,45 @@ pub(crate) fn failed(call: &str, e: impl std::fmt::Display) -> BackendError {
     BackendError::Failed(format!("{call}: {e}"))
 }
 
+/// A message-only window of class `class` with `proc`, on this thread,
+/// which must pump its messages.
+pub(crate) fn message_window(
+    class: ::windows::core::PCWSTR,
+    proc: ::windows::Win32::UI::WindowsAndMessaging::WNDPROC,
+) -> Result<::windows::Win32::Foundation::HWND, deskhand_backend::BackendError> {
+    use ::windows::Win32::System::LibraryLoader::GetModuleHandleW;
+    use ::windows::Win32::UI::WindowsAndMessaging::{
+        CreateWindowExW, HWND_MESSAGE, RegisterClassW, WINDOW_EX_STYLE, WINDOW_STYLE, WNDCLASSW,
+    };
+    // SAFETY: a class of this module (registering it twice fails
+    // harmlessly) and a window without a parent but the message queue.
+    unsafe {
+        let instance = GetModuleHandleW(None).ok().map(|m| m.into());
+        let wc = WNDCLASSW {
+            lpfnWndProc: proc,
+            hInstance: instance.unwrap_or_default(),
+            lpszClassName: class,
+            ..Default::default()
+        };
+        RegisterClassW(&wc);
+        CreateWindowExW(
+            WINDOW_EX_STYLE(0),
+            class,
+            ::windows::core::PCWSTR::null(),
+            WINDOW_STYLE(0),
+            0,
+            0,
+            0,
+            0,
+            Some(HWND_MESSAGE),
+            None,
+            instance,
+            None,
+        )
+        .map_err(|e| failed("CreateWindowExW", e))
+    }
+}
+
 /// Whether this runs under Wine (its `ntdll` exports `wine_get_version`).
 pub(crate) fn under_wine() -> bool {
     use ::windows::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};

@@ -9,15 +9,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use deskhand_backend::{BackendError, InputWatcher, KillSwitchHotkey, WatchedInput};
-use windows::Win32::Foundation::{LPARAM, LRESULT, WPARAM};
+use windows::Win32::Foundation::{HWND, LPARAM, LRESULT, WPARAM};
 use windows::Win32::System::LibraryLoader::GetModuleHandleW;
 use windows::Win32::UI::Input::KeyboardAndMouse::{
     HOT_KEY_MODIFIERS, RegisterHotKey, UnregisterHotKey,
 };
 use windows::Win32::UI::WindowsAndMessaging::{
-    CallNextHookEx, DispatchMessageW, GetMessageW, KBDLLHOOKSTRUCT, MSG, MSLLHOOKSTRUCT, SetTimer,
-    SetWindowsHookExW, UnhookWindowsHookEx, WH_KEYBOARD_LL, WH_MOUSE_LL, WM_HOTKEY, WM_TIMER,
+    CallNextHookEx, DefWindowProcW, DispatchMessageW, GetMessageW, KBDLLHOOKSTRUCT, MSG,
+    MSLLHOOKSTRUCT, SetTimer, SetWindowsHookExW, UnhookWindowsHookEx, WH_KEYBOARD_LL, WH_MOUSE_LL,
+    WM_HOTKEY, WM_TIMER,
 };
+use windows::core::w;
 
 use crate::hooks;
 use crate::keys::hotkey_of;
@@ -65,6 +67,13 @@ unsafe extern "system" fn key_proc(code: i32, w: WPARAM, l: LPARAM) -> LRESULT {
     unsafe { CallNextHookEx(None, code, w, l) }
 }
 
+/// The kill switch's window: its WM_HOTKEY is taken from the queue before
+/// dispatch; everything else as Windows handles it.
+unsafe extern "system" fn hotkey_window_proc(h: HWND, msg: u32, w: WPARAM, l: LPARAM) -> LRESULT {
+    // SAFETY: passes the message on unchanged.
+    unsafe { DefWindowProcW(h, msg, w, l) }
+}
+
 pub(crate) struct HookWatcher {
     kill: KillSwitchHotkey,
 }
@@ -78,6 +87,9 @@ impl HookWatcher {
 /// The hotkey ids of the kill switch on this thread: the one in force
 /// and the next.
 struct Hotkeys {
+    /// The message-only window the hotkeys are registered for (a thread
+    /// hotkey, without a window, crashes Wine 8's server when pressed).
+    window: HWND,
     current: Option<i32>,
     next_id: i32,
 }
@@ -89,7 +101,7 @@ impl Hotkeys {
         let id = self.next_id;
         self.next_id += 1;
         // SAFETY: a thread hotkey (no window).
-        unsafe { RegisterHotKey(None, id, HOT_KEY_MODIFIERS(mods), vk) }
+        unsafe { RegisterHotKey(Some(self.window), id, HOT_KEY_MODIFIERS(mods), vk) }
             .map(|()| id)
             .map_err(|e| e.message())
     }
@@ -104,11 +116,11 @@ impl Hotkeys {
                 if kill.answer(n, Ok(())) {
                     if let Some(old) = self.current.replace(id) {
                         // SAFETY: a hotkey of this thread.
-                        let _ = unsafe { UnregisterHotKey(None, old) };
+                        let _ = unsafe { UnregisterHotKey(Some(self.window), old) };
                     }
                 } else {
                     // SAFETY: the hotkey just registered.
-                    let _ = unsafe { UnregisterHotKey(None, id) };
+                    let _ = unsafe { UnregisterHotKey(Some(self.window), id) };
                 }
             }
             Err(why) => {
@@ -143,7 +155,15 @@ fn run(
             }
         }
     };
+    let window = match super::message_window(w!("deskhand-hooks"), Some(hotkey_window_proc)) {
+        Ok(w) => w,
+        Err(e) => {
+            tracing::warn!(error = %e, "no window for the kill switch");
+            HWND::default()
+        }
+    };
     let mut hotkeys = Hotkeys {
+        window,
         current: None,
         next_id: 1,
     };
