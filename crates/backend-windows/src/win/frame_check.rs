@@ -6,16 +6,23 @@ use deskhand_backend::overlay_process::FrameInspector;
 use deskhand_backend::{BackendError, FrameCheck, Rect};
 use windows::Win32::Foundation::{COLORREF, HWND, RECT};
 use windows::Win32::UI::WindowsAndMessaging::{
-    GWL_EXSTYLE, GetLayeredWindowAttributes, GetWindowLongW, GetWindowRect, HWND_NOTOPMOST,
-    HWND_TOPMOST, IsWindow, IsWindowVisible, LAYERED_WINDOW_ATTRIBUTES_FLAGS, LWA_ALPHA,
-    SWP_NOACTIVATE, SWP_NOMOVE, SWP_NOSIZE, SetLayeredWindowAttributes, SetWindowPos,
+    GWL_EXSTYLE, GetForegroundWindow, GetLayeredWindowAttributes, GetWindowLongW, GetWindowRect,
+    HWND_NOTOPMOST, HWND_TOPMOST, IsWindow, IsWindowVisible, LAYERED_WINDOW_ATTRIBUTES_FLAGS,
+    LWA_ALPHA, SWP_NOACTIVATE, SWP_NOMOVE, SWP_NOSIZE, SetLayeredWindowAttributes, SetWindowPos,
     WS_EX_TOPMOST,
 };
 
 use super::displays::rect_of;
 use crate::frame::{Seen, verdict};
 
-pub(crate) struct WindowsFrameInspector;
+/// The frame check, with what it saw last: the foreground window (a
+/// window activated since may be drawn over the frame: Wine 8 does that)
+/// and the frame's windows (a new frame is put on top once).
+#[derive(Default)]
+pub(crate) struct WindowsFrameInspector {
+    foreground: isize,
+    windows: Vec<u64>,
+}
 
 fn hwnd(id: u64) -> HWND {
     HWND(id as usize as *mut _)
@@ -92,9 +99,16 @@ impl FrameInspector for WindowsFrameInspector {
     ) -> Result<Option<FrameCheck>, BackendError> {
         let seen: Vec<Seen> = windows.iter().map(|&id| look(id)).collect();
         let found = verdict(&seen, monitors);
-        if found.is_some() {
+        // SAFETY: a plain call.
+        let foreground = unsafe { GetForegroundWindow() }.0 as isize;
+        let activated = foreground != self.foreground || windows != self.windows.as_slice();
+        self.foreground = foreground;
+        self.windows = windows.to_vec();
+        if let Some(check) = found {
             for ((&id, s), &want) in windows.iter().zip(&seen).zip(monitors) {
-                put_back(id, s, want);
+                if activated || check != FrameCheck::Intact || !s.topmost {
+                    put_back(id, s, want);
+                }
             }
         }
         Ok(found)

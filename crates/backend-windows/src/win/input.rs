@@ -147,7 +147,11 @@ impl Input for WinInput {
         if super::under_wine() {
             // Wine (8.0) puts the cursor back after an injected move that
             // a low-level mouse hook (deskhand's own, for hand-back) has
-            // seen: there the cursor is moved as `SetCursorPos` moves it.
+            // seen: there the cursor is moved as `SetCursorPos` moves it
+            // (not at all when it is there already).
+            if super::displays::cursor()? == to {
+                return Ok(());
+            }
             // SAFETY: a plain call.
             return unsafe { SetCursorPos(to.x, to.y) }
                 .map_err(|e| super::failed("SetCursorPos", e));

@@ -105,7 +105,7 @@ pub(crate) fn open(options: &WindowsOptions) -> Result<Backend, WindowsError> {
         Some(program) => Some(Box::new(OverlayIndicator::new(
             &program,
             Vec::new(),
-            Box::new(frame_check::WindowsFrameInspector),
+            Box::<frame_check::WindowsFrameInspector>::default(),
         )) as Box<dyn deskhand_backend::Indicator>),
         None => {
             tracing::warn!(
