@@ -20,9 +20,13 @@ use crate::keys::{Typed, Vk, typed, virtual_key};
 use crate::pointer::{absolute_point, button_event, flags, wheel_event};
 
 use super::displays::virtual_desktop;
+use super::integrity::Uipi;
 
+/// `SendInput`, with the check of where the input would go.
 #[derive(Default)]
-pub(crate) struct WinInput;
+pub(crate) struct WinInput {
+    uipi: Uipi,
+}
 
 fn key_input(vk: Vk, press: bool) -> INPUT {
     // SAFETY: a plain call.
@@ -162,15 +166,23 @@ impl Input for WinInput {
     }
 
     fn button(&mut self, button: Button, press: bool) -> Result<(), BackendError> {
+        // A release is always sent: nothing may stay held.
+        if press {
+            self.uipi.check()?;
+        }
         let (f, data) = button_event(button, press);
         send(&[mouse_input(0, 0, data as i32, f)])
     }
 
     fn key(&mut self, key: Key, press: bool) -> Result<(), BackendError> {
+        if press {
+            self.uipi.check()?;
+        }
         send(&[key_input(resolve(key)?, press)])
     }
 
     fn text(&mut self, text: &str) -> Result<(), BackendError> {
+        self.uipi.check()?;
         let mut inputs = Vec::with_capacity(text.len() * 2);
         for (_, c) in typed_chars(text) {
             char_inputs(c, &mut inputs);
@@ -183,6 +195,7 @@ impl Input for WinInput {
         text: &str,
         gate: &mut dyn FnMut(usize, usize) -> ControlFlow<()>,
     ) -> Result<(), BackendError> {
+        self.uipi.check()?;
         let mut inputs = Vec::with_capacity(4);
         for (i, c) in typed_chars(text) {
             if gate(i, typed(c).presses()).is_break() {
@@ -196,6 +209,7 @@ impl Input for WinInput {
     }
 
     fn scroll(&mut self, direction: ScrollDirection, steps: u32) -> Result<(), BackendError> {
+        self.uipi.check()?;
         let (f, data) = wheel_event(direction);
         let inputs: Vec<INPUT> = (0..steps).map(|_| mouse_input(0, 0, data, f)).collect();
         send(&inputs)

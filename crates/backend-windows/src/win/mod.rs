@@ -7,6 +7,7 @@ mod displays;
 pub mod doctor;
 mod frame_check;
 mod input;
+mod integrity;
 mod watcher;
 pub(crate) mod window_list;
 pub(crate) use window_list::image_of;
@@ -120,7 +121,7 @@ pub(crate) fn open(options: &WindowsOptions) -> Result<Backend, WindowsError> {
         policy: &crate::WINDOWS,
         displays: Box::new(displays::WinDisplays),
         capture: Some(Box::new(capture::GdiCapture)),
-        input: Some(Box::new(input::WinInput)),
+        input: Some(Box::<input::WinInput>::default()),
         windows: Some(Box::new(window_list::WinWindows)),
         apps: Some(Box::new(apps::WinApps)),
         permissions: None,
