@@ -100,7 +100,7 @@ impl Hotkeys {
         let (mods, vk) = hotkey_of(chord);
         let id = self.next_id;
         self.next_id += 1;
-        // SAFETY: a thread hotkey (no window).
+        // SAFETY: a hotkey of this thread's own window.
         unsafe { RegisterHotKey(Some(self.window), id, HOT_KEY_MODIFIERS(mods), vk) }
             .map(|()| id)
             .map_err(|e| e.message())
@@ -115,7 +115,7 @@ impl Hotkeys {
             Ok(id) => {
                 if kill.answer(n, Ok(())) {
                     if let Some(old) = self.current.replace(id) {
-                        // SAFETY: a hotkey of this thread.
+                        // SAFETY: a hotkey of this thread's window.
                         let _ = unsafe { UnregisterHotKey(Some(self.window), old) };
                     }
                 } else {

@@ -1,7 +1,7 @@
 //! Top-level windows in z-order (visible, not cloaked, no tool windows:
-//! deskhand's overlay is one), each with its process, class, title and bounds; focus with
-//! `SetForegroundWindow`, made to work against the foreground lock and
-//! checked afterwards.
+//! deskhand's overlay is one), each with its process, class, title and
+//! bounds; focus with `SetForegroundWindow`, made to work against the
+//! foreground lock and checked afterwards.
 
 use deskhand_backend::{BackendError, NativeWindow, Rect, Windows};
 use windows::Win32::Foundation::{CloseHandle, HWND, LPARAM, RECT};
