@@ -120,9 +120,9 @@ fn notepad() -> anyhow::Result<Child> {
 }
 
 pub(crate) fn run(args: BenchArgs, daemon: tokio::runtime::Runtime) -> anyhow::Result<()> {
-    if args.sizes.len() > 1 || args.sizes.first().is_some_and(|s| s != "1920x1080") {
-        eprintln!("(--sizes is for X11's virtual desktops: Windows is measured as it is)");
-    }
+    eprintln!(
+        "measuring this session's desktop as it is (--sizes is for X11's virtual desktops) …"
+    );
     let mut site = Site::attach(&SiteOptions::default())?;
     let state_dir = std::env::temp_dir().join(format!("deskhand-bench-{}", std::process::id()));
     std::fs::create_dir_all(&state_dir)?;
