@@ -118,6 +118,22 @@ pub fn app_path(value: &str, lookup: impl Fn(&str) -> Option<String>) -> String 
     expanded.trim_matches('"').to_owned()
 }
 
+/// Whether `path` is inside one of `dirs` (the person's own directories:
+/// their profile, application data, temporary files), compared as
+/// Windows compares paths: either separator, any case. A program there is
+/// one anything working in the person's account could have replaced.
+pub fn inside_any(path: &str, dirs: &[String]) -> bool {
+    let norm = |p: &str| p.replace('/', "\\").trim_end_matches('\\').to_lowercase();
+    let path = norm(path);
+    dirs.iter()
+        .map(|d| norm(d))
+        .filter(|d| !d.is_empty())
+        .any(|d| {
+            path.strip_prefix(&d)
+                .is_some_and(|rest| rest.starts_with('\\'))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +184,26 @@ mod tests {
         );
         assert_eq!(expand("%NOPE%\\x 100%", lookup), "%NOPE%\\x 100%");
         assert_eq!(expand("%%", lookup), "%%");
+    }
+
+    #[test]
+    fn programs_in_the_persons_own_directories_are_theirs_to_change() {
+        let dirs = vec![
+            r"C:\Users\me".to_owned(),
+            r"C:\Users\me\AppData\Local\Temp\".to_owned(),
+        ];
+        assert!(inside_any(
+            r"C:\Users\me\AppData\Local\Programs\app\app.exe",
+            &dirs
+        ));
+        assert!(inside_any("c:/users/ME/tools/x.exe", &dirs));
+        assert!(
+            !inside_any(r"C:\Users\meow\x.exe", &dirs),
+            "a sibling, not inside"
+        );
+        assert!(!inside_any(r"C:\Program Files\App\app.exe", &dirs));
+        assert!(!inside_any(r"C:\Users\me", &dirs), "the directory itself");
+        assert!(!inside_any(r"C:\x.exe", &[String::new()]));
     }
 
     #[test]

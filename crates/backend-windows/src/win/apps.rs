@@ -4,7 +4,9 @@
 //! in the registry: one under `HKEY_LOCAL_MACHINE` (written by an
 //! installer, as administrator) makes it launchable; one under
 //! `HKEY_CURRENT_USER` (the person's account, or anything working in it,
-//! could have written it) only names it.
+//! could have written it) only names it, as does any entry naming a
+//! program in the person's own directories (profile, application data,
+//! temporary files).
 
 use std::os::windows::io::AsRawHandle;
 use std::os::windows::process::CommandExt;
@@ -21,7 +23,7 @@ use windows::Win32::System::Diagnostics::ToolHelp::{
 use windows_registry::{CURRENT_USER, Key, LOCAL_MACHINE};
 
 use super::window_list::image_of;
-use crate::launch::{aliases, app_path, file_name, is_absolute, program_name};
+use crate::launch::{aliases, app_path, file_name, inside_any, is_absolute, program_name};
 
 const APP_PATHS: &str = r"Software\Microsoft\Windows\CurrentVersion\App Paths";
 
@@ -69,13 +71,23 @@ fn registered() -> Vec<Registered> {
     out
 }
 
+/// The person's own directories: a program there is theirs to replace.
+fn persons_dirs() -> Vec<String> {
+    ["USERPROFILE", "APPDATA", "LOCALAPPDATA", "TEMP", "TMP"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .collect()
+}
+
 fn entry_of(r: &Registered) -> AppEntry {
     AppEntry {
         id: r.id.clone(),
         terminal: false,
         categories: Vec::new(),
         args: EntryArgs::Many,
-        user_writable: r.user_writable,
+        // An entry the person's account could write, or one naming a
+        // program in their own directories, launches nothing.
+        user_writable: r.user_writable || inside_any(&r.program, &persons_dirs()),
     }
 }
 
