@@ -14,6 +14,7 @@ pub mod keys;
 pub mod launch;
 pub mod pointer;
 pub mod policy;
+pub mod uia;
 #[cfg(windows)]
 mod win;
 

@@ -7,8 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use deskhand_backend::Rect;
-use deskhand_backend::accessibility::{NodePath, WindowRef};
+use deskhand_backend::accessibility::{Candidate, NodePath, WindowRef, choose_root};
 use futures_util::future::join_all;
 
 use super::calls::{Caller, Obj};
@@ -66,15 +65,8 @@ async fn apps_of(caller: &Caller, pids: &PidCache, pid: u32) -> Result<Vec<Obj>,
         .collect())
 }
 
-/// A top-level element of an app: its name and bounds.
-struct Candidate {
-    obj: Obj,
-    name: String,
-    bounds: Option<Rect>,
-}
-
 /// The top-level elements of `app` with their names and bounds.
-async fn candidates(caller: &Caller, app: &Obj) -> Result<Vec<Candidate>, AtspiError> {
+async fn candidates(caller: &Caller, app: &Obj) -> Result<Vec<Candidate<Obj>>, AtspiError> {
     let tops: Vec<Obj> = caller
         .children(app)
         .await?
@@ -86,45 +78,10 @@ async fn candidates(caller: &Caller, app: &Obj) -> Result<Vec<Candidate>, AtspiE
         Ok::<_, AtspiError>(Candidate {
             name: props?.name,
             bounds: extents.ok().and_then(map::bounds),
-            obj,
+            item: obj,
         })
     });
     join_all(read).await.into_iter().collect()
-}
-
-/// How far apart two rectangles are: the sum of their edges' distances.
-fn distance(a: &Rect, b: &Rect) -> i64 {
-    (i64::from(a.x) - i64::from(b.x)).abs()
-        + (i64::from(a.y) - i64::from(b.y)).abs()
-        + (a.right() - b.right()).abs()
-        + (a.bottom() - b.bottom()).abs()
-}
-
-/// How well a candidate fits `window`: lower is better (`i64::MAX` when
-/// its bounds are unknown on either side).
-fn misfit(candidate: &Candidate, window: &WindowRef) -> i64 {
-    match (&candidate.bounds, &window.bounds) {
-        (Some(a), Some(b)) => distance(a, b),
-        _ => i64::MAX,
-    }
-}
-
-/// The candidate for `window`: the best-fitting one with its title; else,
-/// when the window's bounds are known, one with the same bounds (±2 px a
-/// side) whatever its name.
-fn choose(all: Vec<Candidate>, window: &WindowRef) -> Option<Obj> {
-    let (titled, others): (Vec<_>, Vec<_>) = all.into_iter().partition(|c| c.name == window.title);
-    if !titled.is_empty() {
-        return titled
-            .into_iter()
-            .min_by_key(|c| misfit(c, window))
-            .map(|c| c.obj);
-    }
-    others
-        .into_iter()
-        .filter(|c| misfit(c, window) <= 8)
-        .min_by_key(|c| misfit(c, window))
-        .map(|c| c.obj)
 }
 
 /// The accessible root (the `frame` role) of `window`.
@@ -144,7 +101,7 @@ pub(crate) async fn root_of(
     for found in join_all(apps.iter().map(|a| candidates(caller, a))).await {
         all.extend(found?);
     }
-    choose(all, window).ok_or_else(|| {
+    choose_root(all, window).ok_or_else(|| {
         AtspiError::NotFound(format!(
             "process {} has no accessible window titled {:?}",
             window.pid, window.title
@@ -187,65 +144,4 @@ pub(crate) async fn follow(
         })?;
     }
     Ok(at)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use zbus::zvariant::ObjectPath;
-
-    /// A candidate top-level element `n`.
-    fn cand(n: u8, name: &str, bounds: Option<Rect>) -> Candidate {
-        let path = format!("/org/a11y/atspi/accessible/{n}");
-        Candidate {
-            obj: Obj {
-                bus: ":1.1".into(),
-                path: ObjectPath::try_from(path)
-                    .map(Into::into)
-                    .unwrap_or_default(),
-            },
-            name: name.into(),
-            bounds,
-        }
-    }
-
-    /// A window of pid 1.
-    fn window(title: &str, bounds: Option<Rect>) -> WindowRef {
-        WindowRef {
-            pid: 1,
-            title: title.into(),
-            bounds,
-        }
-    }
-
-    /// The path of the candidate chosen for `w`.
-    fn chosen(all: Vec<Candidate>, w: &WindowRef) -> Option<String> {
-        choose(all, w).map(|o| o.path.as_str().to_owned())
-    }
-
-    #[test]
-    fn title_wins_then_closest_bounds() {
-        let at = Rect::new(100, 100, 300, 200);
-        let all = vec![
-            cand(1, "other", Some(at)),
-            cand(2, "doc", Some(Rect::new(0, 0, 300, 200))),
-            cand(3, "doc", Some(Rect::new(101, 100, 300, 200))),
-        ];
-        let w = window("doc", Some(at));
-        assert_eq!(
-            chosen(all, &w).as_deref(),
-            Some("/org/a11y/atspi/accessible/3")
-        );
-    }
-
-    #[test]
-    fn without_the_title_only_the_same_bounds_match() {
-        let at = Rect::new(100, 100, 300, 200);
-        let near = vec![cand(1, "x", Some(Rect::new(101, 101, 300, 200)))];
-        assert!(chosen(near, &window("doc", Some(at))).is_some());
-        let far = vec![cand(1, "x", Some(Rect::new(150, 100, 300, 200)))];
-        assert!(chosen(far, &window("doc", Some(at))).is_none());
-        let unknown = vec![cand(1, "x", Some(at))];
-        assert!(chosen(unknown, &window("doc", None)).is_none());
-    }
 }

@@ -132,7 +132,6 @@ fn assemble(
         }
         slots.push(Slot {
             obj,
-            parent,
             index,
             depth,
             info: Some(info),

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use atspi::Interface;
 use deskhand_backend::Rect;
 use deskhand_backend::accessibility::{
-    A11yNode, A11yTree, NodePath, Role, State, TreeLimits, is_secure,
+    A11yNode, A11yTree, NodePath, ReadSlot, Role, State, TreeLimits, in_document_order, is_secure,
 };
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
@@ -39,7 +39,6 @@ pub(super) struct Info {
 /// An element found: where it is, and what was read of it.
 pub(super) struct Slot {
     pub(super) obj: Obj,
-    pub(super) parent: Option<usize>,
     /// Its index among its parent's children.
     pub(super) index: u32,
     pub(super) depth: usize,
@@ -175,7 +174,6 @@ pub(crate) async fn read_tree(
 ) -> Result<A11yTree, AtspiError> {
     let mut slots = vec![Slot {
         obj: root,
-        parent: None,
         index: 0,
         depth: 0,
         info: None,
@@ -214,7 +212,6 @@ pub(crate) async fn read_tree(
             let child = slots.len();
             slots.push(Slot {
                 obj,
-                parent: Some(i),
                 index: u32::try_from(index).unwrap_or(u32::MAX),
                 depth: slots[i].depth + 1,
                 info: None,
@@ -274,70 +271,14 @@ fn node_of(info: Info, path: NodePath, parent: Option<usize>) -> A11yNode {
 
 /// The slots in document order (a parent before its children, siblings
 /// in order), with parent and children as indices into the result.
-pub(super) fn flatten(mut slots: Vec<Slot>, truncated: bool) -> A11yTree {
-    let mut nodes: Vec<A11yNode> = Vec::with_capacity(slots.len());
-    // (slot, parent's index in `nodes`, path)
-    let mut stack = vec![(0usize, None::<usize>, NodePath::root())];
-    while let Some((s, parent, path)) = stack.pop() {
-        let Some(info) = slots[s].info.take() else {
-            continue;
-        };
-        let me = nodes.len();
-        if let Some(p) = parent {
-            nodes[p].children.push(me);
-        }
-        for &c in slots[s].children.iter().rev() {
-            stack.push((c, Some(me), path.child(slots[c].index)));
-        }
-        debug_assert_eq!(slots[s].parent.is_none(), parent.is_none());
-        nodes.push(node_of(info, path, parent));
-    }
-    A11yTree { nodes, truncated }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A read slot named `name`.
-    fn slot(parent: Option<usize>, index: u32, children: Vec<usize>, name: &str) -> Slot {
-        Slot {
-            obj: Obj::registry_root(),
-            parent,
-            index,
-            depth: 0,
-            info: Some(Info {
-                role: Role::Panel,
-                name: name.into(),
-                description: String::new(),
-                states: Vec::new(),
-                bounds: None,
-                actions: Vec::new(),
-                value: None,
-                child_count: u32::try_from(children.len()).unwrap_or(0),
-            }),
-            children,
-        }
-    }
-
-    #[test]
-    fn flatten_gives_document_order_with_paths_and_links() {
-        // Breadth-first slots: root(0) -> a(1), b(2); a -> a0(3), a1(4).
-        let slots = vec![
-            slot(None, 0, vec![1, 2], "root"),
-            slot(Some(0), 0, vec![3, 4], "a"),
-            slot(Some(0), 1, vec![], "b"),
-            slot(Some(1), 0, vec![], "a0"),
-            slot(Some(1), 1, vec![], "a1"),
-        ];
-        let tree = flatten(slots, false);
-        let names: Vec<&str> = tree.nodes.iter().map(|n| n.name.as_str()).collect();
-        assert_eq!(names, ["root", "a", "a0", "a1", "b"]);
-        assert_eq!(tree.nodes[0].children, [1, 4]);
-        assert_eq!(tree.nodes[1].children, [2, 3]);
-        assert_eq!(tree.nodes[3].parent, Some(1));
-        assert_eq!(tree.nodes[4].path, NodePath(vec![1]));
-        assert_eq!(tree.nodes[3].path, NodePath(vec![0, 1]));
-        assert_eq!(tree.nodes[0].parent, None);
-    }
+pub(super) fn flatten(slots: Vec<Slot>, truncated: bool) -> A11yTree {
+    let read = slots
+        .into_iter()
+        .map(|slot| ReadSlot {
+            node: slot.info.map(|info| node_of(info, NodePath::root(), None)),
+            index: slot.index,
+            children: slot.children,
+        })
+        .collect();
+    in_document_order(read, truncated)
 }

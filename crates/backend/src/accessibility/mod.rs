@@ -15,6 +15,10 @@ use std::time::Duration;
 use crate::capabilities::{BackendError, NativeWindow};
 use crate::geometry::Rect;
 
+mod read;
+
+pub use read::{Candidate, ReadSlot, choose_root, in_document_order};
+
 /// An element's role, normalized across toolkits. The raw role of one
 /// without a normalized name is kept in [`Role::Other`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
