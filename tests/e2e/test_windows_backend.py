@@ -117,6 +117,9 @@ def test_the_doctor_reports_the_windows_backend(win):
     probes = {p["label"]: p for p in r["probes"]}
     assert probes["input desktop"]["status"] == "ok", probes
     assert "gdi" in probes["capture"]["message"], probes
+    # Wine registers no UI Automation client object: the doctor says what failed.
+    a11y = probes["accessibility"]
+    assert a11y["status"] != "ok" and "CUIAutomation" in a11y["message"], a11y
 
 
 def test_a_screenshot_is_the_desktop_x_shows(win, client):

@@ -1,7 +1,7 @@
 //! What the Windows backend tells the doctor: capture method, the input
 //! desktop (the secure desktop of a UAC prompt or the lock screen takes
-//! no synthetic input), the overlay, and what is not built yet
-//! (accessibility through UI Automation).
+//! no synthetic input), the overlay, and whether UI Automation answers
+//! (accessibility).
 
 use deskhand_backend::BackendFindings;
 use deskhand_backend::overlay_process::find_overlay;
@@ -41,7 +41,16 @@ pub(crate) fn input_desktop() -> Option<String> {
 /// The Windows backend's findings.
 pub fn windows_findings() -> BackendFindings {
     let available = Verdict::AVAILABLE;
-    let not_built = Verdict::because(Availability::Unavailable, ReasonCode::NotBuilt);
+    let (a11y, a11y_probe) = match super::uia::check() {
+        Ok(()) => (
+            available,
+            Probe::new("accessibility", true, "UI Automation answers"),
+        ),
+        Err(why) => (
+            Verdict::because(Availability::Unavailable, ReasonCode::NoPlatformApi),
+            Probe::new("accessibility", false, why),
+        ),
+    };
     let no_api = Verdict::because(Availability::Unsupported, ReasonCode::NoPlatformApi);
     let indicator = if find_overlay().is_some() {
         available
@@ -52,7 +61,7 @@ pub fn windows_findings() -> BackendFindings {
     let on_default = desktop
         .as_deref()
         .is_some_and(|d| d.eq_ignore_ascii_case("default"));
-    let probes = vec![
+    let mut probes = vec![
         Probe::new(
             "capture",
             true,
@@ -79,6 +88,7 @@ pub fn windows_findings() -> BackendFindings {
             "the red frame asks to be left out of captures (WDA_EXCLUDEFROMCAPTURE, Windows 10 2004 and later); where Windows refuses that (older versions, Wine) it may appear in screenshots",
         ),
     ];
+    probes.push(a11y_probe);
     BackendFindings {
         session_type: None,
         backends: vec![BackendEntry::new("windows", true, available)],
@@ -87,8 +97,8 @@ pub fn windows_findings() -> BackendFindings {
             CapabilityEntry::new(C::InputTakeover, available, K::Takeover),
             CapabilityEntry::new(C::TakeoverIndicator, indicator, K::Takeover),
             CapabilityEntry::new(C::TakeoverHandback, available, K::Takeover),
-            CapabilityEntry::new(C::ReadTree, not_built, K::Session),
-            CapabilityEntry::new(C::ActSemantic, not_built, K::Takeover),
+            CapabilityEntry::new(C::ReadTree, a11y, K::Session),
+            CapabilityEntry::new(C::ActSemantic, a11y, K::Takeover),
             CapabilityEntry::new(C::ClipboardRead, available, K::Separate),
             CapabilityEntry::new(C::ClipboardWrite, available, K::Session),
             CapabilityEntry::new(C::ListNotifications, no_api, K::Session),

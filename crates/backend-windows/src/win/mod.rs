@@ -8,10 +8,12 @@ pub mod doctor;
 mod frame_check;
 mod input;
 mod integrity;
+mod uia;
 mod watcher;
 pub(crate) mod window_list;
 pub(crate) use window_list::image_of;
 
+use deskhand_backend::accessibility::Accessibility;
 use deskhand_backend::overlay_process::{OverlayIndicator, find_overlay};
 use deskhand_backend::{Backend, BackendError, KillSwitchHotkey};
 
@@ -136,6 +138,12 @@ pub(crate) fn open(options: &WindowsOptions) -> Result<Backend, WindowsError> {
         },
         indicator,
         watcher: Some(Box::new(watcher::HookWatcher::new(kill))),
-        accessibility: None,
+        accessibility: match uia::UiaAccessibility::start() {
+            Ok(a) => Some(std::sync::Arc::new(a) as std::sync::Arc<dyn Accessibility>),
+            Err(e) => {
+                tracing::warn!(error = %e, "accessibility is unavailable");
+                None
+            }
+        },
     })
 }
