@@ -129,6 +129,20 @@ def test_a_screenshot_is_the_desktop_x_shows(win, client):
         assert shot.pixel(x, y) == win.pixel(x, y), (x, y)
 
 
+def test_include_cursor_draws_the_pointer(win, client):
+    assert "screenshot.cursor" in client.hello["payload"]["computer_use_features"]
+    client.act("mouse_move", coordinate=[700, 500])
+    region = [680, 480, 740, 540]
+    plain = decode_png(client.screenshot(region=region)["image"])
+    drawn = decode_png(client.screenshot(region=region, include_cursor=True)["image"])
+    pixels = [(x, y) for x in range(60) for y in range(60)]
+    changed = [(x, y) for x, y in pixels if drawn.pixel(x, y) != plain.pixel(x, y)]
+    assert len(changed) >= 10, "include_cursor drew no cursor"
+    # Wine's arrow has its hot spot at its top-left: (700, 500) = (20, 20) here.
+    assert min(x for x, _ in changed) in (19, 20, 21), changed[:5]
+    assert min(y for _, y in changed) in (19, 20, 21), changed[:5]
+
+
 def test_typing_arrives_exactly_and_chords_work(win, client):
     window = notepad(win, client)
     client.take_over()

@@ -8,6 +8,7 @@
 //! tests; the calls into Win32 are in `win/`, compiled on Windows only.
 
 pub mod clipboard;
+pub mod cursor;
 pub mod frame;
 pub mod hooks;
 pub mod keys;

@@ -1,13 +1,19 @@
 //! Screenshots with GDI: `BitBlt` from the screen's DC (with
 //! `CAPTUREBLT`, so layered windows are included) into a top-down 32-bit
 //! DIB section, read in place. It works on every Windows and under Wine;
-//! Desktop Duplication and Windows.Graphics.Capture are not used yet.
+//! Desktop Duplication and Windows.Graphics.Capture are not used yet. The
+//! pointer's image is drawn by Windows itself (see `crate::cursor`).
 
-use deskhand_backend::{BackendError, Bitmap, Capture, CursorImage, PixelFormat, Rect};
+use deskhand_backend::{BackendError, Bitmap, Capture, CursorImage, PixelFormat, Point, Rect};
 use windows::Win32::Graphics::Gdi::{
-    BI_RGB, BITMAPINFO, BITMAPINFOHEADER, BitBlt, CAPTUREBLT, CreateCompatibleDC, CreateDIBSection,
-    DIB_RGB_COLORS, DeleteDC, DeleteObject, GdiFlush, GetDC, HBITMAP, HDC, HGDIOBJ, ReleaseDC,
-    SRCCOPY, SelectObject,
+    BI_RGB, BITMAP, BITMAPINFO, BITMAPINFOHEADER, BLACKNESS, BitBlt, CAPTUREBLT,
+    CreateCompatibleDC, CreateDIBSection, DIB_RGB_COLORS, DeleteDC, DeleteObject, GdiFlush, GetDC,
+    GetObjectW, HBITMAP, HDC, HGDIOBJ, PatBlt, ROP_CODE, ReleaseDC, SRCCOPY, SelectObject,
+    WHITENESS,
+};
+use windows::Win32::UI::WindowsAndMessaging::{
+    CURSOR_SHOWING, CURSORINFO, DI_NORMAL, DrawIconEx, GetCursorInfo, GetIconInfo, HICON, ICONINFO,
+    IDC_ARROW, LoadCursorW,
 };
 
 use super::failed;
@@ -128,10 +134,105 @@ impl Capture for GdiCapture {
     }
 
     fn cursor_image(&mut self) -> Result<Option<CursorImage>, BackendError> {
-        Ok(None)
+        cursor_image()
     }
 
     fn supports_cursor(&self) -> bool {
-        false
+        true
+    }
+}
+
+/// The pointer's image where it is, `None` while it is hidden.
+pub(crate) fn cursor_image() -> Result<Option<CursorImage>, BackendError> {
+    let mut info = CURSORINFO {
+        cbSize: std::mem::size_of::<CURSORINFO>() as u32,
+        ..Default::default()
+    };
+    // SAFETY: a sized out-parameter.
+    unsafe { GetCursorInfo(&mut info) }.map_err(|e| failed("GetCursorInfo", e))?;
+    if info.flags.0 & CURSOR_SHOWING.0 == 0 || info.hCursor.is_invalid() {
+        return Ok(None);
+    }
+    let mut icon = HICON(info.hCursor.0);
+    let (hot, width, height) = match icon_shape(icon) {
+        Ok(shape) => shape,
+        Err(e) => {
+            // Wine cannot read another process's cursor: the arrow is
+            // drawn where the pointer is.
+            tracing::debug!(error = %e, "the cursor's shape cannot be read: drawing the arrow");
+            // SAFETY: a system cursor, shared, never destroyed.
+            icon = HICON(
+                unsafe { LoadCursorW(None, IDC_ARROW) }
+                    .map_err(|e| failed("LoadCursorW", e))?
+                    .0,
+            );
+            icon_shape(icon)?
+        }
+    };
+    let black = draw_cursor(icon, width, height, BLACKNESS)?;
+    let white = draw_cursor(icon, width, height, WHITENESS)?;
+    Ok(Some(CursorImage {
+        origin: Point::new(info.ptScreenPos.x - hot.x, info.ptScreenPos.y - hot.y),
+        width,
+        height,
+        argb: crate::cursor::unblend(&black, &white),
+    }))
+}
+
+/// A cursor's hot spot and size (a monochrome cursor's mask holds its
+/// AND and XOR halves one above the other).
+fn icon_shape(icon: HICON) -> Result<(Point, u32, u32), BackendError> {
+    let mut info = ICONINFO::default();
+    // SAFETY: an out-parameter; the bitmaps it returns are deleted here.
+    unsafe {
+        GetIconInfo(icon, &mut info).map_err(|e| failed("GetIconInfo", e))?;
+        let mut bitmap = BITMAP::default();
+        let (of, halves) = match info.hbmColor.is_invalid() {
+            true => (info.hbmMask, 2),
+            false => (info.hbmColor, 1),
+        };
+        let read = GetObjectW(
+            of.into(),
+            std::mem::size_of::<BITMAP>() as i32,
+            Some((&mut bitmap as *mut BITMAP).cast()),
+        );
+        for b in [info.hbmColor, info.hbmMask] {
+            if !b.is_invalid() {
+                let _ = DeleteObject(b.into());
+            }
+        }
+        if read == 0 || bitmap.bmWidth <= 0 || bitmap.bmHeight <= 0 {
+            return Err(BackendError::Failed(
+                "the cursor's bitmap cannot be read".into(),
+            ));
+        }
+        let hot = Point::new(info.xHotspot as i32, info.yHotspot as i32);
+        Ok((
+            hot,
+            bitmap.bmWidth as u32,
+            (bitmap.bmHeight / halves) as u32,
+        ))
+    }
+}
+
+/// The cursor drawn on a background of `fill` (black or white), as
+/// 0x00RRGGBB pixels.
+fn draw_cursor(
+    icon: HICON,
+    width: u32,
+    height: u32,
+    fill: ROP_CODE,
+) -> Result<Vec<u32>, BackendError> {
+    let surface = Surface::new(width, height)?;
+    let (w, h) = (width as i32, height as i32);
+    // SAFETY: the DIB is selected into the memory DC and holds w×h pixels.
+    unsafe {
+        let _ = PatBlt(surface.memory, 0, 0, w, h, fill);
+        DrawIconEx(surface.memory, 0, 0, icon, w, h, 0, None, DI_NORMAL)
+            .map_err(|e| failed("DrawIconEx", e))?;
+        let _ = GdiFlush();
+        let pixels =
+            std::slice::from_raw_parts(surface.bits.cast::<u32>(), (width * height) as usize);
+        Ok(pixels.to_vec())
     }
 }
