@@ -225,6 +225,31 @@ def test_a_client_killed_mid_hold_leaves_nothing_held(win, win_daemon):
     poll(lambda: not held(win), timeout=3, what="shift released long before the 20 s hold ends")
 
 
+def test_a_covered_window_is_captured_as_its_own_image(win, client):
+    first = notepad(win, client)
+    client.act("type", text="seen through the window above")
+    alone = decode_png(client.screenshot(window_id=first["window_id"])["image"])
+    # A second notepad opens over most of the first.
+    win.start_app("notepad")
+
+    def two():
+        windows = client.call("WINDOW_LIST_REQUEST", {}, expect="WINDOW_LIST_RESPONSE")["windows"]
+        return len([w for w in windows if w["app_name"] == "notepad"]) == 2
+    poll(two, timeout=20, what="a second notepad")
+    x, y, width, height = first["bounds"]
+    desktop = decode_png(client.screenshot(region=[x, y, x + width, y + height])["image"])
+    covered = decode_png(client.screenshot(window_id=first["window_id"])["image"])
+    assert (covered.width, covered.height) == (alone.width, alone.height)
+    # Below the title bar (whose colour follows the focus): the text area
+    # as it was, though the desktop shows the other window there.
+    rows = range(50, alone.height - 10)
+    pixels = [(px, py) for px in range(alone.width) for py in rows]
+    same = sum(covered.pixel(px, py) == alone.pixel(px, py) for px, py in pixels)
+    shown = sum(desktop.pixel(px, py) == alone.pixel(px, py) for px, py in pixels)
+    assert same >= 0.98 * len(pixels), (same, len(pixels))
+    assert shown < 0.9 * len(pixels), "the second notepad does not cover the first"
+
+
 def test_an_mcp_client_types_into_an_app(win, win_daemon, client):
     """The official MCP SDK over HTTP against deskhand.exe: a takeover
     session clicks into notepad, types, selects and copies."""

@@ -107,6 +107,24 @@ pub trait Capture: Send {
         rect: Rect,
         sink: &mut dyn FnMut(&Bitmap<'_>),
     ) -> Result<(), BackendError>;
+    /// Captures `rect` (inside window `window`'s bounds and the desktop)
+    /// from the window's own image, as it would look uncovered, when the
+    /// OS keeps one (Windows, macOS); `None`, with nothing done, where it
+    /// does not: the engine then captures the desktop where the window is
+    /// uncovered.
+    fn capture_window(
+        &mut self,
+        window: u64,
+        rect: Rect,
+        sink: &mut dyn FnMut(&Bitmap<'_>),
+    ) -> Option<Result<(), BackendError>> {
+        let _ = (window, rect, sink);
+        None
+    }
+    /// Whether [`Capture::capture_window`] captures windows' own images.
+    fn captures_windows(&self) -> bool {
+        false
+    }
     /// The pointer's current image, when the backend can read it.
     fn cursor_image(&mut self) -> Result<Option<CursorImage>, BackendError>;
     /// Whether [`Capture::cursor_image`] can return an image.

@@ -231,6 +231,29 @@ impl Desk {
         Ok(rect)
     }
 
+    /// The window `handle` names, and the part of it on the desktop, for a
+    /// capture of its own image (covered or not).
+    pub fn window_on_desktop(
+        &mut self,
+        handle: &str,
+        layout: &Layout,
+    ) -> Result<(u64, Rect), EngineError> {
+        let (w, _) = self.resolve_window(handle)?;
+        let not_visible = |reason| EngineError::WindowNotVisible {
+            window_id: handle.to_owned(),
+            reason,
+        };
+        if w.minimized {
+            return Err(not_visible("minimized"));
+        }
+        let bounds = layout.bounds().ok_or_else(|| not_visible("offscreen"))?;
+        let rect = w
+            .rect
+            .intersection(&bounds)
+            .ok_or_else(|| not_visible("offscreen"))?;
+        Ok((w.id, rect))
+    }
+
     /// Checks every coordinate of `action` against the displays. Nothing is
     /// sent when one is outside.
     pub fn check_bounds(&mut self, action: &Action) -> Result<(), EngineError> {

@@ -104,12 +104,25 @@ pub fn resolve(
 /// Captures and encodes on the desktop thread.
 pub fn take(desk: &mut Desk, spec: ScreenshotSpec) -> Result<Screenshot, EngineError> {
     let layout = desk.layout()?;
-    let target = match &spec.target {
+    let own_images = desk
+        .backend
+        .capture
+        .as_ref()
+        .is_some_and(|c| c.captures_windows());
+    // A window's own image where the OS keeps one, else its uncovered part
+    // of the desktop.
+    let (target, window) = match &spec.target {
         ScreenshotTarget::Window(handle) => {
             crate::windows::check_handle(handle)?;
-            ScreenshotTarget::Region(desk.visible_window_rect(handle, &layout)?)
+            if own_images {
+                let (id, rect) = desk.window_on_desktop(handle, &layout)?;
+                (ScreenshotTarget::Region(rect), Some(id))
+            } else {
+                let rect = desk.visible_window_rect(handle, &layout)?;
+                (ScreenshotTarget::Region(rect), None)
+            }
         }
-        other => other.clone(),
+        other => (other.clone(), None),
     };
     let (rect, monitor, is_region) = resolve(&layout, target)?;
     let thumbnails = desk.thumbnails.clone();
@@ -136,7 +149,7 @@ pub fn take(desk: &mut Desk, spec: ScreenshotSpec) -> Result<Screenshot, EngineE
     let mut captured_at = started;
     let mut encoded = None;
     let origin = Point::new(rect.x, rect.y);
-    capture.capture(rect, &mut |bitmap| {
+    let mut sink = |bitmap: &deskhand_encode::Bitmap<'_>| {
         captured_at = std::time::Instant::now();
         let owned;
         let bitmap = match spec.paint.is_empty() {
@@ -158,7 +171,11 @@ pub fn take(desk: &mut Desk, spec: ScreenshotSpec) -> Result<Screenshot, EngineE
             cursor.as_ref(),
             png_cache,
         ));
-    })?;
+    };
+    match window.and_then(|id| capture.capture_window(id, rect, &mut sink)) {
+        Some(done) => done?,
+        None => capture.capture(rect, &mut sink)?,
+    }
     let bytes = encoded.ok_or_else(|| {
         EngineError::Backend(crate::backend::BackendError::Failed(
             "capture produced no image".into(),

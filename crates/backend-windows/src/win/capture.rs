@@ -1,19 +1,22 @@
 //! Screenshots with GDI: `BitBlt` from the screen's DC (with
 //! `CAPTUREBLT`, so layered windows are included) into a top-down 32-bit
 //! DIB section, read in place. It works on every Windows and under Wine;
-//! Desktop Duplication and Windows.Graphics.Capture are not used yet. The
-//! pointer's image is drawn by Windows itself (see `crate::cursor`).
+//! Desktop Duplication and Windows.Graphics.Capture are not used yet. A
+//! window's screenshot is its own image (`PrintWindow`), covered or not;
+//! the pointer's image is drawn by Windows itself (see `crate::cursor`).
 
 use deskhand_backend::{BackendError, Bitmap, Capture, CursorImage, PixelFormat, Point, Rect};
+use windows::Win32::Foundation::{HWND, RECT};
 use windows::Win32::Graphics::Gdi::{
     BI_RGB, BITMAP, BITMAPINFO, BITMAPINFOHEADER, BLACKNESS, BitBlt, CAPTUREBLT,
     CreateCompatibleDC, CreateDIBSection, DIB_RGB_COLORS, DeleteDC, DeleteObject, GdiFlush, GetDC,
     GetObjectW, HBITMAP, HDC, HGDIOBJ, PatBlt, ROP_CODE, ReleaseDC, SRCCOPY, SelectObject,
     WHITENESS,
 };
+use windows::Win32::Storage::Xps::{PRINT_WINDOW_FLAGS, PrintWindow};
 use windows::Win32::UI::WindowsAndMessaging::{
-    CURSOR_SHOWING, CURSORINFO, DI_NORMAL, DrawIconEx, GetCursorInfo, GetIconInfo, HICON, ICONINFO,
-    IDC_ARROW, LoadCursorW,
+    CURSOR_SHOWING, CURSORINFO, DI_NORMAL, DrawIconEx, GetCursorInfo, GetIconInfo, GetWindowRect,
+    HICON, ICONINFO, IDC_ARROW, LoadCursorW, PW_RENDERFULLCONTENT,
 };
 
 use super::failed;
@@ -133,6 +136,19 @@ impl Capture for GdiCapture {
         Ok(())
     }
 
+    fn capture_window(
+        &mut self,
+        window: u64,
+        rect: Rect,
+        sink: &mut dyn FnMut(&Bitmap<'_>),
+    ) -> Option<Result<(), BackendError>> {
+        Some(print_window(HWND(window as _), rect, sink))
+    }
+
+    fn captures_windows(&self) -> bool {
+        true
+    }
+
     fn cursor_image(&mut self) -> Result<Option<CursorImage>, BackendError> {
         cursor_image()
     }
@@ -140,6 +156,67 @@ impl Capture for GdiCapture {
     fn supports_cursor(&self) -> bool {
         true
     }
+}
+
+/// `rect` (desktop pixels, inside the window) of the window's own image:
+/// `PrintWindow` with `PW_RENDERFULLCONTENT` draws it as it would look
+/// uncovered (DirectX and composited content included on Windows 8.1 and
+/// later).
+fn print_window(
+    hwnd: HWND,
+    rect: Rect,
+    sink: &mut dyn FnMut(&Bitmap<'_>),
+) -> Result<(), BackendError> {
+    let mut at = RECT::default();
+    // SAFETY: an out-parameter.
+    unsafe { GetWindowRect(hwnd, &mut at) }.map_err(|e| failed("GetWindowRect", e))?;
+    let whole = Rect::new(
+        at.left,
+        at.top,
+        (at.right - at.left).max(0) as u32,
+        (at.bottom - at.top).max(0) as u32,
+    );
+    if rect.width == 0 || rect.height == 0 || !whole.contains_rect(&rect) {
+        return Err(BackendError::InvalidTarget(format!(
+            "{:?} is not inside the window {:?}",
+            rect.corners(),
+            whole.corners()
+        )));
+    }
+    let surface = Surface::new(whole.width, whole.height)?;
+    // SAFETY: the window handle and a DC with the DIB selected.
+    let printed = unsafe {
+        PrintWindow(
+            hwnd,
+            surface.memory,
+            PRINT_WINDOW_FLAGS(PW_RENDERFULLCONTENT),
+        )
+    };
+    if !printed.as_bool() {
+        return Err(BackendError::Failed(
+            "PrintWindow drew nothing: the window may have closed".into(),
+        ));
+    }
+    // SAFETY: a plain flush.
+    let _ = unsafe { GdiFlush() };
+    let stride = whole.width as usize * 4;
+    // SAFETY: the DIB holds `stride * height` bytes, alive with `surface`.
+    let all = unsafe { std::slice::from_raw_parts(surface.bits, stride * whole.height as usize) };
+    let (dx, dy) = ((rect.x - whole.x) as usize, (rect.y - whole.y) as usize);
+    let row = rect.width as usize * 4;
+    let mut pixels = Vec::with_capacity(row * rect.height as usize);
+    for y in dy..dy + rect.height as usize {
+        let start = y * stride + dx * 4;
+        pixels.extend_from_slice(&all[start..start + row]);
+    }
+    sink(&Bitmap {
+        width: rect.width,
+        height: rect.height,
+        stride: row,
+        format: PixelFormat::Bgrx,
+        pixels: &pixels,
+    });
+    Ok(())
 }
 
 /// The pointer's image where it is, `None` while it is hidden.
