@@ -13,6 +13,7 @@ pub mod frame;
 pub mod hooks;
 pub mod keys;
 pub mod launch;
+pub mod pixels;
 pub mod pointer;
 pub mod policy;
 pub mod uia;

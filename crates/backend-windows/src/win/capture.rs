@@ -21,11 +21,43 @@ use windows::Win32::UI::WindowsAndMessaging::{
 
 use super::failed;
 
-/// The capture method, for the log and the doctor.
-pub(crate) const METHOD: &str = "gdi";
+/// A faster way to read the screen than GDI, tried first.
+pub(crate) trait Grab: Send {
+    /// The method's name, for the log and the doctor (`wgc`, `dxgi`).
+    fn method(&self) -> &'static str;
+    /// Captures `rect` into `sink`. `Ok(false)`, with nothing handed to
+    /// `sink`, when the method cannot capture that rectangle now (it
+    /// spans displays, the desktop switched): GDI captures it instead.
+    fn grab(&mut self, rect: Rect, sink: &mut dyn FnMut(&Bitmap<'_>))
+    -> Result<bool, BackendError>;
+}
 
-#[derive(Default)]
-pub(crate) struct GdiCapture;
+/// Screenshots: Windows.Graphics.Capture where the OS has it, else DXGI
+/// Desktop Duplication, else GDI (and GDI for whatever the faster method
+/// cannot capture).
+pub(crate) struct WinCapture {
+    fast: Option<Box<dyn Grab>>,
+}
+
+impl WinCapture {
+    /// The best method this system offers.
+    pub(crate) fn open() -> Self {
+        let fast = super::capture_wgc::open()
+            .map(|g| Box::new(g) as Box<dyn Grab>)
+            .or_else(|why| {
+                tracing::info!(%why, "Windows.Graphics.Capture is unavailable");
+                super::capture_dxgi::open().map(|g| Box::new(g) as Box<dyn Grab>)
+            })
+            .map_err(|why| tracing::info!(%why, "DXGI Desktop Duplication is unavailable"))
+            .ok();
+        Self { fast }
+    }
+
+    /// The method screenshots use (`wgc`, `dxgi` or `gdi`).
+    pub(crate) fn method(&self) -> &'static str {
+        self.fast.as_ref().map_or("gdi", |f| f.method())
+    }
+}
 
 /// The screen DC, a memory DC and a DIB section selected into it,
 /// released when dropped.
@@ -96,7 +128,7 @@ impl Drop for Surface {
     }
 }
 
-impl Capture for GdiCapture {
+impl Capture for WinCapture {
     fn capture(
         &mut self,
         rect: Rect,
@@ -105,35 +137,17 @@ impl Capture for GdiCapture {
         if rect.width == 0 || rect.height == 0 {
             return Err(BackendError::InvalidTarget("an empty rectangle".into()));
         }
-        let surface = Surface::new(rect.width, rect.height)?;
-        // SAFETY: both DCs are valid; the copy stays inside the DIB.
-        unsafe {
-            BitBlt(
-                surface.memory,
-                0,
-                0,
-                rect.width as i32,
-                rect.height as i32,
-                Some(surface.screen),
-                rect.x,
-                rect.y,
-                SRCCOPY | CAPTUREBLT,
-            )
-            .map_err(|e| failed("BitBlt", e))?;
-            let _ = GdiFlush();
+        if let Some(fast) = self.fast.as_mut() {
+            match fast.grab(rect, sink) {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(method = fast.method(), error = %e, "capture failed: GDI from now on");
+                    self.fast = None;
+                }
+            }
         }
-        let stride = rect.width as usize * 4;
-        // SAFETY: the DIB holds `stride * height` bytes, alive with `surface`.
-        let pixels =
-            unsafe { std::slice::from_raw_parts(surface.bits, stride * rect.height as usize) };
-        sink(&Bitmap {
-            width: rect.width,
-            height: rect.height,
-            stride,
-            format: PixelFormat::Bgrx,
-            pixels,
-        });
-        Ok(())
+        gdi_capture(rect, sink)
     }
 
     fn capture_window(
@@ -158,6 +172,38 @@ impl Capture for GdiCapture {
     }
 }
 
+/// `rect` of the screen with GDI: `BitBlt` into a DIB section.
+fn gdi_capture(rect: Rect, sink: &mut dyn FnMut(&Bitmap<'_>)) -> Result<(), BackendError> {
+    let surface = Surface::new(rect.width, rect.height)?;
+    // SAFETY: both DCs are valid; the copy stays inside the DIB.
+    unsafe {
+        BitBlt(
+            surface.memory,
+            0,
+            0,
+            rect.width as i32,
+            rect.height as i32,
+            Some(surface.screen),
+            rect.x,
+            rect.y,
+            SRCCOPY | CAPTUREBLT,
+        )
+        .map_err(|e| failed("BitBlt", e))?;
+        let _ = GdiFlush();
+    }
+    let stride = rect.width as usize * 4;
+    // SAFETY: the DIB holds `stride * height` bytes, alive with `surface`.
+    let pixels = unsafe { std::slice::from_raw_parts(surface.bits, stride * rect.height as usize) };
+    sink(&Bitmap {
+        width: rect.width,
+        height: rect.height,
+        stride,
+        format: PixelFormat::Bgrx,
+        pixels,
+    });
+    Ok(())
+}
+
 /// `rect` (desktop pixels, inside the window) of the window's own image:
 /// `PrintWindow` with `PW_RENDERFULLCONTENT` draws it as it would look
 /// uncovered (DirectX and composited content included on Windows 8.1 and
@@ -170,12 +216,7 @@ fn print_window(
     let mut at = RECT::default();
     // SAFETY: an out-parameter.
     unsafe { GetWindowRect(hwnd, &mut at) }.map_err(|e| failed("GetWindowRect", e))?;
-    let whole = Rect::new(
-        at.left,
-        at.top,
-        (at.right - at.left).max(0) as u32,
-        (at.bottom - at.top).max(0) as u32,
-    );
+    let whole = super::displays::rect_of(&at);
     if rect.width == 0 || rect.height == 0 || !whole.contains_rect(&rect) {
         return Err(BackendError::InvalidTarget(format!(
             "{:?} is not inside the window {:?}",
@@ -202,17 +243,35 @@ fn print_window(
     let stride = whole.width as usize * 4;
     // SAFETY: the DIB holds `stride * height` bytes, alive with `surface`.
     let all = unsafe { std::slice::from_raw_parts(surface.bits, stride * whole.height as usize) };
-    let (dx, dy) = ((rect.x - whole.x) as usize, (rect.y - whole.y) as usize);
-    let row = rect.width as usize * 4;
-    let mut pixels = Vec::with_capacity(row * rect.height as usize);
-    for y in dy..dy + rect.height as usize {
-        let start = y * stride + dx * 4;
-        pixels.extend_from_slice(&all[start..start + row]);
-    }
+    hand_over(all, stride, Point::new(whole.x, whole.y), rect, sink)
+}
+
+/// Hands `rect` (desktop pixels) of an image to `sink`, `origin` being
+/// where the image's top-left pixel is on the desktop.
+pub(super) fn hand_over(
+    image: &[u8],
+    stride: usize,
+    origin: Point,
+    rect: Rect,
+    sink: &mut dyn FnMut(&Bitmap<'_>),
+) -> Result<(), BackendError> {
+    let at = (rect.x - origin.x, rect.y - origin.y);
+    let at = (usize::try_from(at.0), usize::try_from(at.1));
+    let size = (rect.width as usize, rect.height as usize);
+    let cut = match at {
+        (Ok(x), Ok(y)) => crate::pixels::crop(image, stride, (x, y), size),
+        _ => None,
+    };
+    let (pixels, stride) = cut.ok_or_else(|| {
+        BackendError::Failed(format!(
+            "{:?} is not inside the image captured",
+            rect.corners()
+        ))
+    })?;
     sink(&Bitmap {
         width: rect.width,
         height: rect.height,
-        stride: row,
+        stride,
         format: PixelFormat::Bgrx,
         pixels: &pixels,
     });

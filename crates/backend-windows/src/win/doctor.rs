@@ -65,7 +65,7 @@ pub fn windows_findings() -> BackendFindings {
         Probe::new(
             "capture",
             true,
-            format!("method {}", super::capture::METHOD),
+            format!("method {}", super::capture::WinCapture::open().method()),
         ),
         Probe::new(
             "input desktop",

@@ -2,12 +2,16 @@
 
 mod apps;
 mod capture;
+mod capture_dxgi;
+mod capture_wgc;
 mod clipboard;
 mod displays;
 pub mod doctor;
 mod frame_check;
 mod input;
 mod integrity;
+#[cfg(test)]
+mod tests;
 mod uia;
 mod watcher;
 pub(crate) mod window_list;
@@ -117,12 +121,13 @@ pub(crate) fn open(options: &WindowsOptions) -> Result<Backend, WindowsError> {
             None
         }
     };
-    tracing::info!(capture = capture::METHOD, "capture method");
+    let capture = capture::WinCapture::open();
+    tracing::info!(capture = capture.method(), "capture method");
     Ok(Backend {
         name: "windows",
         policy: &crate::WINDOWS,
         displays: Box::new(displays::WinDisplays),
-        capture: Some(Box::new(capture::GdiCapture)),
+        capture: Some(Box::new(capture)),
         input: Some(Box::<input::WinInput>::default()),
         windows: Some(Box::new(window_list::WinWindows)),
         apps: Some(Box::new(apps::WinApps)),
