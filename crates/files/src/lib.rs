@@ -5,8 +5,10 @@
 //! never half of one.
 //!
 //! On unix the files are 0600 and opened with `O_NOFOLLOW`. On Windows
-//! they are created in the user's own profile directories, whose
-//! inherited ACL admits only the user, SYSTEM and administrators.
+//! each file (and each directory made owner-only) gets a protected DACL
+//! with one entry, for the user deskhand runs as (see [`acl`]).
+
+pub mod acl;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -61,6 +63,7 @@ fn replace(path: &Path, content: &[u8], sync: bool) -> std::io::Result<()> {
         .create_new(true)
         .open(&tmp)
         .and_then(|mut f| {
+            restrict(&tmp)?;
             f.write_all(content)?;
             if sync { f.sync_all() } else { Ok(()) }
         })
@@ -74,18 +77,46 @@ fn replace(path: &Path, content: &[u8], sync: bool) -> std::io::Result<()> {
 /// Opens `path` for appending, created owner-only when new, never through
 /// a symlink. An existing file keeps its mode: the caller checks it.
 pub fn open_append(path: &Path) -> std::io::Result<File> {
-    private_options().append(true).create(true).open(path)
+    created_private(path, |o| o.append(true).create(true).open(path))
 }
 
 /// Opens `path` to read and write it in place (a lock file), created
 /// owner-only when new, never through a symlink.
 pub fn open_in_place(path: &Path) -> std::io::Result<File> {
-    private_options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
+    created_private(path, |o| {
+        o.read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+    })
+}
+
+/// Opens `path` with `open`; a file it created is made owner-only.
+fn created_private(
+    path: &Path,
+    open: impl FnOnce(&mut OpenOptions) -> std::io::Result<File>,
+) -> std::io::Result<File> {
+    let existed = std::fs::symlink_metadata(path).is_ok();
+    let file = open(&mut private_options())?;
+    if !existed {
+        restrict(path)?;
+    }
+    Ok(file)
+}
+
+/// Makes a file this process just created its owner's only (on unix its
+/// mode already is).
+fn restrict(path: &Path) -> std::io::Result<()> {
+    #[cfg(windows)]
+    {
+        acl::restrict(path, false)
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = path;
+        Ok(())
+    }
 }
 
 /// Opens `path` to read it, never through a symlink.
@@ -191,15 +222,19 @@ pub fn identity(meta: &std::fs::Metadata) -> u128 {
     }
 }
 
-/// Makes `dir` usable by its owner only (0700 on unix; elsewhere the
-/// user's own directories already are).
+/// Makes `dir` usable by its owner only (0700 on unix; on Windows an
+/// owner-only DACL that what is created inside inherits).
 pub fn make_dir_owner_only(dir: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    {
+        acl::restrict(dir, true)
+    }
+    #[cfg(not(any(unix, windows)))]
     {
         let _ = dir;
         Ok(())

@@ -1,0 +1,227 @@
+//! Owner-only files on Windows: a protected DACL (nothing inherited from
+//! the folder above) with one entry, full access for the user deskhand
+//! runs as. A directory's entry is inherited by what is created inside
+//! it. Written as SDDL and applied with `SetFileSecurityW`; the SDDL is
+//! a plain function, tested everywhere.
+
+/// The SDDL of an owner-only DACL for the user `sid` (`S-1-5-21-…`): on a
+/// directory the entry is inherited by files and folders created in it.
+pub fn owner_only_sddl(sid: &str, directory: bool) -> String {
+    let inherit = if directory { "OICI" } else { "" };
+    format!("D:P(A;{inherit};FA;;;{sid})")
+}
+
+#[cfg(windows)]
+pub(crate) use imp::restrict;
+
+#[cfg(windows)]
+mod imp {
+    use std::io;
+    use std::path::Path;
+
+    use windows::Win32::Foundation::{CloseHandle, HANDLE, HLOCAL, LocalFree};
+    use windows::Win32::Security::Authorization::{
+        ConvertSidToStringSidW, ConvertStringSecurityDescriptorToSecurityDescriptorW,
+        SDDL_REVISION_1,
+    };
+    use windows::Win32::Security::{
+        DACL_SECURITY_INFORMATION, GetTokenInformation, OBJECT_SECURITY_INFORMATION,
+        PROTECTED_DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, SetFileSecurityW, TOKEN_QUERY,
+        TOKEN_USER, TokenUser,
+    };
+    use windows::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
+    use windows::core::{HSTRING, PWSTR};
+
+    use super::owner_only_sddl;
+
+    /// A security descriptor Windows allocated, freed when dropped.
+    struct Descriptor(PSECURITY_DESCRIPTOR);
+
+    impl Drop for Descriptor {
+        fn drop(&mut self) {
+            // SAFETY: allocated by Windows with LocalAlloc, freed once.
+            unsafe { LocalFree(Some(HLOCAL(self.0.0))) };
+        }
+    }
+
+    impl Descriptor {
+        /// The descriptor of `sddl`.
+        fn of(sddl: &str) -> io::Result<Self> {
+            let mut sd = PSECURITY_DESCRIPTOR::default();
+            // SAFETY: an out-parameter, freed by Drop.
+            unsafe {
+                ConvertStringSecurityDescriptorToSecurityDescriptorW(
+                    &HSTRING::from(sddl),
+                    SDDL_REVISION_1,
+                    &mut sd,
+                    None,
+                )
+            }
+            .map_err(io::Error::other)?;
+            Ok(Self(sd))
+        }
+    }
+
+    /// What is set: the DACL, protected from inheritance.
+    fn what() -> OBJECT_SECURITY_INFORMATION {
+        DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION
+    }
+
+    /// The SID of the user this process runs as, as text.
+    fn user_sid() -> io::Result<String> {
+        let mut token = HANDLE::default();
+        // SAFETY: the token is closed below; the buffer is sized by the
+        // first call and read as the TOKEN_USER it holds.
+        unsafe {
+            OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token)
+                .map_err(io::Error::other)?;
+            let mut needed = 0u32;
+            let _ = GetTokenInformation(token, TokenUser, None, 0, &mut needed);
+            let mut buf = vec![0u64; (needed as usize).div_ceil(8)];
+            let read = GetTokenInformation(
+                token,
+                TokenUser,
+                Some(buf.as_mut_ptr().cast()),
+                needed,
+                &mut needed,
+            );
+            let _ = CloseHandle(token);
+            read.map_err(io::Error::other)?;
+            let user = &*(buf.as_ptr().cast::<TOKEN_USER>());
+            let mut text = PWSTR::null();
+            ConvertSidToStringSidW(user.User.Sid, &mut text).map_err(io::Error::other)?;
+            let sid = text.to_string().map_err(io::Error::other);
+            LocalFree(Some(HLOCAL(text.0.cast())));
+            sid
+        }
+    }
+
+    /// Makes the file or directory at `path` this process's user's only.
+    /// The whole descriptor is set as built (its DACL marked protected):
+    /// `SetNamedSecurityInfoW` would merge in the parent's inheritable
+    /// entries where the object's current DACL is not protected (Wine).
+    pub(crate) fn restrict(path: &Path, directory: bool) -> io::Result<()> {
+        let sd = Descriptor::of(&owner_only_sddl(&user_sid()?, directory))?;
+        // SAFETY: a path and a descriptor this function owns.
+        let set = unsafe { SetFileSecurityW(&HSTRING::from(path.as_os_str()), what(), sd.0) };
+        match set.as_bool() {
+            true => Ok(()),
+            false => Err(io::Error::last_os_error()),
+        }
+    }
+
+    /// The DACL of `path` as SDDL (`D:P(A;;FA;;;S-1-5-21-…)`).
+    #[cfg(test)]
+    pub(crate) fn sddl_of(path: &Path) -> io::Result<String> {
+        use windows::Win32::Security::Authorization::{
+            ConvertSecurityDescriptorToStringSecurityDescriptorW, GetNamedSecurityInfoW,
+            SE_FILE_OBJECT,
+        };
+        let checked = |e: windows::Win32::Foundation::WIN32_ERROR| match e.is_ok() {
+            true => Ok(()),
+            false => Err(io::Error::from_raw_os_error(e.0 as i32)),
+        };
+        let mut sd = PSECURITY_DESCRIPTOR::default();
+        // SAFETY: out-parameters; the descriptor is freed by Drop.
+        checked(unsafe {
+            GetNamedSecurityInfoW(
+                &HSTRING::from(path.as_os_str()),
+                SE_FILE_OBJECT,
+                DACL_SECURITY_INFORMATION,
+                None,
+                None,
+                None,
+                None,
+                &mut sd,
+            )
+        })?;
+        let sd = Descriptor(sd);
+        let mut text = PWSTR::null();
+        // SAFETY: a descriptor this function owns; the text is freed here.
+        unsafe {
+            ConvertSecurityDescriptorToStringSecurityDescriptorW(
+                sd.0,
+                SDDL_REVISION_1,
+                DACL_SECURITY_INFORMATION,
+                &mut text,
+                None,
+            )
+            .map_err(io::Error::other)?;
+            let sddl = text.to_string().map_err(io::Error::other);
+            LocalFree(Some(HLOCAL(text.0.cast())));
+            sddl
+        }
+    }
+
+    /// Whether only this user (and the system) may use `path`: every entry
+    /// of its DACL is for them, and theirs is full access. (Wine 8 keeps no
+    /// DACL, only the unix mode it maps to, and reads back SYSTEM's entry
+    /// and no protection: so the check is of who gets in, not of the text.)
+    #[cfg(test)]
+    pub(crate) fn is_owner_only_path(path: &Path) -> io::Result<bool> {
+        let sddl = sddl_of(path)?;
+        let user = user_sid()?;
+        let entries: Vec<(&str, &str)> = sddl
+            .split('(')
+            .skip(1)
+            .filter_map(|e| {
+                let fields: Vec<&str> = e.trim_end_matches(')').split(';').collect();
+                Some((*fields.get(2)?, *fields.get(5)?))
+            })
+            .collect();
+        let only_us = entries.iter().all(|(_, sid)| *sid == user || *sid == "SY");
+        let ours = entries
+            .iter()
+            .any(|(rights, sid)| *sid == user && *rights == "FA");
+        Ok(only_us && ours)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Windows only (CI runs it under Wine): what deskhand writes and the
+    /// directories it keeps carry the owner-only DACL, nothing else.
+    #[cfg(windows)]
+    #[test]
+    fn files_and_directories_get_the_owner_only_dacl() {
+        use imp::{is_owner_only_path, sddl_of};
+        let dir = std::env::temp_dir().join(format!("deskhand-acl-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a directory");
+        crate::make_dir_owner_only(&dir).expect("restricted");
+        assert!(
+            is_owner_only_path(&dir).expect("read"),
+            "{:?}",
+            sddl_of(&dir)
+        );
+        let token = dir.join("token");
+        crate::write_atomic(&token, b"secret").expect("written");
+        assert!(
+            is_owner_only_path(&token).expect("read"),
+            "{:?}",
+            sddl_of(&token)
+        );
+        let log = dir.join("audit.log");
+        drop(crate::open_append(&log).expect("opened"));
+        assert!(
+            is_owner_only_path(&log).expect("read"),
+            "{:?}",
+            sddl_of(&log)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_dacl_is_protected_with_one_entry_for_the_user() {
+        let sid = "S-1-5-21-1-2-3-1001";
+        assert_eq!(
+            owner_only_sddl(sid, false),
+            "D:P(A;;FA;;;S-1-5-21-1-2-3-1001)"
+        );
+        assert_eq!(
+            owner_only_sddl(sid, true),
+            "D:P(A;OICI;FA;;;S-1-5-21-1-2-3-1001)"
+        );
+    }
+}
