@@ -13,7 +13,7 @@ import pytest
 
 from daemon import agent_process
 from desktop import CONTINUE_Y
-from desktop.windows import WindowsDesktop, start, windows_binary
+from desktop.windows import WindowsDesktop, start, windows_binary, windows_unit_tests
 from imaging import decode_png
 from xhelpers import poll, scratch_dir
 
@@ -22,6 +22,7 @@ NOTEPAD = r"C:\windows\system32\notepad.exe"
 # The tests' own Windows program (tests/wine/winput.c).
 WINPUT = r"C:\deskhand-tests\winput.exe"
 VK_SHIFT = 0x10
+VK_LBUTTON = 0x01
 
 
 def held(win: WindowsDesktop) -> set[int]:
@@ -122,6 +123,19 @@ def test_the_doctor_reports_the_windows_backend(win):
     assert a11y["status"] != "ok" and "CUIAutomation" in a11y["message"], a11y
 
 
+@pytest.mark.parametrize("crate, windows_only", [
+    ("deskhand-backend-windows", "test win::tests::"),
+    ("deskhand-files", "test acl::tests::files_and_directories_get_the_owner_only_dacl"),
+])
+def test_the_windows_unit_tests_pass_in_the_wine_desktop(win, crate, windows_only):
+    program = windows_unit_tests(crate)
+    out = subprocess.run(["wine", str(program)], env=win.env(), capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    # The tests that call Windows ran (not only the portable ones).
+    assert windows_only in out.stdout, out.stdout[-3000:]
+
+
 def test_a_screenshot_is_the_desktop_x_shows(win, client):
     shot = decode_png(client.screenshot()["image"])
     assert (shot.width, shot.height) == (1280, 800)
@@ -215,14 +229,30 @@ def test_the_port_wants_the_token(win_daemon):
     assert raw_upgrade(daemon.port, auth) == 101
 
 
-def test_a_client_killed_mid_hold_leaves_nothing_held(win, win_daemon):
-    agent = agent_process(win_daemon, {"action": "hold_key", "key": "shift", "duration_ms": 20000})
+def kill_agent_holding(win: WindowsDesktop, daemon, action: dict, vk: int, what: str) -> None:
+    """An agent process sends `action`, which holds `vk`, and is killed -9
+    while it holds it: deskhand releases it at once."""
+    agent = agent_process(daemon, action)
     try:
-        poll(lambda: VK_SHIFT in held(win), timeout=10, what="shift to be held")
+        poll(lambda: vk in held(win), timeout=10, what=f"{what} to be held")
     finally:
         agent.kill()
         agent.wait()
-    poll(lambda: not held(win), timeout=3, what="shift released long before the 20 s hold ends")
+    poll(lambda: not held(win), timeout=3, what=f"{what} released at once")
+
+
+def test_a_client_killed_mid_hold_leaves_nothing_held(win, win_daemon):
+    kill_agent_holding(win, win_daemon, {"action": "hold_key", "key": "shift",
+                                         "duration_ms": 20000}, VK_SHIFT, "shift")
+
+
+def test_a_client_killed_mid_drag_leaves_no_button_held(win, win_daemon):
+    # A drag as agents make it: the button pressed, then moves. Pressed
+    # where the pointer is, so that the other tests' client finds it where
+    # its own acts left it.
+    x, y = win.pointer()
+    kill_agent_holding(win, win_daemon, {"action": "mouse_down", "button": "left",
+                                         "coordinate": [x, y]}, VK_LBUTTON, "the left button")
 
 
 def test_a_covered_window_is_captured_as_its_own_image(win, client):

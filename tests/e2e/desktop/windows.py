@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 from daemon import Daemon
-from desktop.base import Desktop, Person
+from desktop.base import Desktop
+from desktop.x11 import X11Person
 from xhelpers import (REPO, keys_down, missing, pixel_of_import, pointer, pointer_buttons_down,
                       require, run, start_xvfb)
 
@@ -30,6 +31,16 @@ def windows_binary(name: str) -> Path:
     return path
 
 
+def windows_unit_tests(crate: str) -> Path:
+    """The newest unit-test program of `crate` in the Windows build."""
+    built = sorted((TARGET / "deps").glob(f"{crate.replace('-', '_')}-*.exe"),
+                   key=lambda p: p.stat().st_mtime)
+    if not built:
+        missing(f"the unit tests of {crate} (build them: cargo test --no-run "
+                f"--target x86_64-pc-windows-gnu -p {crate})")
+    return built[-1]
+
+
 def prefix() -> Path:
     """The Wine prefix the tests run in (made once by tests/wine/prefix)."""
     require("wine", "wineserver", "x86_64-w64-mingw32-gcc")
@@ -38,23 +49,9 @@ def prefix() -> Path:
     return Path(out.stdout.strip().splitlines()[-1])
 
 
-class WinePerson(Person):
-    """xdotool on the X display: input Windows sees as a device's."""
-
-    def __init__(self, display: str):
-        self.display = display
-
-    def move(self, x: int, y: int) -> None:
-        run(self.display, "xdotool", "mousemove", str(x), str(y))
-
-    def click(self, x: int, y: int, button: int = 1) -> None:
-        run(self.display, "xdotool", "mousemove", str(x), str(y), "click", str(button))
-
-    def key(self, *chords: str) -> None:
-        run(self.display, "xdotool", "key", *chords)
-
-    def type(self, text: str) -> None:
-        run(self.display, "xdotool", "type", "--", text)
+class WinePerson(X11Person):
+    """xdotool on the X display: input Windows sees as a device's (Wine
+    reads it from X, so even xdotool's clicks are real to Windows)."""
 
     def real_click(self, x: int, y: int, button: int = 1) -> None:
         self.click(x, y, button)

@@ -26,7 +26,7 @@ use clap::Args;
 
 #[cfg(target_os = "linux")]
 use wire::Stats;
-use wire::{Client, LIMIT, Row, print_table, stats, time_ours};
+use wire::{Client, LIMIT, Row, Served, print_table, stats, time_ours};
 #[cfg(target_os = "linux")]
 use x11::{set_wallpaper, time_command, time_commands_once};
 

@@ -5,16 +5,13 @@
 //! characters typed in 40 ms.
 
 use std::process::{Child, Command};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use deskhand_engine::{AuditLog, Consent, Engine};
 use deskhand_platform::{KillSwitchHotkey, OpenOptions, Site, SiteOptions};
-use deskhand_server::{ServerConfig, Token};
 use serde_json::{Value, json};
 
-use super::{BenchArgs, Client, LIMIT, Row, print_table, stats, time_ours};
+use super::{BenchArgs, Client, LIMIT, Row, Served, print_table, stats, time_ours};
 
 /// 200 characters of plain text, as an agent types a line.
 fn line_of_200() -> String {
@@ -130,35 +127,14 @@ pub(crate) fn run(args: BenchArgs, daemon: tokio::runtime::Runtime) -> anyhow::R
         kill_switch: KillSwitchHotkey::new(deskhand_platform::DEFAULT_KILL_SWITCH)?,
         state_dir: state_dir.clone(),
     };
-    let mut secret = [0u8; 32];
-    getrandom::fill(&mut secret).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let token: String = secret.iter().map(|b| format!("{b:02x}")).collect();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let (engine, url, server) = {
+    // The person runs the benchmark on their own desktop: its input goes
+    // to the notepad it starts.
+    let backend = {
         let _daemon = daemon.enter();
-        let backend = site.open(&options)?;
-        // The person runs the benchmark on their own desktop: its input
-        // goes to the notepad it starts.
-        let engine = Arc::new(Engine::new(
-            backend,
-            Consent::sandbox(),
-            AuditLog::disabled(),
-        ));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-        listener.set_nonblocking(true)?;
-        let listener = tokio::net::TcpListener::from_std(listener)?;
-        let url = format!("ws://{}/v1/ws", listener.local_addr()?);
-        let server = daemon.spawn(deskhand_server::serve(
-            listener,
-            engine.clone(),
-            ServerConfig::new(Token::new(token.clone())),
-            deskhand_host::doctor::health_source(site.id().name()),
-            async {
-                let _ = stopped.await;
-            },
-        ));
-        (engine, url, server)
+        site.open(&options)?
     };
+    let served = Served::start(daemon.handle(), backend, site.id().name())?;
+    let (url, token) = (served.url.clone(), served.token.clone());
     let mut pad = notepad()?;
     let measured = (|| {
         let mut c = Client::connect(&url, &token)?;
@@ -169,9 +145,7 @@ pub(crate) fn run(args: BenchArgs, daemon: tokio::runtime::Runtime) -> anyhow::R
     })();
     let _ = pad.kill();
     let _ = pad.wait();
-    let _ = stop.send(());
-    let _ = daemon.block_on(server);
-    engine.shutdown();
+    daemon.block_on(served.stop())?;
     site.stop();
     let _ = std::fs::remove_dir_all(&state_dir);
     print_table(&measured?);

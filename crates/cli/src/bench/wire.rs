@@ -4,10 +4,77 @@
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
 use anyhow::{Context, bail};
+use deskhand_engine::{AuditLog, Consent, Engine};
+use deskhand_platform::Backend;
+use deskhand_server::{ServerConfig, Token};
 use serde_json::{Value, json};
 use tungstenite::Message;
 use tungstenite::client::IntoClientRequest;
+
+/// The daemon side of a benchmark: an engine over a backend (sandbox
+/// consent, no audit log) serving the wire ops on a loopback port, as
+/// `deskhand serve` would, with a fresh token.
+pub(crate) struct Served {
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) url: String,
+    pub(crate) token: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: tokio::task::JoinHandle<Result<(), deskhand_server::ServerError>>,
+}
+
+impl Served {
+    /// Serves `backend` (of the desktop named `desktop`) on `daemon`'s
+    /// runtime, its listener registered with that runtime's reactor.
+    pub(crate) fn start(
+        daemon: &tokio::runtime::Handle,
+        backend: Backend,
+        desktop: &str,
+    ) -> anyhow::Result<Self> {
+        let mut secret = [0u8; 32];
+        getrandom::fill(&mut secret).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let token: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let _daemon = daemon.enter();
+        let engine = Arc::new(Engine::new(
+            backend,
+            Consent::sandbox(),
+            AuditLog::disabled(),
+        ));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        listener.set_nonblocking(true)?;
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        let url = format!("ws://{}/v1/ws", listener.local_addr()?);
+        let server = daemon.spawn(deskhand_server::serve(
+            listener,
+            engine.clone(),
+            ServerConfig::new(Token::new(token.clone())),
+            deskhand_host::doctor::health_source(desktop),
+            async {
+                let _ = stopped.await;
+            },
+        ));
+        Ok(Self {
+            engine,
+            url,
+            token,
+            stop,
+            server,
+        })
+    }
+
+    /// Stops the server and shuts the engine down (releasing whatever it
+    /// holds).
+    pub(crate) async fn stop(self) -> anyhow::Result<()> {
+        let _ = self.stop.send(());
+        let _ = self.server.await;
+        let engine = self.engine;
+        tokio::task::spawn_blocking(move || engine.shutdown()).await?;
+        Ok(())
+    }
+}
 
 /// Longest any step may take before the benchmark gives up.
 pub(crate) const LIMIT: Duration = Duration::from_secs(5);

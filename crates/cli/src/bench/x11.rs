@@ -4,17 +4,14 @@
 //! (scrot, xdotool, xwd) in the same run.
 
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use deskhand_engine::{AuditLog, Consent, Engine};
 use deskhand_platform::bench::{VirtualDesktop, open_x11};
-use deskhand_server::{ServerConfig, Token};
 use serde_json::json;
 
 use super::{
-    BenchArgs, Client, Row, Stats, a11y, mcp, pointer, print_table, shot, stats, takeover,
+    BenchArgs, Client, Row, Served, Stats, a11y, mcp, pointer, print_table, shot, stats, takeover,
     time_ours, typing,
 };
 
@@ -119,35 +116,12 @@ async fn bench_size(
     std::fs::create_dir_all(&dir)?;
     let (mut terms, walls) = paint_scene(&display, w, h, &dir)?;
 
-    let mut secret = [0u8; 32];
-    getrandom::fill(&mut secret).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let token: String = secret.iter().map(|b| format!("{b:02x}")).collect();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    // The daemon's side, on the daemon's runtime (its listener registered
-    // with that runtime's reactor).
-    let (engine, url, server) = {
-        let _daemon = daemon.enter();
-        let backend = open_x11(Some(&display))?;
-        let engine = Arc::new(Engine::new(
-            backend,
-            Consent::sandbox(),
-            AuditLog::disabled(),
-        ));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-        listener.set_nonblocking(true)?;
-        let listener = tokio::net::TcpListener::from_std(listener)?;
-        let url = format!("ws://{}/v1/ws", listener.local_addr()?);
-        let server = daemon.spawn(deskhand_server::serve(
-            listener,
-            engine.clone(),
-            ServerConfig::new(Token::new(token.clone())),
-            deskhand_host::doctor::health_source(&display),
-            async {
-                let _ = stopped.await;
-            },
-        ));
-        (engine, url, server)
-    };
+    let served = Served::start(daemon, open_x11(Some(&display))?, &display)?;
+    let (engine, url, token) = (
+        served.engine.clone(),
+        served.url.clone(),
+        served.token.clone(),
+    );
     let mut c = Client::connect(&url, &token)?;
     let size = format!("{w}×{h}");
     let n = args.samples;
@@ -285,10 +259,8 @@ async fn bench_size(
         rows,
     )?;
 
-    let _ = stop.send(());
-    let _ = server.await;
-    let engine_for_stop = engine.clone();
-    tokio::task::spawn_blocking(move || engine_for_stop.shutdown()).await?;
+    drop(engine);
+    served.stop().await?;
     for t in &mut terms {
         let _ = t.kill();
         let _ = t.wait();
