@@ -217,6 +217,28 @@ def test_an_installed_app_launches_and_its_window_appears(win, client):
     win.wine("taskkill", "/f", "/pid", str(pid))
 
 
+def test_a_start_menu_shortcut_launches_its_app_and_the_persons_own_names_it_only(win, client):
+    # What an installer does: a shortcut in the machine's Start Menu.
+    machine = r"C:\ProgramData\Microsoft\Windows\Start Menu\Programs\Deskhand Pad.lnk"
+    win.wine(WINPUT, "shortcut", machine, NOTEPAD)
+    ack = client.call("APP_LAUNCH", {"bundle_id": "Deskhand Pad"}, expect="ACK")
+    pid = ack["pid"]
+
+    def window():
+        windows = client.call("WINDOW_LIST_REQUEST", {}, expect="WINDOW_LIST_RESPONSE")["windows"]
+        return [w for w in windows if w.get("pid") == pid]
+
+    poll(window, timeout=20, what="the notepad the shortcut names")
+    win.wine("taskkill", "/f", "/pid", str(pid))
+    # One in the person's own Start Menu (anything in their account could
+    # have made it) names its program but launches nothing.
+    person = r"C:\users\root\AppData\Roaming\Microsoft\Windows\Start Menu\Programs\Mines.lnk"
+    win.wine(WINPUT, "shortcut", person, r"C:\windows\system32\winemine.exe")
+    msg = client.request("APP_LAUNCH", {"bundle_id": "Mines"})
+    assert msg["type"] == "ERROR", msg
+    assert "your account can change" in msg["payload"]["message"], msg
+
+
 def test_the_port_wants_the_token(win_daemon):
     """The attack catalogue's port rows on Windows: token, Host, Origin."""
     daemon = win_daemon

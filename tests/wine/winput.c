@@ -5,8 +5,13 @@
  *                      as the person's click on Continue;
  *   winput held        prints the virtual keys and buttons held down now
  *                      (GetAsyncKeyState), one per line.
+ *   winput shortcut LINK TARGET
+ *                      makes a shortcut (.lnk) to TARGET, as an installer
+ *                      does (IShellLink).
  * Built with mingw by tests/wine/prefix. */
+#define COBJMACROS
 #include <windows.h>
+#include <shlobj.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,12 +39,37 @@ static int held(void)
     return 0;
 }
 
+static int shortcut(const char *link, const char *target)
+{
+    WCHAR wlink[MAX_PATH], wtarget[MAX_PATH];
+    IShellLinkW *shell;
+    IPersistFile *file;
+    HRESULT hr;
+    MultiByteToWideChar(CP_UTF8, 0, link, -1, wlink, MAX_PATH);
+    MultiByteToWideChar(CP_UTF8, 0, target, -1, wtarget, MAX_PATH);
+    CoInitialize(NULL);
+    hr = CoCreateInstance(&CLSID_ShellLink, NULL, CLSCTX_INPROC_SERVER, &IID_IShellLinkW,
+                          (void **)&shell);
+    if (FAILED(hr))
+        return 1;
+    IShellLinkW_SetPath(shell, wtarget);
+    hr = IShellLinkW_QueryInterface(shell, &IID_IPersistFile, (void **)&file);
+    if (SUCCEEDED(hr)) {
+        hr = IPersistFile_Save(file, wlink, TRUE);
+        IPersistFile_Release(file);
+    }
+    IShellLinkW_Release(shell);
+    return FAILED(hr) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "shortcut") == 0)
+        return shortcut(argv[2], argv[3]);
     if (argc == 4 && strcmp(argv[1], "click") == 0)
         return click(atoi(argv[2]), atoi(argv[3]));
     if (argc == 2 && strcmp(argv[1], "held") == 0)
         return held();
-    fprintf(stderr, "usage: winput click X Y | winput held\n");
+    fprintf(stderr, "usage: winput click X Y | winput held | winput shortcut LINK TARGET\n");
     return 2;
 }

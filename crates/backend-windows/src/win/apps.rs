@@ -6,7 +6,8 @@
 //! `HKEY_CURRENT_USER` (the person's account, or anything working in it,
 //! could have written it) only names it, as does any entry naming a
 //! program in the person's own directories (profile, application data,
-//! temporary files).
+//! temporary files). Start Menu shortcuts count the same way
+//! (`shortcuts.rs`): the machine's launch, the person's only name.
 
 use std::os::windows::io::AsRawHandle;
 use std::os::windows::process::CommandExt;
@@ -33,13 +34,13 @@ const DETACHED: u32 = 0x0000_0200 | 0x0000_0008;
 
 pub(crate) struct WinApps;
 
-/// An App Paths entry: its id (the key's name without `.exe`), the
-/// program it names, and whether the person's account could have written
-/// it.
-struct Registered {
-    id: String,
-    program: String,
-    user_writable: bool,
+/// An installed app's entry (App Paths, or a Start Menu shortcut): its id
+/// (the key's name without `.exe`, the shortcut's name), the program it
+/// names, and whether the person's account could have written it.
+pub(super) struct Registered {
+    pub(super) id: String,
+    pub(super) program: String,
+    pub(super) user_writable: bool,
 }
 
 fn registered_in(root: &Key, user_writable: bool, out: &mut Vec<Registered>) {
@@ -68,6 +69,7 @@ fn registered() -> Vec<Registered> {
     let mut out = Vec::new();
     registered_in(LOCAL_MACHINE, false, &mut out);
     registered_in(CURRENT_USER, true, &mut out);
+    out.extend(super::shortcuts::registered());
     out
 }
 
@@ -168,7 +170,7 @@ impl Apps for WinApps {
                     .map(|r| r.program)
                     .ok_or_else(|| {
                         BackendError::InvalidTarget(format!(
-                            "no installed application {id:?} (App Paths in the registry)"
+                            "no installed application {id:?} (App Paths in the registry, or a Start Menu shortcut)"
                         ))
                     })?
             }

@@ -10,6 +10,7 @@ pub mod doctor;
 mod frame_check;
 mod input;
 mod integrity;
+mod shortcuts;
 #[cfg(test)]
 mod tests;
 mod uia;
