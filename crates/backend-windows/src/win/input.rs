@@ -28,13 +28,9 @@ pub(crate) struct WinInput {
     uipi: Uipi,
 }
 
-fn key_input(vk: Vk, press: bool) -> INPUT {
-    // SAFETY: a plain call.
-    let scan = unsafe { MapVirtualKeyW(u32::from(vk.code), MAPVK_VK_TO_VSC) } as u16;
-    let mut flags = KEYBD_EVENT_FLAGS(0);
-    if vk.extended {
-        flags |= KEYEVENTF_EXTENDEDKEY;
-    }
+/// A keyboard event tagged as deskhand's: `vk` with its scan code, or
+/// with `vk` 0 the UTF-16 unit in `scan` (`KEYEVENTF_UNICODE` in `flags`).
+fn keyboard_input(vk: u16, scan: u16, mut flags: KEYBD_EVENT_FLAGS, press: bool) -> INPUT {
     if !press {
         flags |= KEYEVENTF_KEYUP;
     }
@@ -42,7 +38,7 @@ fn key_input(vk: Vk, press: bool) -> INPUT {
         r#type: INPUT_KEYBOARD,
         Anonymous: INPUT_0 {
             ki: KEYBDINPUT {
-                wVk: VIRTUAL_KEY(vk.code),
+                wVk: VIRTUAL_KEY(vk),
                 wScan: scan,
                 dwFlags: flags,
                 time: 0,
@@ -52,23 +48,20 @@ fn key_input(vk: Vk, press: bool) -> INPUT {
     }
 }
 
+/// The press or release of the key `vk`.
+fn key_input(vk: Vk, press: bool) -> INPUT {
+    // SAFETY: a plain call.
+    let scan = unsafe { MapVirtualKeyW(u32::from(vk.code), MAPVK_VK_TO_VSC) } as u16;
+    let flags = match vk.extended {
+        true => KEYEVENTF_EXTENDEDKEY,
+        false => KEYBD_EVENT_FLAGS(0),
+    };
+    keyboard_input(vk.code, scan, flags, press)
+}
+
+/// The press or release of a UTF-16 unit of text.
 fn unit_input(unit: u16, press: bool) -> INPUT {
-    let mut flags = KEYEVENTF_UNICODE;
-    if !press {
-        flags |= KEYEVENTF_KEYUP;
-    }
-    INPUT {
-        r#type: INPUT_KEYBOARD,
-        Anonymous: INPUT_0 {
-            ki: KEYBDINPUT {
-                wVk: VIRTUAL_KEY(0),
-                wScan: unit,
-                dwFlags: flags,
-                time: 0,
-                dwExtraInfo: TAG,
-            },
-        },
-    }
+    keyboard_input(0, unit, KEYEVENTF_UNICODE, press)
 }
 
 fn mouse_input(dx: i32, dy: i32, data: i32, flags: u32) -> INPUT {
