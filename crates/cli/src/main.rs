@@ -8,6 +8,7 @@ mod control;
 mod doctor;
 mod lines;
 mod mcp;
+mod mcp_config;
 mod mcp_relay;
 mod serve;
 
@@ -29,6 +30,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Serve MCP on stdio (relayed to a daemon already serving the display).
     Mcp(mcp::McpArgs),
+    /// Print the entry an MCP client needs to run `deskhand mcp`, or merge
+    /// it into the client's config file.
+    McpConfig(mcp_config::McpConfigArgs),
     /// Measure screenshot and input latency against reference tools (on
     /// virtual X11 desktops it starts).
     #[cfg(any(target_os = "linux", windows))]
@@ -92,6 +96,7 @@ fn main() -> anyhow::Result<()> {
         }
         #[cfg(any(target_os = "linux", windows))]
         Command::Bench(args) => bench::run(args, runtime()?),
+        Command::McpConfig(args) => mcp_config::run(args),
         Command::Audit(args) => audit_cmd::run(args),
         Command::Doctor(args) => {
             let code = doctor::run(args)?;
