@@ -212,6 +212,34 @@ impl Desk {
         handle: &str,
         layout: &Layout,
     ) -> Result<Rect, EngineError> {
+        let (_, above, rect) = self.on_desktop(handle, layout)?;
+        if above.iter().any(|a| a.rect.overlap_area(&rect) > 0) {
+            return Err(EngineError::WindowNotVisible {
+                window_id: handle.to_owned(),
+                reason: "covered",
+            });
+        }
+        Ok(rect)
+    }
+
+    /// The window `handle` names, and the part of it on the desktop, for a
+    /// capture of its own image (covered or not).
+    pub fn window_on_desktop(
+        &mut self,
+        handle: &str,
+        layout: &Layout,
+    ) -> Result<(u64, Rect), EngineError> {
+        let (w, _, rect) = self.on_desktop(handle, layout)?;
+        Ok((w.id, rect))
+    }
+
+    /// The window `handle` names, the windows above it, and its part of
+    /// the desktop; not visible when minimized or off every display.
+    fn on_desktop(
+        &mut self,
+        handle: &str,
+        layout: &Layout,
+    ) -> Result<(NativeWindow, Vec<NativeWindow>, Rect), EngineError> {
         let (w, above) = self.resolve_window(handle)?;
         let not_visible = |reason| EngineError::WindowNotVisible {
             window_id: handle.to_owned(),
@@ -225,33 +253,7 @@ impl Desk {
             .rect
             .intersection(&bounds)
             .ok_or_else(|| not_visible("offscreen"))?;
-        if above.iter().any(|a| a.rect.overlap_area(&rect) > 0) {
-            return Err(not_visible("covered"));
-        }
-        Ok(rect)
-    }
-
-    /// The window `handle` names, and the part of it on the desktop, for a
-    /// capture of its own image (covered or not).
-    pub fn window_on_desktop(
-        &mut self,
-        handle: &str,
-        layout: &Layout,
-    ) -> Result<(u64, Rect), EngineError> {
-        let (w, _) = self.resolve_window(handle)?;
-        let not_visible = |reason| EngineError::WindowNotVisible {
-            window_id: handle.to_owned(),
-            reason,
-        };
-        if w.minimized {
-            return Err(not_visible("minimized"));
-        }
-        let bounds = layout.bounds().ok_or_else(|| not_visible("offscreen"))?;
-        let rect = w
-            .rect
-            .intersection(&bounds)
-            .ok_or_else(|| not_visible("offscreen"))?;
-        Ok((w.id, rect))
+        Ok((w, above, rect))
     }
 
     /// Checks every coordinate of `action` against the displays. Nothing is

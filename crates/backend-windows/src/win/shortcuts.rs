@@ -6,7 +6,10 @@
 //! Paths entry does. Only shortcuts to programs (`.exe`) count, and their
 //! arguments are never used: the launch rules judge the program.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
 
 use windows::Win32::System::Com::{
     CLSCTX_INPROC_SERVER, COINIT_APARTMENTTHREADED, CoCreateInstance, CoInitializeEx, IPersistFile,
@@ -39,7 +42,7 @@ pub(super) fn registered() -> Vec<Registered> {
         let mut files = Vec::new();
         links_in(&programs_under(&base), 4, &mut files);
         out.extend(files.iter().filter_map(|link| {
-            let program = target_of(link)?;
+            let program = cached_target_of(link)?;
             let name = link.file_stem()?.to_string_lossy();
             Some(Registered {
                 id: program_name(&name),
@@ -71,6 +74,29 @@ fn links_in(dir: &Path, depth: u32, out: &mut Vec<PathBuf>) {
             out.push(path);
         }
     }
+}
+
+/// The targets of the shortcuts read so far, with the modification time
+/// they were read at: the launch rules ask for them before every act, and
+/// loading a shortcut is a COM call.
+static TARGETS: Mutex<Option<Targets>> = Mutex::new(None);
+
+/// Each shortcut read: its modification time then, and its target.
+type Targets = HashMap<PathBuf, (SystemTime, Option<String>)>;
+
+/// [`target_of`], read again only when the shortcut changed.
+fn cached_target_of(link: &Path) -> Option<String> {
+    let modified = std::fs::metadata(link).and_then(|m| m.modified()).ok()?;
+    let mut cache = TARGETS.lock().unwrap_or_else(|p| p.into_inner());
+    let cache = cache.get_or_insert_with(HashMap::new);
+    if let Some((at, target)) = cache.get(link)
+        && *at == modified
+    {
+        return target.clone();
+    }
+    let target = target_of(link);
+    cache.insert(link.to_owned(), (modified, target.clone()));
+    target
 }
 
 /// The program a shortcut starts, when it is an absolute path to an
