@@ -282,7 +282,7 @@ impl<D: Desktop> App<D> {
         }
         if let Ok(mut buf) = o.surface.buffer_mut() {
             buf.fill(0);
-            layout.paint(o.index, &mut buf);
+            crate::paint::paint(layout, o.index, &mut buf);
             let _ = buf.present();
         }
     }

@@ -12,6 +12,7 @@ pub mod geometry;
 pub mod mcp;
 pub mod messages;
 pub mod overlay;
+pub mod overlay_layout;
 pub mod tree;
 
 pub use envelope::{Envelope, MessageType};
