@@ -1,0 +1,164 @@
+// deskhand's part of GNOME Shell on Wayland, where no other client may
+// draw above every window or list the windows: the takeover indicator's
+// parts as deskhand lays them out (frame, label, Continue and Stop), and
+// the window list with focus. Exported on the shell's own session-bus
+// connection (org.gnome.Shell, /dev/deskhand/Shell); deskhand checks the
+// frame before every act, so a client that hides it stops the agent.
+'use strict';
+
+const { Gio, GLib, Meta, St } = imports.gi;
+const Main = imports.ui.main;
+
+const PATH = '/dev/deskhand/Shell';
+const IFACE = `<node>
+  <interface name="dev.deskhand.Shell1">
+    <method name="ShowParts"><arg type="s" direction="in" name="parts"/></method>
+    <method name="HideParts"/>
+    <method name="FrameState"><arg type="s" direction="out" name="state"/></method>
+    <method name="ListWindows"><arg type="s" direction="out" name="windows"/></method>
+    <method name="Focus">
+      <arg type="t" direction="in" name="id"/>
+      <arg type="b" direction="in" name="raise"/>
+      <arg type="b" direction="out" name="focused"/>
+    </method>
+    <signal name="Pressed"><arg type="s" name="button"/></signal>
+    <property name="Version" type="u" access="read"/>
+  </interface>
+</node>`;
+
+// The window types a person sees as windows (not menus, tooltips, docks).
+const LISTED = [Meta.WindowType.NORMAL, Meta.WindowType.DIALOG, Meta.WindowType.MODAL_DIALOG,
+    Meta.WindowType.UTILITY, Meta.WindowType.SPLASHSCREEN];
+
+function hex(colour) {
+    return `#${(colour & 0xffffff).toString(16).padStart(6, '0')}`;
+}
+
+class Indicator {
+    constructor(onPress) {
+        this._onPress = onPress;
+        this._actors = [];
+    }
+
+    show(parts) {
+        this.hide();
+        for (const part of parts) {
+            const actor = new St.Button({
+                label: part.text || '',
+                reactive: Boolean(part.press),
+                can_focus: false,
+                track_hover: false,
+                style: `background-color: ${hex(part.colour)}; color: #ffffff; ` +
+                    'font-weight: bold; font-size: 13px; padding: 0; border-radius: 0;',
+            });
+            actor.set_position(part.rect.x, part.rect.y);
+            actor.set_size(part.rect.width, part.rect.height);
+            if (part.press)
+                actor.connect('clicked', () => this._onPress(part.press));
+            Main.layoutManager.addTopChrome(actor, { affectsInputRegion: Boolean(part.press) });
+            this._actors.push(actor);
+        }
+    }
+
+    hide() {
+        for (const actor of this._actors) {
+            Main.layoutManager.removeChrome(actor);
+            actor.destroy();
+        }
+        this._actors = [];
+    }
+
+    state() {
+        const group = Main.layoutManager.uiGroup;
+        return {
+            parts: this._actors.length,
+            visible: this._actors.every(a => a.visible && a.mapped && a.opacity === 255),
+            placed: this._actors.map(a => [a.x, a.y, a.width, a.height]),
+            on_top: this._actors.every(a => a.get_parent() === group),
+        };
+    }
+}
+
+function windowRow(w, focus) {
+    const r = w.get_frame_rect();
+    return {
+        id: String(w.get_id()),
+        pid: w.get_pid(),
+        app_id: w.get_sandboxed_app_id() || w.get_gtk_application_id() || '',
+        class: w.get_wm_class() || '',
+        instance: w.get_wm_class_instance() || '',
+        title: w.get_title() || '',
+        rect: { x: r.x, y: r.y, width: r.width, height: r.height },
+        focused: w === focus,
+        minimized: w.minimized,
+        fullscreen: w.is_fullscreen(),
+    };
+}
+
+class Service {
+    constructor() {
+        this._indicator = new Indicator(press => this._dbus.emit_signal('Pressed',
+            new GLib.Variant('(s)', [press])));
+        this._dbus = Gio.DBusExportedObject.wrapJSObject(IFACE, this);
+        this._dbus.export(Gio.DBus.session, PATH);
+    }
+
+    get Version() {
+        return 1;
+    }
+
+    ShowParts(json) {
+        this._indicator.show(JSON.parse(json));
+    }
+
+    HideParts() {
+        this._indicator.hide();
+    }
+
+    FrameState() {
+        return JSON.stringify(this._indicator.state());
+    }
+
+    ListWindows() {
+        const display = global.display;
+        const all = global.get_window_actors().map(a => a.meta_window)
+            .filter(w => LISTED.includes(w.get_window_type()) && !w.is_override_redirect());
+        const focus = display.get_focus_window();
+        return JSON.stringify(display.sort_windows_by_stacking(all).map(w => windowRow(w, focus)));
+    }
+
+    Focus(id, raise) {
+        const w = global.get_window_actors().map(a => a.meta_window)
+            .find(m => String(m.get_id()) === String(id));
+        if (!w)
+            return false;
+        const now = global.get_current_time();
+        if (w.minimized)
+            w.unminimize();
+        if (raise)
+            w.raise();
+        w.focus(now);
+        return global.display.get_focus_window() === w;
+    }
+
+    destroy() {
+        this._indicator.hide();
+        this._dbus.unexport();
+    }
+}
+
+class Extension {
+    enable() {
+        this._service = new Service();
+    }
+
+    disable() {
+        this._service.destroy();
+        this._service = null;
+    }
+}
+
+// eslint-disable-next-line no-unused-vars
+function init() {
+    return new Extension();
+}
