@@ -21,6 +21,11 @@ const IFACE = `<node>
       <arg type="b" direction="in" name="raise"/>
       <arg type="b" direction="out" name="focused"/>
     </method>
+    <method name="Pointer">
+      <arg type="i" direction="out" name="x"/>
+      <arg type="i" direction="out" name="y"/>
+      <arg type="u" direction="out" name="buttons"/>
+    </method>
     <signal name="Pressed"><arg type="s" name="button"/></signal>
     <property name="Version" type="u" access="read"/>
   </interface>
@@ -125,6 +130,13 @@ class Service {
             .filter(w => LISTED.includes(w.get_window_type()) && !w.is_override_redirect());
         const focus = display.get_focus_window();
         return JSON.stringify(display.sort_windows_by_stacking(all).map(w => windowRow(w, focus)));
+    }
+
+    // Where the pointer is, and the buttons held (Clutter's modifier
+    // bits BUTTON1..BUTTON5 shifted down to bits 0..4).
+    Pointer() {
+        const [x, y, mods] = global.get_pointer();
+        return [x, y, (mods >> 8) & 0x1f];
     }
 
     Focus(id, raise) {

@@ -1,0 +1,263 @@
+"""The Wayland desktop of the end-to-end tests: a private headless GNOME
+session (gnome-shell 43 `--headless --wayland`, a virtual monitor) with
+its own runtime directory, session bus, empty system bus, PipeWire,
+WirePlumber and the desktop portals, and deskhand's GNOME Shell extension
+enabled. The person is a second input device and the compositor's own
+screencast from mutter's private D-Bus APIs (gnome_person.py); the portal
+dialogs are answered through AT-SPI (portal_dialog.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from daemon import Daemon, binary
+from desktop.base import Desktop, Person
+from imaging import Image, decode_png
+from xhelpers import REPO, missing, poll, require, scratch_dir
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+HERE = Path(__file__).resolve().parent
+EXTENSION = "deskhand@deskhand.dev"
+EXTENSION_DIR = REPO / "installers" / "linux" / "gnome-shell" / EXTENSION
+SHELL_BUS = ("org.gnome.Shell", "/dev/deskhand/Shell", "dev.deskhand.Shell1")
+
+SYSTEM_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig><type>system</type><listen>unix:path={path}</listen><auth>EXTERNAL</auth>
+<policy context="default"><allow send_destination="*"/><allow receive_sender="*"/><allow own="*"/>
+<allow user="*"/></policy>
+</busconfig>"""
+
+# X keysyms of the keys the tests press by name.
+KEYSYMS = {"escape": 0xFF1B, "return": 0xFF0D, "ctrl": 0xFFE3, "shift": 0xFFE1, "alt": 0xFFE9,
+           "super": 0xFFEB, "tab": 0xFF09, "backspace": 0xFF08}
+
+
+def keysym(name: str) -> int:
+    if name.lower() in KEYSYMS:
+        return KEYSYMS[name.lower()]
+    if len(name) == 1:
+        return ord(name) if ord(name) < 0x100 else 0x1000000 + ord(name)
+    raise ValueError(f"no keysym for {name!r}")
+
+
+class GnomePerson(Person):
+    """mutter's RemoteDesktop device: input deskhand did not send. GNOME
+    has no other way in for a person here (no uinput), so it serves as
+    both the synthetic path and the device (`real_click`)."""
+
+    def __init__(self, env: dict):
+        self._proc = subprocess.Popen([SYSTEM_PYTHON, str(HERE / "gnome_person.py")], env=env,
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        ready = json.loads(self._proc.stdout.readline() or "{}")
+        assert ready.get("ready"), "the GNOME person did not start"
+
+    def _do(self, op: str, **args):
+        self._proc.stdin.write(json.dumps({"op": op, **args}) + "\n")
+        self._proc.stdin.flush()
+        answer = json.loads(self._proc.stdout.readline())
+        assert answer["ok"], f"{op}: {answer.get('error')}"
+        return answer["result"]
+
+    def move(self, x: int, y: int) -> None:
+        self._do("move", x=x, y=y)
+
+    def click(self, x: int, y: int, button: int = 1) -> None:
+        self.move(x, y)
+        self._do("button", button=button, press=True)
+        self._do("button", button=button, press=False)
+
+    def key(self, *chords: str) -> None:
+        for chord in chords:
+            syms = [keysym(k) for k in chord.split("+")]
+            for s in syms:
+                self._do("keysym", keysym=s, press=True)
+            for s in reversed(syms):
+                self._do("keysym", keysym=s, press=False)
+
+    def type(self, text: str) -> None:
+        for c in text:
+            self._do("keysym", keysym=keysym(c), press=True)
+            self._do("keysym", keysym=keysym(c), press=False)
+
+    def real_click(self, x: int, y: int, button: int = 1) -> None:
+        self.click(x, y, button)
+
+    def png(self, path: str) -> None:
+        self._do("png", path=path)
+
+    def idle_ms(self) -> int:
+        return self._do("idle")
+
+    def stop(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.stdin.close()
+            self._proc.wait(10)
+
+
+class GnomeDesktop(Desktop):
+    """A headless GNOME session of the test's own, one monitor of `size`."""
+
+    def __init__(self, size: str = "1280x800"):
+        self.size = tuple(int(v) for v in size.split("x"))
+        self.name = "wayland-0"
+        root = Path(scratch_dir("gnome-"))
+        self.runtime = root / "run"
+        self.home = root / "home"
+        for d in (self.runtime, self.home):
+            d.mkdir(mode=0o700)
+        self._procs: list[subprocess.Popen] = []
+        self._env = {k: v for k, v in os.environ.items()
+                     if k not in ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS")}
+        self._env.update(XDG_RUNTIME_DIR=str(self.runtime), HOME=str(self.home),
+                         XDG_CURRENT_DESKTOP="GNOME", XDG_SESSION_TYPE="wayland",
+                         GDK_BACKEND="wayland", NO_AT_BRIDGE="0")
+        self._env["DBUS_SYSTEM_BUS_ADDRESS"] = self._bus("system")
+        self._env["DBUS_SESSION_BUS_ADDRESS"] = self._bus("session")
+        ext = self.home / ".local/share/gnome-shell/extensions"
+        ext.mkdir(parents=True)
+        (ext / EXTENSION).symlink_to(EXTENSION_DIR)
+        self.gsettings("org.gnome.shell", "enabled-extensions", f"['{EXTENSION}']")
+        self.gsettings("org.gnome.shell", "welcome-dialog-last-shown-version", "'999'")
+        self._spawn("pipewire")
+        self._spawn("wireplumber")
+        w, h = self.size
+        self._spawn("gnome-shell", "--headless", "--wayland", "--no-x11", "--virtual-monitor",
+                    f"{w}x{h}", "--wayland-display", self.name)
+        poll(lambda: (self.runtime / self.name).exists(), timeout=30, what="gnome-shell's socket")
+        poll(self._extension_up, timeout=30, what="deskhand's GNOME Shell extension")
+        self._env["WAYLAND_DISPLAY"] = self.name
+        self.person = GnomePerson(self._env)
+        # gnome-shell starts in the overview.
+        self.person.key("Escape")
+        self._apps: list[subprocess.Popen] = []
+
+    def _bus(self, kind: str) -> str:
+        path = self.runtime / f"{kind}_bus"
+        args = ["dbus-daemon", "--nofork", "--print-address"]
+        if kind == "system":
+            conf = self.runtime / "system.conf"
+            conf.write_text(SYSTEM_BUS_CONFIG.format(path=path))
+            args.append(f"--config-file={conf}")
+        else:
+            args += ["--session", f"--address=unix:path={path}"]
+        log = open(self.runtime / f"{kind}_bus.log", "w")
+        self._procs.append(subprocess.Popen(args, env=self._env, stdout=subprocess.PIPE,
+                                            stderr=log, text=True))
+        self._procs[-1].stdout.readline()
+        return f"unix:path={path}"
+
+    def _spawn(self, *argv: str) -> None:
+        log = open(self.runtime / f"{Path(argv[0]).name}.log", "w")
+        self._procs.append(subprocess.Popen(argv, env=self._env, stdout=log,
+                                            stderr=subprocess.STDOUT))
+
+    def gsettings(self, schema: str, key: str, value: str) -> None:
+        subprocess.run(["gsettings", "set", schema, key, value], env=self._env, check=True,
+                       timeout=30)
+
+    def shell(self, method: str, *args: str) -> str:
+        """Calls deskhand's extension in the shell (gdbus's text answer)."""
+        name, path, iface = SHELL_BUS
+        out = subprocess.run(["gdbus", "call", "--session", "-d", name, "-o", path, "-m",
+                              f"{iface}.{method}", *args], env=self._env, capture_output=True,
+                             text=True, timeout=10)
+        assert out.returncode == 0, f"{method}: {out.stderr}"
+        return out.stdout.strip()
+
+    def _extension_up(self) -> bool:
+        try:
+            return "'" in self.shell("FrameState")
+        except AssertionError:
+            return False
+
+    def windows(self) -> list[dict]:
+        """The windows as the extension lists them."""
+        out = self.shell("ListWindows")
+        return json.loads(out[2:-3].encode().decode("unicode_escape"))
+
+    def start_app(self, *argv: str) -> subprocess.Popen:
+        proc = subprocess.Popen(list(argv), env=self._env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        self._apps.append(proc)
+        return proc
+
+    def close_apps(self) -> None:
+        for proc in self._apps:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+        self._apps.clear()
+
+    def serve(self, *args: str) -> Daemon:
+        return Daemon(*args, command=[binary(), "serve"], env=self._env)
+
+    def stop(self) -> None:
+        self.close_apps()
+        self.person.stop()
+        for proc in reversed(self._procs):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in reversed(self._procs):
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+    def alive(self) -> bool:
+        return self._procs[-1].poll() is None and self._extension_up()
+
+    def assert_gone(self, grace: float = 3.0) -> None:
+        deadline = time.monotonic() + grace
+        while self.alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not self.alive(), "gnome-shell is still there"
+
+    def env(self) -> dict:
+        return dict(self._env)
+
+    def pointer(self) -> tuple[int, int]:
+        x, y, _ = self.shell("Pointer").strip("()").split(", ")
+        return int(x), int(y)
+
+    def held_keys(self) -> dict[str, list[int]]:
+        raise NotImplementedError("GNOME tells no client which keys are down")
+
+    def held_buttons(self) -> dict[str, list[int]]:
+        buttons = int(self.shell("Pointer").strip("()").split(", ")[2].split()[-1])
+        return {"pointer": [b + 1 for b in range(5) if buttons & (1 << b)]}
+
+    def screen(self) -> Image:
+        """The monitor as mutter paints it (what deskhand's extension
+        draws included)."""
+        path = scratch_dir("gnome-shot-") + "/screen.png"
+        self.person.png(path)
+        with open(path, "rb") as f:
+            return decode_png(f.read())
+
+    def pixel(self, x: int, y: int) -> tuple[int, int, int]:
+        return self.screen().pixel(x, y)
+
+
+def attach(name: str) -> Desktop:
+    raise NotImplementedError("a GNOME session is started by the test (start())")
+
+
+def start(size: str = "1280x800") -> GnomeDesktop:
+    require("gnome-shell", "pipewire", "wireplumber", "dbus-daemon", "gsettings", "gdbus",
+            "gst-launch-1.0")
+    if not Path("/usr/libexec/xdg-desktop-portal-gnome").exists():
+        missing("xdg-desktop-portal-gnome (run scripts/install-deps)")
+    if shutil.which(SYSTEM_PYTHON) is None:
+        missing(SYSTEM_PYTHON)
+    return GnomeDesktop(size)
+
+
+def start_dual() -> GnomeDesktop:
+    raise NotImplementedError("the headless GNOME session has one virtual monitor")
