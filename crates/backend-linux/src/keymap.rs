@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+use deskhand_backend::keys::{Key, Keypad};
+
 /// The Shift modifier bit.
 pub const SHIFT: u8 = 0x01;
 
@@ -333,6 +335,63 @@ impl Index {
     /// Keycodes with no symbol and no modifier: free to remap.
     pub fn spare(&self) -> &[u8] {
         &self.spare
+    }
+}
+
+/// The keysym of a named key (`None` for a character key: see
+/// [`keysym_for`]).
+pub fn named_keysym(key: Key) -> Option<u32> {
+    Some(match key {
+        Key::Shift => 0xffe1,
+        Key::Control => 0xffe3,
+        Key::Alt => 0xffe9,
+        Key::Super => 0xffeb,
+        Key::Return => RETURN,
+        Key::Tab => TAB,
+        Key::Escape => 0xff1b,
+        Key::Space => 0x20,
+        Key::Backspace => 0xff08,
+        Key::Delete => 0xffff,
+        Key::Insert => 0xff63,
+        Key::Up => 0xff52,
+        Key::Down => 0xff54,
+        Key::Left => 0xff51,
+        Key::Right => 0xff53,
+        Key::PageUp => 0xff55,
+        Key::PageDown => 0xff56,
+        Key::Home => 0xff50,
+        Key::End => 0xff57,
+        Key::CapsLock => 0xffe5,
+        Key::Menu => 0xff67,
+        Key::PrintScreen => 0xff61,
+        Key::F(n) => 0xffbd + u32::from(n.clamp(1, 24)),
+        Key::Kp(k) => keypad_keysym(k),
+        Key::Char(_) => return None,
+    })
+}
+
+fn keypad_keysym(k: Keypad) -> u32 {
+    match k {
+        Keypad::Enter => 0xff8d,
+        Keypad::Digit(d) => 0xffb0 + u32::from(d.min(9)),
+        Keypad::Add => 0xffab,
+        Keypad::Subtract => 0xffad,
+        Keypad::Multiply => 0xffaa,
+        Keypad::Divide => 0xffaf,
+        Keypad::Decimal => 0xffae,
+        Keypad::Separator => 0xffac,
+        Keypad::Equal => 0xffbd,
+        Keypad::Home => 0xff95,
+        Keypad::Left => 0xff96,
+        Keypad::Up => 0xff97,
+        Keypad::Right => 0xff98,
+        Keypad::Down => 0xff99,
+        Keypad::PageUp => 0xff9a,
+        Keypad::PageDown => 0xff9b,
+        Keypad::End => 0xff9c,
+        Keypad::Begin => 0xff9d,
+        Keypad::Insert => 0xff9e,
+        Keypad::Delete => 0xff9f,
     }
 }
 

@@ -21,7 +21,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use deskhand_backend::{
-    BackendError, Button, Input, Key, Keypad, Point, Rect, ScrollDirection, typed_chars,
+    BackendError, Button, Input, Key, Point, Rect, ScrollDirection, typed_chars,
 };
 use x11rb::NONE;
 use x11rb::protocol::xproto::ConnectionExt as _;
@@ -120,62 +120,6 @@ impl Drop for X11Input {
     }
 }
 
-/// The keysym of a named key.
-fn keysym(key: Key) -> Option<u32> {
-    Some(match key {
-        Key::Shift => 0xffe1,
-        Key::Control => 0xffe3,
-        Key::Alt => 0xffe9,
-        Key::Super => 0xffeb,
-        Key::Return => keymap::RETURN,
-        Key::Tab => keymap::TAB,
-        Key::Escape => 0xff1b,
-        Key::Space => 0x20,
-        Key::Backspace => 0xff08,
-        Key::Delete => 0xffff,
-        Key::Insert => 0xff63,
-        Key::Up => 0xff52,
-        Key::Down => 0xff54,
-        Key::Left => 0xff51,
-        Key::Right => 0xff53,
-        Key::PageUp => 0xff55,
-        Key::PageDown => 0xff56,
-        Key::Home => 0xff50,
-        Key::End => 0xff57,
-        Key::CapsLock => 0xffe5,
-        Key::Menu => 0xff67,
-        Key::PrintScreen => 0xff61,
-        Key::F(n) => 0xffbd + u32::from(n.clamp(1, 24)),
-        Key::Kp(k) => keypad_keysym(k),
-        Key::Char(_) => return None,
-    })
-}
-
-fn keypad_keysym(k: Keypad) -> u32 {
-    match k {
-        Keypad::Enter => 0xff8d,
-        Keypad::Digit(d) => 0xffb0 + u32::from(d.min(9)),
-        Keypad::Add => 0xffab,
-        Keypad::Subtract => 0xffad,
-        Keypad::Multiply => 0xffaa,
-        Keypad::Divide => 0xffaf,
-        Keypad::Decimal => 0xffae,
-        Keypad::Separator => 0xffac,
-        Keypad::Equal => 0xffbd,
-        Keypad::Home => 0xff95,
-        Keypad::Left => 0xff96,
-        Keypad::Up => 0xff97,
-        Keypad::Right => 0xff98,
-        Keypad::Down => 0xff99,
-        Keypad::PageUp => 0xff9a,
-        Keypad::PageDown => 0xff9b,
-        Keypad::End => 0xff9c,
-        Keypad::Begin => 0xff9d,
-        Keypad::Insert => 0xff9e,
-        Keypad::Delete => 0xff9f,
-    }
-}
-
 impl X11Input {
     /// How to press `key` with the keyboard as it is now.
     fn stroke(kb: &mut Keyboard, key: Key) -> Result<Stroke, BackendError> {
@@ -196,7 +140,8 @@ impl X11Input {
                 }
             }
             key => {
-                let sym = keysym(key).ok_or_else(|| BackendError::Failed(format!("{key:?}")))?;
+                let sym = keymap::named_keysym(key)
+                    .ok_or_else(|| BackendError::Failed(format!("{key:?}")))?;
                 kb.stroke_for_sym(sym)
             }
         }
