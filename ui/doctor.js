@@ -37,6 +37,12 @@ const REASONS = {
   no_platform_api: "this desktop offers no way to do it",
   not_built: "not in this version",
   wayland_portal_not_built: "not in this version",
+  portal_unavailable: "no desktop portal",
+  portal_pending: "waiting for your answer",
+  portal_screencast_denied: "screen sharing denied",
+  portal_remote_desktop_denied: "remote interaction denied",
+  compositor_unsupported: "not offered by this desktop",
+  shell_extension_missing: "the GNOME Shell extension is off",
 };
 const STATUS = {
   available: "works",

@@ -62,6 +62,18 @@ pub enum ReasonCode {
     /// device's id, so such a click on Continue or in the consent dialog
     /// passes for the person's (other platforms mark injected input).
     XtestDeviceEventsLookReal,
+    /// The desktop portal is not running, or lacks the interface.
+    PortalUnavailable,
+    /// The portal's dialog is up and the person has not answered yet.
+    PortalPending,
+    /// The person denied screen sharing in the portal's dialog.
+    PortalScreencastDenied,
+    /// The person denied remote interaction in the portal's dialog.
+    PortalRemoteDesktopDenied,
+    /// This Wayland compositor offers no way to do it.
+    CompositorUnsupported,
+    /// deskhand's GNOME Shell extension is not enabled.
+    ShellExtensionMissing,
 }
 
 impl ReasonCode {
@@ -98,6 +110,24 @@ impl ReasonCode {
             }
             Self::XtestDeviceEventsLookReal => {
                 "X11 cannot tell a program that clicks through your real mouse with XTEST from your hand: run programs you do not trust as untrusted X clients (ssh -X, `xauth generate ... untrusted`: no XTEST), or in another X session; deskhand's own launches and XTEST pointers of every master are told apart."
+            }
+            Self::PortalUnavailable => {
+                "Install xdg-desktop-portal and your desktop's portal (xdg-desktop-portal-gnome or -kde), then sign out and in again."
+            }
+            Self::PortalPending => {
+                "Answer the desktop's dialog that asks to share the screen or to allow remote interaction."
+            }
+            Self::PortalScreencastDenied => {
+                "Restart deskhand and choose Share in the desktop's screen-sharing dialog."
+            }
+            Self::PortalRemoteDesktopDenied => {
+                "Restart deskhand and allow remote interaction in the desktop's dialog (the switch is off by default)."
+            }
+            Self::CompositorUnsupported => {
+                "This Wayland desktop offers no way for deskhand to do this; log in to a GNOME or KDE session, or an X11 one."
+            }
+            Self::ShellExtensionMissing => {
+                "Enable deskhand's GNOME Shell extension (`gnome-extensions enable deskhand@deskhand.dev`, installed with the package) and sign out and in again: it draws the red frame, without which no agent can take over."
             }
             Self::NoPlatformApi => return None,
         })

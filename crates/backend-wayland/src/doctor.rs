@@ -1,0 +1,147 @@
+//! What the Wayland backend tells the doctor: the portals' grants as this
+//! process's backend holds them (the daemon's own answer to MCP's
+//! `health_report`; a separate `deskhand doctor` has asked for none), the
+//! extension, and the hand-back detector with its limit.
+
+use std::time::Duration;
+
+use deskhand_backend::BackendFindings;
+use deskhand_protocol::doctor::{
+    Availability, BackendEntry, CapabilityEntry, CapabilityName as C, ConsentKind as K, Probe,
+    ReasonCode as R, SessionType, Verdict,
+};
+
+use crate::open::LIVE;
+use crate::portal::Grant;
+use crate::rt::Rt;
+use crate::shell::ShellExt;
+
+/// The verdict a grant gives, `denied` naming which portal.
+pub(crate) fn verdict(grant: &Grant, denied: R) -> Verdict {
+    match grant {
+        Grant::Granted => Verdict::AVAILABLE,
+        Grant::Pending => Verdict::because(Availability::Unavailable, R::PortalPending),
+        Grant::Denied => Verdict::unavailable(denied),
+        Grant::Unavailable(_) | Grant::Failed(_) => Verdict::unavailable(R::PortalUnavailable),
+    }
+}
+
+fn describe(grant: &Grant) -> String {
+    match grant {
+        Grant::Unavailable(why) | Grant::Failed(why) => format!("{}: {why}", grant.name()),
+        g => g.name().to_owned(),
+    }
+}
+
+/// Whether deskhand's GNOME Shell extension answers, and what it said.
+fn extension() -> Result<u32, String> {
+    let rt = Rt::new().map_err(|e| e.to_string())?;
+    rt.run(Duration::from_secs(3), "the extension", async {
+        let conn = zbus::Connection::session()
+            .await
+            .map_err(|e| deskhand_backend::BackendError::Failed(format!("session bus: {e}")))?;
+        ShellExt::new(conn).version().await
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// The Wayland backend's findings.
+pub fn wayland_findings() -> BackendFindings {
+    let (screencast, remote) = match LIVE.get() {
+        Some(p) => (p.screencast_grant(), p.remote_grant()),
+        // Each process is granted its own sessions: the doctor has none.
+        None => (Grant::Pending, Grant::Pending),
+    };
+    let capture = verdict(&screencast, R::PortalScreencastDenied);
+    let input = verdict(&remote, R::PortalRemoteDesktopDenied);
+    let ext = extension();
+    let frame = match &ext {
+        Ok(_) => Verdict::AVAILABLE,
+        Err(_) => Verdict::unavailable(R::ShellExtensionMissing),
+    };
+    // No frame, no takeover: input is refused without it.
+    let takeover = if frame.is_available() { input } else { frame };
+    let no_api = Verdict::because(Availability::Unsupported, R::NoPlatformApi);
+    let own = if LIVE.get().is_some() {
+        "as this deskhand holds them"
+    } else {
+        "asked for when `deskhand serve` starts; its MCP health_report says how they stand"
+    };
+    let probes = vec![
+        Probe::new(
+            "screencast portal",
+            screencast == Grant::Granted,
+            format!("{} ({own})", describe(&screencast)),
+        ),
+        Probe::new(
+            "remote desktop portal",
+            remote == Grant::Granted,
+            format!("{} ({own})", describe(&remote)),
+        ),
+        Probe::new(
+            "GNOME Shell extension",
+            ext.is_ok(),
+            match &ext {
+                Ok(v) => format!("deskhand@deskhand.dev version {v}: the frame, the window list"),
+                Err(e) => e.clone(),
+            },
+        ),
+        Probe::new(
+            "hand-back",
+            true,
+            "GNOME's idle monitor: the person's input is seen between deskhand's own events, not during one",
+        ),
+        Probe::new(
+            "kill switch",
+            true,
+            "no global shortcut portal in this GNOME: stop agents from the tray or the frame's Stop button",
+        ),
+    ];
+    BackendFindings {
+        session_type: Some(SessionType::Wayland),
+        backends: vec![BackendEntry::new("wayland-portal", true, capture)],
+        capabilities: vec![
+            CapabilityEntry::new(C::CaptureWindow, capture, K::Session),
+            CapabilityEntry::new(C::InputTakeover, takeover, K::Takeover),
+            CapabilityEntry::new(C::TakeoverIndicator, frame, K::Takeover),
+            CapabilityEntry::new(C::TakeoverHandback, takeover, K::Takeover),
+            CapabilityEntry::new(
+                C::ClipboardRead,
+                Verdict::unavailable(R::CompositorUnsupported),
+                K::Separate,
+            ),
+            CapabilityEntry::new(
+                C::ClipboardWrite,
+                Verdict::unavailable(R::CompositorUnsupported),
+                K::Session,
+            ),
+            CapabilityEntry::new(C::ListNotifications, no_api, K::Session),
+            CapabilityEntry::new(C::DismissNotification, no_api, K::Session),
+            CapabilityEntry::new(C::InvokeNotificationAction, no_api, K::Session),
+        ],
+        permissions: Vec::new(),
+        probes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_grant_gives_its_verdict_and_a_denial_names_its_portal() {
+        assert!(verdict(&Grant::Granted, R::PortalScreencastDenied).is_available());
+        assert_eq!(
+            verdict(&Grant::Denied, R::PortalRemoteDesktopDenied).reason,
+            Some(R::PortalRemoteDesktopDenied)
+        );
+        assert_eq!(
+            verdict(&Grant::Pending, R::PortalScreencastDenied).reason,
+            Some(R::PortalPending)
+        );
+        assert_eq!(
+            verdict(&Grant::Unavailable("x".into()), R::PortalScreencastDenied).reason,
+            Some(R::PortalUnavailable)
+        );
+    }
+}

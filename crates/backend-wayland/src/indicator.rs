@@ -1,0 +1,178 @@
+//! The red frame on GNOME: the indicator's parts
+//! (`deskhand_protocol::overlay_layout`) drawn by deskhand's GNOME Shell
+//! extension in the shell's top chrome, click-through but for Continue
+//! and Stop, whose presses come back as the shell's own D-Bus signal.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use deskhand_backend::{BackendError, FrameCheck, Indicator, IndicatorEvent, IndicatorShown, Rect};
+use deskhand_protocol::overlay_layout::{Layout, Part};
+use futures_util::StreamExt;
+
+use crate::rt::Rt;
+use crate::shell::{FrameState, ShellExt};
+
+const CALL: Duration = Duration::from_secs(3);
+
+pub(crate) struct ShellIndicator {
+    pub(crate) rt: Arc<Rt>,
+    pub(crate) shell: ShellExt,
+    pub(crate) layout: Option<Layout>,
+}
+
+/// Every part of `layout`, all monitors.
+fn parts(layout: &Layout) -> Vec<Part> {
+    (0..layout.monitors.len())
+        .flat_map(|i| layout.parts(i))
+        .collect()
+}
+
+/// What is wrong with the frame as the shell reports it, if anything.
+pub(crate) fn fault(expected: &[Part], state: &FrameState) -> Option<&'static str> {
+    if state.parts != expected.len() || !state.on_top {
+        return Some("reshaped");
+    }
+    if !state.visible {
+        return Some("faded");
+    }
+    let moved = expected.iter().zip(&state.placed).any(|(p, [x, y, w, h])| {
+        let r = p.rect;
+        (
+            f64::from(r.x),
+            f64::from(r.y),
+            f64::from(r.width),
+            f64::from(r.height),
+        ) != (*x, *y, *w, *h)
+    });
+    moved.then_some("moved")
+}
+
+impl ShellIndicator {
+    fn put(&mut self, layout: Layout) -> Result<IndicatorShown, BackendError> {
+        let json = serde_json::to_string(&parts(&layout))
+            .map_err(|e| BackendError::Failed(format!("the frame's parts: {e}")))?;
+        let shell = self.shell.clone();
+        self.rt.run(CALL, "showing the frame", async move {
+            shell.show_parts(&json).await
+        })?;
+        let covered: Vec<Rect> = parts(&layout).into_iter().map(|p| p.rect).collect();
+        self.layout = Some(layout);
+        Ok(IndicatorShown {
+            windows: Vec::new(),
+            covered,
+        })
+    }
+}
+
+impl Indicator for ShellIndicator {
+    fn set_events(&mut self, sink: Arc<dyn Fn(IndicatorEvent) + Send + Sync>) {
+        let shell = self.shell.clone();
+        self.rt.spawn(async move {
+            let mut presses = match shell.presses().await {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(error = %e, "no presses from the GNOME Shell extension");
+                    return;
+                }
+            };
+            while let Some(msg) = presses.next().await {
+                match msg.body().deserialize::<String>().as_deref() {
+                    Ok("continue") => sink(IndicatorEvent::ContinueClicked(Instant::now())),
+                    Ok("stop") => sink(IndicatorEvent::StopClicked),
+                    other => tracing::debug!(?other, "an unknown press"),
+                }
+            }
+            sink(IndicatorEvent::Lost("exited".into()));
+        });
+    }
+
+    fn show(&mut self, monitors: &[Rect], paused: bool) -> Result<IndicatorShown, BackendError> {
+        self.put(Layout {
+            monitors: monitors.to_vec(),
+            paused,
+        })
+    }
+
+    fn set_paused(&mut self, paused: bool) -> Result<IndicatorShown, BackendError> {
+        let monitors = self
+            .layout
+            .as_ref()
+            .map(|l| l.monitors.clone())
+            .unwrap_or_default();
+        self.put(Layout { monitors, paused })
+    }
+
+    fn hide(&mut self) -> Result<(), BackendError> {
+        self.layout = None;
+        let shell = self.shell.clone();
+        self.rt.run(
+            CALL,
+            "hiding the frame",
+            async move { shell.hide_parts().await },
+        )
+    }
+
+    fn verify(&mut self) -> Result<FrameCheck, BackendError> {
+        let Some(layout) = self.layout.clone() else {
+            return Ok(FrameCheck::Intact);
+        };
+        let shell = self.shell.clone();
+        let state = self.rt.run(CALL, "checking the frame", async move {
+            shell.frame_state().await
+        })?;
+        match fault(&parts(&layout), &state) {
+            None => Ok(FrameCheck::Intact),
+            Some(what) => {
+                tracing::warn!(what, "the frame was changed by another program: put back");
+                self.put(layout)?;
+                Ok(FrameCheck::Restored(what))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(layout: &Layout) -> FrameState {
+        let placed = parts(layout)
+            .iter()
+            .map(|p| {
+                let r = p.rect;
+                [
+                    f64::from(r.x),
+                    f64::from(r.y),
+                    f64::from(r.width),
+                    f64::from(r.height),
+                ]
+            })
+            .collect::<Vec<_>>();
+        FrameState {
+            parts: placed.len(),
+            visible: true,
+            on_top: true,
+            placed,
+        }
+    }
+
+    #[test]
+    fn the_frame_is_intact_only_as_it_was_put() {
+        let layout = Layout {
+            monitors: vec![Rect::new(0, 0, 1280, 800)],
+            paused: true,
+        };
+        let expected = parts(&layout);
+        let mut s = state(&layout);
+        assert_eq!(fault(&expected, &s), None);
+        s.placed[2][0] += 10.0;
+        assert_eq!(fault(&expected, &s), Some("moved"));
+        let mut s = state(&layout);
+        s.visible = false;
+        assert_eq!(fault(&expected, &s), Some("faded"));
+        let mut s = state(&layout);
+        s.parts -= 1;
+        assert_eq!(fault(&expected, &s), Some("reshaped"));
+    }
+}

@@ -1,0 +1,63 @@
+//! deskhand's Wayland backend. Screenshots come from a ScreenCast portal
+//! session (frames read from PipeWire), input goes through a RemoteDesktop
+//! portal session, and the person's own input is told from deskhand's by
+//! GNOME's idle monitor. The red frame, the window list and the pointer
+//! come from deskhand's GNOME Shell extension, since Wayland gives clients
+//! none of them: without it there is no frame, so no takeover. The
+//! portals' dialogs are the person's grant, said in the doctor.
+
+#[cfg(target_os = "linux")]
+mod capture;
+#[cfg(target_os = "linux")]
+mod displays;
+#[cfg(target_os = "linux")]
+mod doctor;
+#[cfg(target_os = "linux")]
+mod frames;
+#[cfg(target_os = "linux")]
+mod indicator;
+#[cfg(target_os = "linux")]
+mod input;
+#[cfg(target_os = "linux")]
+mod open;
+#[cfg(target_os = "linux")]
+mod portal;
+#[cfg(target_os = "linux")]
+mod rt;
+#[cfg(target_os = "linux")]
+mod shell;
+#[cfg(target_os = "linux")]
+mod watcher;
+#[cfg(target_os = "linux")]
+mod windows;
+
+use thiserror::Error;
+
+/// Why the Wayland backend could not start.
+#[derive(Debug, Error)]
+pub enum WaylandError {
+    /// The session bus or the compositor cannot be reached.
+    #[error("cannot reach the Wayland session: {0}")]
+    Connect(String),
+    /// Another engine already drives this session.
+    #[error("{0}")]
+    Claimed(String),
+    /// Wayland does not exist on this OS.
+    #[error("the Wayland backend is only available on Linux")]
+    NotLinux,
+}
+
+/// Options of the Wayland backend.
+#[derive(Debug, Clone, Default)]
+pub struct WaylandOptions {
+    /// Where the ScreenCast portal's restore token is kept, so the person
+    /// is asked once rather than at every start.
+    pub restore_file: Option<std::path::PathBuf>,
+}
+
+#[cfg(target_os = "linux")]
+pub use doctor::wayland_findings;
+#[cfg(target_os = "linux")]
+pub use open::{EngineClaim, claim_engine, open};
+#[cfg(target_os = "linux")]
+pub use portal::Grant;

@@ -1,0 +1,129 @@
+//! Opening the backend: the session bus, the extension, both portal
+//! sessions asked for in the background, every capability wired to them;
+//! and the one-engine-per-session claim.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use deskhand_backend::Backend;
+use zbus::Connection;
+
+use crate::capture::PortalCapture;
+use crate::displays::PortalDisplays;
+use crate::indicator::ShellIndicator;
+use crate::input::PortalInput;
+use crate::portal::Portals;
+use crate::rt::Rt;
+use crate::shell::ShellExt;
+use crate::watcher::{IdleWatcher, LastInput};
+use crate::windows::ShellWindows;
+use crate::{WaylandError, WaylandOptions};
+
+/// The bus name the engine driving this session holds.
+const ENGINE_NAME: &str = "dev.deskhand.Engine";
+
+/// The portals of the backend this process opened, for the doctor.
+pub(crate) static LIVE: OnceLock<Arc<Portals>> = OnceLock::new();
+
+/// This engine's hold on the session: the bus name `dev.deskhand.Engine`
+/// on the session bus, let go when dropped.
+pub struct EngineClaim {
+    _conn: zbus::blocking::Connection,
+}
+
+/// Takes the session for this engine; another engine's hold is refused.
+pub fn claim_engine() -> Result<EngineClaim, WaylandError> {
+    let conn = zbus::blocking::Connection::session()
+        .map_err(|e| WaylandError::Connect(format!("the session bus: {e}")))?;
+    let flags = zbus::fdo::RequestNameFlags::DoNotQueue.into();
+    match conn.request_name_with_flags(ENGINE_NAME, flags) {
+        Ok(zbus::fdo::RequestNameReply::PrimaryOwner) => Ok(EngineClaim { _conn: conn }),
+        Ok(_) | Err(zbus::Error::NameTaken) => Err(WaylandError::Claimed(
+            "another deskhand already drives this Wayland session".into(),
+        )),
+        Err(e) => Err(WaylandError::Connect(format!("claiming the session: {e}"))),
+    }
+}
+
+/// Opens the backend on this process's Wayland session.
+pub fn open(options: &WaylandOptions) -> Result<Backend, WaylandError> {
+    let rt = Arc::new(Rt::new().map_err(|e| WaylandError::Connect(e.to_string()))?);
+    let conn = rt
+        .run(Duration::from_secs(5), "the session bus", async {
+            Connection::session().await.map_err(|e| {
+                deskhand_backend::BackendError::Failed(format!("the session bus: {e}"))
+            })
+        })
+        .map_err(|e| WaylandError::Connect(e.to_string()))?;
+    let shell = ShellExt::new(conn.clone());
+    let probe = shell.clone();
+    let extension = rt.run(Duration::from_secs(3), "the extension", async move {
+        probe.version().await
+    });
+    if let Err(e) = &extension {
+        tracing::warn!(error = %e, "no frame and no window list: takeover is unavailable");
+    }
+    let portals = Arc::new(Portals::default());
+    let _ = LIVE.set(portals.clone());
+    rt.spawn(portals.clone().start(options.restore_file.clone()));
+    let last = Arc::new(LastInput::default());
+    let with_extension = extension.is_ok();
+    tracing::info!(
+        backend = "wayland",
+        extension = with_extension,
+        "picked the Wayland backend"
+    );
+    Ok(Backend {
+        name: "wayland",
+        policy: &deskhand_backend_linux::LINUX,
+        displays: Box::new(PortalDisplays {
+            rt: rt.clone(),
+            portals: portals.clone(),
+            shell: shell.clone(),
+        }),
+        capture: Some(Box::new(PortalCapture {
+            portals: portals.clone(),
+            last: last.clone(),
+            clean: None,
+            covered: Vec::new(),
+        })),
+        input: Some(Box::new(PortalInput {
+            rt: rt.clone(),
+            portals,
+            last: last.clone(),
+        })),
+        windows: with_extension.then(|| {
+            Box::new(ShellWindows {
+                rt: rt.clone(),
+                shell: shell.clone(),
+            }) as Box<dyn deskhand_backend::Windows>
+        }),
+        apps: Some(Box::new(deskhand_backend_linux::LinuxApps::new(
+            wayland_env(),
+        ))),
+        permissions: None,
+        clipboard: None,
+        indicator: with_extension.then(|| {
+            Box::new(ShellIndicator {
+                rt: rt.clone(),
+                shell: shell.clone(),
+                layout: None,
+            }) as Box<dyn deskhand_backend::Indicator>
+        }),
+        watcher: Some(Box::new(IdleWatcher {
+            rt,
+            conn,
+            shell,
+            last,
+        })),
+        accessibility: None,
+    })
+}
+
+/// What names this session to an app deskhand launches.
+fn wayland_env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    ["WAYLAND_DISPLAY", "XDG_RUNTIME_DIR"]
+        .into_iter()
+        .filter_map(|k| std::env::var_os(k).map(|v| (k.into(), v)))
+        .collect()
+}

@@ -1,0 +1,298 @@
+//! The desktop portals: a ScreenCast session for frames (its restore token
+//! kept, so the person is asked once) and a RemoteDesktop session for
+//! input (asked at every start where the portal cannot restore one:
+//! RemoteDesktop version 1, before xdg-desktop-portal 1.17). The portal's
+//! own dialog is the person's grant; until they answer, capture and input
+//! wait, and a denial is kept and said.
+
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ashpd::desktop::remote_desktop::{DeviceType, KeyState, RemoteDesktop, SelectDevicesOptions};
+use ashpd::desktop::screencast::{
+    CursorMode, Screencast, SelectSourcesOptions, SourceType, Stream,
+};
+use ashpd::desktop::{PersistMode, ResponseError, Session};
+use ashpd::enumflags2::BitFlags;
+use deskhand_backend::BackendError;
+
+use crate::frames::Frames;
+
+/// Where a portal's grant stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Grant {
+    /// Asked; the person has not answered (or it is being set up).
+    Pending,
+    /// Granted.
+    Granted,
+    /// The person said no (or closed the dialog).
+    Denied,
+    /// The portal is not there (no xdg-desktop-portal, or no such
+    /// interface in the desktop's portal).
+    Unavailable(String),
+    /// It failed for another reason.
+    Failed(String),
+}
+
+impl Grant {
+    /// Its name in the doctor and the log.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Granted => "granted",
+            Self::Denied => "denied",
+            Self::Unavailable(_) => "unavailable",
+            Self::Failed(_) => "failed",
+        }
+    }
+}
+
+fn grant_of(e: &ashpd::Error) -> Grant {
+    match e {
+        ashpd::Error::Response(ResponseError::Cancelled) => Grant::Denied,
+        ashpd::Error::PortalNotFound(_) => Grant::Unavailable(e.to_string()),
+        e => Grant::Failed(e.to_string()),
+    }
+}
+
+/// A monitor's stream as the portal describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StreamPlace {
+    /// Its PipeWire node.
+    pub(crate) node: u32,
+    /// Top-left in desktop (logical) pixels.
+    pub(crate) position: (i32, i32),
+    /// Size in logical pixels.
+    pub(crate) size: (u32, u32),
+}
+
+fn place(s: &Stream) -> StreamPlace {
+    let (w, h) = s.size().unwrap_or((0, 0));
+    StreamPlace {
+        node: s.pipe_wire_node_id(),
+        position: s.position().unwrap_or((0, 0)),
+        size: (w.max(0) as u32, h.max(0) as u32),
+    }
+}
+
+/// The input session, once granted.
+pub(crate) struct RemoteSession {
+    proxy: RemoteDesktop,
+    session: Session<RemoteDesktop>,
+    /// The stream pointer positions are given in.
+    pub(crate) stream: StreamPlace,
+}
+
+fn state(down: bool) -> KeyState {
+    if down {
+        KeyState::Pressed
+    } else {
+        KeyState::Released
+    }
+}
+
+fn sent(e: ashpd::Error) -> BackendError {
+    BackendError::Failed(format!("the RemoteDesktop portal refused an event: {e}"))
+}
+
+impl RemoteSession {
+    pub(crate) async fn motion(&self, x: f64, y: f64) -> Result<(), BackendError> {
+        let node = self.stream.node;
+        self.proxy
+            .notify_pointer_motion_absolute(&self.session, node, x, y, Default::default())
+            .await
+            .map_err(sent)
+    }
+
+    /// A button by its evdev code (`BTN_LEFT` 0x110).
+    pub(crate) async fn button(&self, code: i32, down: bool) -> Result<(), BackendError> {
+        self.proxy
+            .notify_pointer_button(&self.session, code, state(down), Default::default())
+            .await
+            .map_err(sent)
+    }
+
+    pub(crate) async fn axis(&self, vertical: bool, steps: i32) -> Result<(), BackendError> {
+        use ashpd::desktop::remote_desktop::Axis;
+        let axis = if vertical {
+            Axis::Vertical
+        } else {
+            Axis::Horizontal
+        };
+        self.proxy
+            .notify_pointer_axis_discrete(&self.session, axis, steps, Default::default())
+            .await
+            .map_err(sent)
+    }
+
+    pub(crate) async fn keysym(&self, sym: u32, down: bool) -> Result<(), BackendError> {
+        self.proxy
+            .notify_keyboard_keysym(&self.session, sym as i32, state(down), Default::default())
+            .await
+            .map_err(sent)
+    }
+}
+
+/// The capture session, once granted.
+pub(crate) struct CastSession {
+    _session: Session<Screencast>,
+    pub(crate) stream: StreamPlace,
+    pub(crate) frames: Frames,
+}
+
+/// Both portals' sessions and grants, shared by the capabilities.
+#[derive(Default)]
+pub(crate) struct Portals {
+    pub(crate) screencast: Mutex<Option<Grant>>,
+    pub(crate) remote: Mutex<Option<Grant>>,
+    pub(crate) cast: Mutex<Option<Arc<CastSession>>>,
+    pub(crate) input: Mutex<Option<Arc<RemoteSession>>>,
+}
+
+fn set(slot: &Mutex<Option<Grant>>, g: Grant) {
+    tracing::info!(grant = g.name(), detail = ?g, "portal");
+    if let Ok(mut s) = slot.lock() {
+        *s = Some(g);
+    }
+}
+
+impl Portals {
+    pub(crate) fn screencast_grant(&self) -> Grant {
+        self.screencast
+            .lock()
+            .ok()
+            .and_then(|g| g.clone())
+            .unwrap_or(Grant::Pending)
+    }
+
+    pub(crate) fn remote_grant(&self) -> Grant {
+        self.remote
+            .lock()
+            .ok()
+            .and_then(|g| g.clone())
+            .unwrap_or(Grant::Pending)
+    }
+
+    pub(crate) fn cast(&self) -> Option<Arc<CastSession>> {
+        self.cast.lock().ok().and_then(|c| c.clone())
+    }
+
+    pub(crate) fn input(&self) -> Option<Arc<RemoteSession>> {
+        self.input.lock().ok().and_then(|c| c.clone())
+    }
+
+    /// Asks for both sessions, one after the other (one dialog at a
+    /// time): the screencast with its stored token, then input.
+    pub(crate) async fn start(self: Arc<Self>, token_file: Option<PathBuf>) {
+        let token = token_file
+            .as_ref()
+            .and_then(|f| std::fs::read_to_string(f).ok());
+        match start_screencast(token.as_deref().map(str::trim)).await {
+            Ok((cast, new_token)) => {
+                if let (Some(file), Some(t)) = (&token_file, new_token)
+                    && let Err(e) = deskhand_files::write_atomic(file, t.as_bytes())
+                {
+                    tracing::warn!(error = %e, "the screencast's restore token was not kept");
+                }
+                if let Ok(mut c) = self.cast.lock() {
+                    *c = Some(Arc::new(cast));
+                }
+                set(&self.screencast, Grant::Granted);
+            }
+            Err(e) => set(&self.screencast, grant_of(&e)),
+        }
+        match start_remote().await {
+            Ok(rs) => {
+                prime_keyboard(&rs).await;
+                if let Ok(mut i) = self.input.lock() {
+                    *i = Some(Arc::new(rs));
+                }
+                set(&self.remote, Grant::Granted);
+            }
+            Err(e) => set(&self.remote, grant_of(&e)),
+        }
+    }
+}
+
+/// mutter drops the first keys of a fresh virtual keyboard: a Shift tap
+/// and a pause, so that none of an agent's are.
+async fn prime_keyboard(rs: &RemoteSession) {
+    const SHIFT: u32 = 0xffe1;
+    let _ = rs.keysym(SHIFT, true).await;
+    let _ = rs.keysym(SHIFT, false).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+}
+
+fn monitor_sources() -> SelectSourcesOptions {
+    SelectSourcesOptions::default()
+        .set_sources(BitFlags::from_flag(SourceType::Monitor))
+        .set_multiple(false)
+        .set_cursor_mode(CursorMode::Hidden)
+}
+
+fn no_stream() -> ashpd::Error {
+    ashpd::Error::NoResponse
+}
+
+async fn start_screencast(
+    token: Option<&str>,
+) -> Result<(CastSession, Option<String>), ashpd::Error> {
+    let sc = Screencast::new().await?;
+    let session = sc.create_session(Default::default()).await?;
+    let mut opts = monitor_sources();
+    if sc.version() >= 4 {
+        opts = opts
+            .set_persist_mode(PersistMode::ExplicitlyRevoked)
+            .set_restore_token(token);
+    }
+    sc.select_sources(&session, opts).await?.response()?;
+    let started = sc
+        .start(&session, None, Default::default())
+        .await?
+        .response()?;
+    let stream = started.streams().first().map(place).ok_or_else(no_stream)?;
+    let token = started.restore_token().map(str::to_owned);
+    let fd: OwnedFd = sc
+        .open_pipe_wire_remote(&session, Default::default())
+        .await?;
+    let frames = Frames::start(fd, stream.node).map_err(ashpd::Error::IO)?;
+    Ok((
+        CastSession {
+            _session: session,
+            stream,
+            frames,
+        },
+        token,
+    ))
+}
+
+async fn start_remote() -> Result<RemoteSession, ashpd::Error> {
+    let proxy = RemoteDesktop::new().await?;
+    let sc = Screencast::new().await?;
+    let session = proxy.create_session(Default::default()).await?;
+    let devices =
+        SelectDevicesOptions::default().set_devices(DeviceType::Keyboard | DeviceType::Pointer);
+    proxy.select_devices(&session, devices).await?.response()?;
+    // Absolute pointer positions are given in a stream of the session.
+    sc.select_sources(&session, monitor_sources())
+        .await?
+        .response()?;
+    let started = proxy
+        .start(&session, None, Default::default())
+        .await?
+        .response()?;
+    if !started
+        .devices()
+        .contains(DeviceType::Pointer | DeviceType::Keyboard)
+    {
+        return Err(ashpd::Error::Response(ResponseError::Cancelled));
+    }
+    let stream = started.streams().first().map(place).ok_or_else(no_stream)?;
+    Ok(RemoteSession {
+        proxy,
+        session,
+        stream,
+    })
+}

@@ -1,0 +1,195 @@
+//! deskhand's GNOME Shell extension (`installers/linux/gnome-shell`), the
+//! only way on GNOME to draw above every window and to list windows: a
+//! D-Bus object in the shell's own connection. What it answers is parsed
+//! here, as plain data.
+
+use deskhand_backend::{BackendError, NativeWindow, Rect};
+use serde::Deserialize;
+use zbus::Connection;
+
+/// The shell's bus name, and the extension's object and interface.
+pub(crate) const SHELL: &str = "org.gnome.Shell";
+const PATH: &str = "/dev/deskhand/Shell";
+const IFACE: &str = "dev.deskhand.Shell1";
+/// The extension's uuid, for the doctor's advice.
+pub(crate) const UUID: &str = "deskhand@deskhand.dev";
+
+/// A window as the extension lists it.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub(crate) struct ShellWindow {
+    /// `Meta.Window.get_id()`, as text (a 64-bit number).
+    id: String,
+    pid: i64,
+    app_id: String,
+    class: String,
+    instance: String,
+    title: String,
+    rect: Rect,
+    focused: bool,
+    minimized: bool,
+    fullscreen: bool,
+}
+
+impl ShellWindow {
+    /// The window in the backend's terms; `None` when its id is not a
+    /// number.
+    pub(crate) fn native(&self) -> Option<NativeWindow> {
+        Some(NativeWindow {
+            id: self.id.parse().ok()?,
+            pid: u32::try_from(self.pid).ok().filter(|p| *p > 0),
+            class: if self.app_id.is_empty() {
+                self.class.clone()
+            } else {
+                self.app_id.clone()
+            },
+            instance: self.instance.clone(),
+            title: self.title.clone(),
+            rect: self.rect,
+            focused: self.focused,
+            minimized: self.minimized,
+            fullscreen: self.fullscreen,
+        })
+    }
+}
+
+/// What the extension says about the parts it shows.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub(crate) struct FrameState {
+    /// How many parts it shows.
+    pub(crate) parts: usize,
+    /// Every part visible, mapped and opaque.
+    pub(crate) visible: bool,
+    /// Every part still in the shell's top chrome.
+    pub(crate) on_top: bool,
+    /// Each part's (x, y, width, height) as placed now.
+    pub(crate) placed: Vec<[f64; 4]>,
+}
+
+/// A connection to the extension.
+#[derive(Clone)]
+pub(crate) struct ShellExt {
+    conn: Connection,
+}
+
+fn failed(what: &str) -> impl Fn(zbus::Error) -> BackendError + '_ {
+    move |e| BackendError::Failed(format!("GNOME Shell extension {what}: {e}"))
+}
+
+impl ShellExt {
+    pub(crate) fn new(conn: Connection) -> Self {
+        Self { conn }
+    }
+
+    async fn proxy(&self) -> Result<zbus::Proxy<'static>, BackendError> {
+        zbus::Proxy::new(&self.conn, SHELL, PATH, IFACE)
+            .await
+            .map_err(failed("proxy"))
+    }
+
+    /// The extension's version: an error when it is not enabled.
+    pub(crate) async fn version(&self) -> Result<u32, BackendError> {
+        let p = self.proxy().await?;
+        p.get_property::<u32>("Version")
+            .await
+            .map_err(|e| BackendError::Unsupported(format!(
+                "deskhand's GNOME Shell extension is not enabled ({e}): enable it with `gnome-extensions enable {UUID}`"
+            )))
+    }
+
+    /// Shows these parts (JSON of `overlay_layout::Part`s), replacing what
+    /// it showed.
+    pub(crate) async fn show_parts(&self, parts_json: &str) -> Result<(), BackendError> {
+        self.proxy()
+            .await?
+            .call::<_, _, ()>("ShowParts", &(parts_json,))
+            .await
+            .map_err(failed("ShowParts"))
+    }
+
+    pub(crate) async fn hide_parts(&self) -> Result<(), BackendError> {
+        self.proxy()
+            .await?
+            .call::<_, _, ()>("HideParts", &())
+            .await
+            .map_err(failed("HideParts"))
+    }
+
+    pub(crate) async fn frame_state(&self) -> Result<FrameState, BackendError> {
+        let json: String = self
+            .proxy()
+            .await?
+            .call("FrameState", &())
+            .await
+            .map_err(failed("FrameState"))?;
+        serde_json::from_str(&json)
+            .map_err(|e| BackendError::Failed(format!("GNOME Shell extension FrameState: {e}")))
+    }
+
+    pub(crate) async fn windows(&self) -> Result<Vec<ShellWindow>, BackendError> {
+        let json: String = self
+            .proxy()
+            .await?
+            .call("ListWindows", &())
+            .await
+            .map_err(failed("ListWindows"))?;
+        parse_windows(&json)
+    }
+
+    pub(crate) async fn focus(&self, id: u64, raise: bool) -> Result<bool, BackendError> {
+        self.proxy()
+            .await?
+            .call("Focus", &(id, raise))
+            .await
+            .map_err(failed("Focus"))
+    }
+
+    /// Where the pointer is, and the buttons held (bit 0 the first).
+    pub(crate) async fn pointer(&self) -> Result<(i32, i32, u32), BackendError> {
+        self.proxy()
+            .await?
+            .call("Pointer", &())
+            .await
+            .map_err(failed("Pointer"))
+    }
+
+    /// The buttons pressed on the indicator (`continue`, `stop`), as the
+    /// shell itself sends them (the match names the shell's connection).
+    pub(crate) async fn presses(&self) -> Result<zbus::proxy::SignalStream<'static>, BackendError> {
+        self.proxy()
+            .await?
+            .receive_signal("Pressed")
+            .await
+            .map_err(failed("Pressed"))
+    }
+}
+
+/// The extension's window list.
+pub(crate) fn parse_windows(json: &str) -> Result<Vec<ShellWindow>, BackendError> {
+    serde_json::from_str(json)
+        .map_err(|e| BackendError::Failed(format!("GNOME Shell extension ListWindows: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listed_window_becomes_a_native_one_named_by_its_app_id() {
+        let json = r#"[{"id":"859026528","pid":24224,"app_id":"org.gtk.Demo","class":"gtk3-demo",
+            "instance":"gtk3-demo","title":"Application Class",
+            "rect":{"x":239,"y":72,"width":800,"height":647},
+            "focused":true,"minimized":false,"fullscreen":false},
+            {"id":"x","pid":0,"app_id":"","class":"xterm","instance":"xterm","title":"t",
+            "rect":{"x":0,"y":0,"width":1,"height":1},"focused":false,"minimized":true,"fullscreen":false}]"#;
+        let rows = parse_windows(json).expect("parsed");
+        let w = rows[0].native().expect("a number");
+        assert_eq!(
+            (w.id, w.pid, w.class.as_str()),
+            (859_026_528, Some(24224), "org.gtk.Demo")
+        );
+        assert_eq!(w.rect, Rect::new(239, 72, 800, 647));
+        assert!(w.focused && w.belongs_to("gtk3-demo"));
+        assert_eq!(rows[1].native(), None, "an id that is not a number");
+        assert!(parse_windows("{").is_err());
+    }
+}
