@@ -18,6 +18,8 @@ const FIRST_FRAME: Duration = Duration::from_secs(3);
 /// How long it waits for a frame newer than deskhand's last input: an act
 /// that changes nothing on screen brings none.
 const AFTER_INPUT: Duration = Duration::from_millis(120);
+/// How long the indicator's going may take to reach the screencast.
+const CLEAN_WAIT: Duration = Duration::from_millis(300);
 /// Input older than this has shown on screen if it changed anything.
 const SETTLED: Duration = Duration::from_millis(500);
 
@@ -27,6 +29,9 @@ pub(crate) struct PortalCapture {
     /// The frame before the indicator first showed, and what it covers.
     pub(crate) clean: Option<Frame>,
     pub(crate) covered: Vec<Rect>,
+    /// When the indicator was last taken down: a clean frame is one that
+    /// arrived after.
+    pub(crate) hidden_at: Option<std::time::Instant>,
 }
 
 /// Why there are no frames.
@@ -140,7 +145,10 @@ impl Capture for PortalCapture {
 
     fn prepare_exclusion(&mut self) {
         if let Some(cast) = self.portals.cast() {
-            self.clean = cast.frames.latest.read(None, Duration::ZERO, Frame::clone);
+            self.clean = cast
+                .frames
+                .latest
+                .read(self.hidden_at, CLEAN_WAIT, Frame::clone);
         }
     }
 
@@ -148,6 +156,7 @@ impl Capture for PortalCapture {
         self.covered = covered.to_vec();
         if covered.is_empty() {
             self.clean = None;
+            self.hidden_at = Some(std::time::Instant::now());
         }
     }
 }

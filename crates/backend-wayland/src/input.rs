@@ -1,8 +1,10 @@
 //! Input through the RemoteDesktop portal: the pointer in the session's
 //! stream (desktop pixels less the stream's position), buttons by evdev
-//! code, keys and every character by keysym (mutter finds or makes a key
-//! for each). Each event marks deskhand's last input for the hand-back
-//! watcher.
+//! code, keys by keysym. mutter types a keysym only when the keyboard's
+//! layout has a key for it, so a text beyond printable ASCII goes as GNOME's
+//! own on-screen keyboard sends it: committed to the focused field through
+//! the input method (the shell extension), line breaks and tabs as keys.
+//! Each event marks deskhand's last input for the hand-back watcher.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,9 +15,61 @@ use deskhand_backend_linux::keymap::{keysym_for, named_keysym};
 
 use crate::portal::{Grant, Portals, RemoteSession};
 use crate::rt::Rt;
+use crate::shell::ShellExt;
 use crate::watcher::LastInput;
 
 const CALL: Duration = Duration::from_secs(2);
+/// After a key, before text committed through the input method: the key
+/// reaches mutter through the portal's process, the commit straight from
+/// the shell, and must not overtake it.
+const KEY_SETTLES: Duration = Duration::from_millis(30);
+
+/// One step of typing a text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Piece {
+    /// A key tap for character `index`.
+    Key { index: usize, sym: u32 },
+    /// Characters from `index` committed through the input method.
+    Commit { index: usize, text: String },
+}
+
+/// Whether every layout has a key for `c`.
+fn on_the_keys(c: char) -> bool {
+    c.is_ascii_graphic() || matches!(c, ' ' | '\n' | '\r' | '\t')
+}
+
+/// How `text` is typed, and whether it needs the input method; a
+/// character nothing can send fails it before anything is sent.
+pub(crate) fn plan(text: &str) -> Result<(Vec<Piece>, bool), BackendError> {
+    let chars = typed_chars(text);
+    let keys_only = chars.iter().all(|&(_, c)| on_the_keys(c));
+    let mut pieces: Vec<Piece> = Vec::new();
+    for (index, c) in chars {
+        let key = keys_only || matches!(c, '\n' | '\r' | '\t');
+        if key {
+            let sym = keysym_for(c).ok_or(BackendError::Untypable {
+                index,
+                character: c,
+                reason: "no key sends it",
+            })?;
+            pieces.push(Piece::Key { index, sym });
+        } else if c.is_control() {
+            return Err(BackendError::Untypable {
+                index,
+                character: c,
+                reason: "no key sends it",
+            });
+        } else if let Some(Piece::Commit { text, .. }) = pieces.last_mut() {
+            text.push(c);
+        } else {
+            pieces.push(Piece::Commit {
+                index,
+                text: c.to_string(),
+            });
+        }
+    }
+    Ok((pieces, !keys_only))
+}
 
 /// The evdev code of a button.
 pub(crate) fn button_code(b: Button) -> i32 {
@@ -55,6 +109,7 @@ pub(crate) fn no_input(grant: &Grant) -> BackendError {
 pub(crate) struct PortalInput {
     pub(crate) rt: Arc<Rt>,
     pub(crate) portals: Arc<Portals>,
+    pub(crate) shell: ShellExt,
     pub(crate) last: Arc<LastInput>,
 }
 
@@ -76,6 +131,13 @@ impl PortalInput {
         let result = self.rt.run(CALL, what, send(session));
         self.last.mark();
         result
+    }
+
+    /// Commits `text` through the input method; whether a field took it.
+    fn commit(&self, text: &str) -> Result<bool, BackendError> {
+        let (shell, text) = (self.shell.clone(), text.to_owned());
+        self.rt
+            .run(CALL, "text", async move { shell.commit_text(&text).await })
     }
 
     fn keysym_tap(&self, sym: u32) -> Result<(), BackendError> {
@@ -117,21 +179,43 @@ impl Input for PortalInput {
         text: &str,
         gate: &mut dyn FnMut(usize, usize) -> std::ops::ControlFlow<()>,
     ) -> Result<(), BackendError> {
-        let chars = typed_chars(text);
-        let mut syms = Vec::with_capacity(chars.len());
-        for &(index, character) in &chars {
-            let sym = keysym_for(character).ok_or(BackendError::Untypable {
+        let (pieces, needs_commit) = plan(text)?;
+        if needs_commit && !self.commit("")? {
+            let (index, character) = typed_chars(text)
+                .into_iter()
+                .find(|&(_, c)| !on_the_keys(c))
+                .unwrap_or((0, ' '));
+            return Err(BackendError::Untypable {
                 index,
                 character,
-                reason: "no key sends it",
-            })?;
-            syms.push((index, sym));
+                reason: "GNOME types only the layout's keys into a window that takes no input-method text",
+            });
         }
-        for (index, sym) in syms {
-            if gate(index, 1).is_break() {
-                return Ok(());
+        let mut after_key = false;
+        for piece in pieces {
+            match piece {
+                Piece::Key { index, sym } => {
+                    if gate(index, 1).is_break() {
+                        return Ok(());
+                    }
+                    self.keysym_tap(sym)?;
+                    after_key = true;
+                }
+                Piece::Commit { index, text } => {
+                    if gate(index, 1).is_break() {
+                        return Ok(());
+                    }
+                    if after_key {
+                        std::thread::sleep(KEY_SETTLES);
+                    }
+                    if !self.commit(&text)? {
+                        return Err(BackendError::Failed(
+                            "the text field lost input-method focus while typing".into(),
+                        ));
+                    }
+                    after_key = false;
+                }
             }
-            self.keysym_tap(sym)?;
         }
         Ok(())
     }
@@ -162,5 +246,40 @@ mod tests {
         assert_eq!(key_keysym(Key::Char('\u{7}')), None);
         assert_eq!(button_code(Button::Left), 0x110);
         assert_eq!(button_code(Button::Right), 0x111);
+    }
+
+    #[test]
+    fn ascii_goes_as_keys_and_other_text_through_the_input_method_between_line_breaks() {
+        let (pieces, commit) = plan("a b\n").expect("typable");
+        assert!(!commit);
+        assert_eq!(pieces.len(), 4);
+        assert_eq!(
+            pieces[3],
+            Piece::Key {
+                index: 3,
+                sym: 0xff0d
+            }
+        );
+        let (pieces, commit) = plan("Wörld\r\n日本").expect("typable");
+        assert!(commit);
+        assert_eq!(
+            pieces,
+            vec![
+                Piece::Commit {
+                    index: 0,
+                    text: "Wörld".into()
+                },
+                Piece::Key {
+                    index: 6,
+                    sym: 0xff0d
+                },
+                Piece::Commit {
+                    index: 7,
+                    text: "日本".into()
+                },
+            ]
+        );
+        let refused = plan("ok\u{7}").expect_err("a bell");
+        assert!(matches!(refused, BackendError::Untypable { index: 2, .. }));
     }
 }

@@ -28,20 +28,30 @@ pub(crate) static LIVE: OnceLock<Arc<Portals>> = OnceLock::new();
 /// This engine's hold on the session: the bus name `dev.deskhand.Engine`
 /// on the session bus, let go when dropped.
 pub struct EngineClaim {
-    _conn: zbus::blocking::Connection,
+    _conn: Connection,
+    _rt: Rt,
 }
 
 /// Takes the session for this engine; another engine's hold is refused.
 pub fn claim_engine() -> Result<EngineClaim, WaylandError> {
-    let conn = zbus::blocking::Connection::session()
-        .map_err(|e| WaylandError::Connect(format!("the session bus: {e}")))?;
-    let flags = zbus::fdo::RequestNameFlags::DoNotQueue.into();
-    match conn.request_name_with_flags(ENGINE_NAME, flags) {
-        Ok(zbus::fdo::RequestNameReply::PrimaryOwner) => Ok(EngineClaim { _conn: conn }),
-        Ok(_) | Err(zbus::Error::NameTaken) => Err(WaylandError::Claimed(
+    let rt = Rt::new().map_err(|e| WaylandError::Connect(e.to_string()))?;
+    let claimed = rt.run(Duration::from_secs(5), "claiming the session", async {
+        let failed = |e: zbus::Error| deskhand_backend::BackendError::Failed(e.to_string());
+        let conn = Connection::session().await.map_err(failed)?;
+        let flags = zbus::fdo::RequestNameFlags::DoNotQueue.into();
+        let reply = conn.request_name_with_flags(ENGINE_NAME, flags).await;
+        Ok((conn, reply))
+    });
+    match claimed {
+        Ok((conn, Ok(zbus::fdo::RequestNameReply::PrimaryOwner))) => Ok(EngineClaim {
+            _conn: conn,
+            _rt: rt,
+        }),
+        Ok((_, Ok(_) | Err(zbus::Error::NameTaken))) => Err(WaylandError::Claimed(
             "another deskhand already drives this Wayland session".into(),
         )),
-        Err(e) => Err(WaylandError::Connect(format!("claiming the session: {e}"))),
+        Ok((_, Err(e))) => Err(WaylandError::Connect(format!("claiming the session: {e}"))),
+        Err(e) => Err(WaylandError::Connect(e.to_string())),
     }
 }
 
@@ -63,10 +73,13 @@ pub fn open(options: &WaylandOptions) -> Result<Backend, WaylandError> {
     if let Err(e) = &extension {
         tracing::warn!(error = %e, "no frame and no window list: takeover is unavailable");
     }
-    let portals = Arc::new(Portals::default());
+    let last = Arc::new(LastInput::default());
+    let portals = Arc::new(Portals {
+        last: last.clone(),
+        ..Portals::default()
+    });
     let _ = LIVE.set(portals.clone());
     rt.spawn(portals.clone().start(options.restore_file.clone()));
-    let last = Arc::new(LastInput::default());
     let with_extension = extension.is_ok();
     tracing::info!(
         backend = "wayland",
@@ -86,10 +99,12 @@ pub fn open(options: &WaylandOptions) -> Result<Backend, WaylandError> {
             last: last.clone(),
             clean: None,
             covered: Vec::new(),
+            hidden_at: None,
         })),
         input: Some(Box::new(PortalInput {
             rt: rt.clone(),
             portals,
+            shell: shell.clone(),
             last: last.clone(),
         })),
         windows: with_extension.then(|| {

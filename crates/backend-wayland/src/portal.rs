@@ -19,6 +19,7 @@ use ashpd::enumflags2::BitFlags;
 use deskhand_backend::BackendError;
 
 use crate::frames::Frames;
+use crate::watcher::LastInput;
 
 /// Where a portal's grant stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,6 +150,8 @@ pub(crate) struct Portals {
     pub(crate) remote: Mutex<Option<Grant>>,
     pub(crate) cast: Mutex<Option<Arc<CastSession>>>,
     pub(crate) input: Mutex<Option<Arc<RemoteSession>>>,
+    /// deskhand's last input, which priming the keyboard is too.
+    pub(crate) last: Arc<LastInput>,
 }
 
 fn set(slot: &Mutex<Option<Grant>>, g: Grant) {
@@ -205,7 +208,9 @@ impl Portals {
         }
         match start_remote().await {
             Ok(rs) => {
+                self.last.mark();
                 prime_keyboard(&rs).await;
+                self.last.mark();
                 if let Ok(mut i) = self.input.lock() {
                     *i = Some(Arc::new(rs));
                 }

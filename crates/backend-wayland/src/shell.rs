@@ -143,6 +143,16 @@ impl ShellExt {
             .map_err(failed("Focus"))
     }
 
+    /// Commits `text` to the focused text field through the input method;
+    /// `false`, with nothing done, when no field has input-method focus.
+    pub(crate) async fn commit_text(&self, text: &str) -> Result<bool, BackendError> {
+        self.proxy()
+            .await?
+            .call("CommitText", &(text,))
+            .await
+            .map_err(failed("CommitText"))
+    }
+
     /// Where the pointer is, and the buttons held (bit 0 the first).
     pub(crate) async fn pointer(&self) -> Result<(i32, i32, u32), BackendError> {
         self.proxy()

@@ -37,7 +37,8 @@ pub struct DoctorArgs {
     /// Print the report's JSON schema and exit.
     #[arg(long)]
     schema: bool,
-    /// X display to check (default: $DISPLAY).
+    /// Desktop to check: an X display, or a Wayland one such as
+    /// `wayland-0` (default: this session's).
     #[arg(long)]
     display: Option<String>,
     /// Capabilities that must be ready for exit status 0.
@@ -47,10 +48,9 @@ pub struct DoctorArgs {
 
 /// Whether a wanted capability has what it needs.
 fn wanted_ready(r: &DoctorReport, want: Wanted) -> bool {
-    let x11 = r
-        .backends
-        .iter()
-        .any(|b| b.id == "x11" && b.status == Availability::Available);
+    let x11 = r.backends.iter().any(|b| {
+        (b.id == "x11" || b.id == "wayland-portal") && b.status == Availability::Available
+    });
     match want {
         Wanted::Screenshot | Wanted::Windows => x11,
         Wanted::Input => {

@@ -1,11 +1,13 @@
-//! Linux: X11 (also XWayland), chosen at run time, with AT-SPI for
-//! accessibility. A Wayland session without an X display is refused
-//! until the Wayland backend exists.
+//! Linux: X11, or Wayland through the desktop portals, chosen at run time
+//! (a Wayland session gets the Wayland backend even where XWayland gives
+//! it an X display: that root holds no pixels of Wayland apps), with
+//! AT-SPI for accessibility on both.
 
 use deskhand_backend::Backend;
 use deskhand_backend::accessibility::Accessibility;
 use deskhand_backend_atspi::AtspiOptions;
-use deskhand_backend_x11::{EngineClaim, VirtualDesktop, X11Options};
+use deskhand_backend_wayland::WaylandOptions;
+use deskhand_backend_x11::{VirtualDesktop, X11Options};
 
 use crate::{BackendKind, DesktopId, OpenOptions, PlatformError, SiteOptions};
 
@@ -16,10 +18,18 @@ pub mod bench {
     pub use deskhand_backend_x11::{FakePerson, VirtualDesktop, X11Error, open as open_x11};
 }
 
-/// The virtual desktop deskhand started, if it did, and this engine's
-/// hold on the display once the backend is open.
+/// This engine's hold on the desktop: an X display's `DESKHAND_ENGINE`
+/// selection, a Wayland session's bus name.
+enum EngineClaim {
+    X11(#[allow(dead_code)] deskhand_backend_x11::EngineClaim),
+    Wayland(#[allow(dead_code)] deskhand_backend_wayland::EngineClaim),
+}
+
+/// The virtual desktop deskhand started, if it did, the backend picked,
+/// and this engine's hold on the desktop once the backend is open.
 pub(crate) struct Site {
     virtual_desktop: Option<VirtualDesktop>,
+    kind: BackendKind,
     engine_claim: Option<EngineClaim>,
 }
 
@@ -33,12 +43,15 @@ impl Site {
         id: &DesktopId,
         o: &OpenOptions,
     ) -> Result<Backend, PlatformError> {
+        if self.kind == BackendKind::Wayland {
+            return self.open_wayland(id, o);
+        }
         // Before anything of the backend runs (it releases what its input
         // devices hold at start): a second engine touches nothing.
         if self.engine_claim.is_none() {
             let claim = deskhand_backend_x11::claim_engine(id.name())
                 .map_err(|e| PlatformError::Backend(e.to_string()))?;
-            self.engine_claim = Some(claim);
+            self.engine_claim = Some(EngineClaim::X11(claim));
         }
         let options = X11Options {
             kill_switch: Some(o.kill_switch.clone()),
@@ -46,6 +59,21 @@ impl Site {
         };
         let mut backend = deskhand_backend_x11::open_with(Some(id.name()), &options)
             .map_err(|e| PlatformError::Backend(e.to_string()))?;
+        backend.accessibility = accessibility();
+        Ok(backend)
+    }
+
+    fn open_wayland(&mut self, id: &DesktopId, o: &OpenOptions) -> Result<Backend, PlatformError> {
+        let failed =
+            |e: deskhand_backend_wayland::WaylandError| PlatformError::Backend(e.to_string());
+        if self.engine_claim.is_none() {
+            let claim = deskhand_backend_wayland::claim_engine().map_err(failed)?;
+            self.engine_claim = Some(EngineClaim::Wayland(claim));
+        }
+        let options = WaylandOptions {
+            restore_file: Some(crate::state_file(&o.state_dir, "screencast-grant", id)),
+        };
+        let mut backend = deskhand_backend_wayland::open(&options).map_err(failed)?;
         backend.accessibility = accessibility();
         Ok(backend)
     }
@@ -96,39 +124,45 @@ pub(crate) fn wants_virtual(o: &SiteOptions) -> bool {
         || (o.desktop.is_none() && env_display().is_none() && !wayland_session())
 }
 
-pub(crate) fn session_desktop(named: Option<&str>) -> Option<DesktopId> {
-    named
-        .map(str::to_owned)
-        .or_else(env_display)
-        .map(|d| DesktopId::x11(&d))
+/// `$WAYLAND_DISPLAY`, when set.
+fn env_wayland() -> Option<String> {
+    std::env::var("WAYLAND_DISPLAY")
+        .ok()
+        .filter(|d| !d.is_empty())
 }
 
-/// The backend for a session: the one asked for, else X11 (on XWayland
-/// in a Wayland session, said in the log).
+pub(crate) fn session_desktop(named: Option<&str>) -> Option<DesktopId> {
+    match named {
+        Some(n) if n.starts_with("wayland") => Some(DesktopId::named(n)),
+        Some(n) => Some(DesktopId::x11(n)),
+        None => env_wayland()
+            .map(|w| DesktopId::named(&w))
+            .or_else(|| env_display().map(|d| DesktopId::x11(&d))),
+    }
+}
+
+/// The backend for a session: the one asked for, else Wayland in a
+/// Wayland session (an X display there is XWayland's: said in the log),
+/// else X11.
 pub(crate) fn choose(
     asked: Option<BackendKind>,
     wayland: bool,
     x_display: Option<&str>,
 ) -> Result<BackendKind, PlatformError> {
-    let no_wayland = PlatformError::NotBuilt {
-        backend: "wayland",
-        why: "log in to an X11 session, or run `deskhand serve --virtual` for a desktop of its own",
-    };
     match asked {
-        Some(BackendKind::X11) => Ok(BackendKind::X11),
-        Some(BackendKind::Wayland) => Err(no_wayland),
+        Some(k @ (BackendKind::X11 | BackendKind::Wayland)) => Ok(k),
         Some(other) => Err(PlatformError::Option(format!(
             "the {} backend does not run on Linux",
             other.name()
         ))),
-        None if wayland && x_display.is_none() => Err(no_wayland),
         None if wayland => {
-            tracing::warn!(
-                x_display = x_display.unwrap_or_default(),
-                "a Wayland session: the Wayland backend is not built yet, so deskhand drives \
-                 XWayland (X11 apps only); `deskhand doctor` says more"
-            );
-            Ok(BackendKind::X11)
+            if let Some(x) = x_display {
+                tracing::info!(
+                    x_display = x,
+                    "a Wayland session: its X display is XWayland's (no pixels of Wayland apps), so deskhand uses the Wayland backend"
+                );
+            }
+            Ok(BackendKind::Wayland)
         }
         None => Ok(BackendKind::X11),
     }
@@ -149,20 +183,30 @@ pub(crate) fn attach(o: &SiteOptions) -> Result<(DesktopId, BackendKind, Site), 
         let id = DesktopId::x11(vd.display());
         let site = Site {
             virtual_desktop: Some(vd),
+            kind: BackendKind::X11,
             engine_claim: None,
         };
         return Ok((id, BackendKind::X11, site));
     }
     let display = o.desktop.clone().or_else(env_display);
     let kind = choose(o.backend, wayland_session(), display.as_deref())?;
+    let site = Site {
+        virtual_desktop: None,
+        kind,
+        engine_claim: None,
+    };
+    if kind == BackendKind::Wayland {
+        let Some(name) = env_wayland() else {
+            return Err(PlatformError::Option(
+                "no Wayland display: WAYLAND_DISPLAY is not set".into(),
+            ));
+        };
+        return Ok((DesktopId::named(&name), kind, site));
+    }
     let Some(display) = display else {
         return Err(PlatformError::Option(
             "no display: give --display or --virtual".into(),
         ));
-    };
-    let site = Site {
-        virtual_desktop: None,
-        engine_claim: None,
     };
     Ok((DesktopId::x11(&display), kind, site))
 }
@@ -198,6 +242,14 @@ pub(crate) mod doctor {
 
     pub(crate) fn findings(desktop: Option<&str>) -> (Platform, BackendFindings) {
         let display = super::session_desktop(desktop);
+        let wayland = display
+            .as_ref()
+            .is_some_and(|d| d.name().starts_with("wayland"));
+        if wayland {
+            let a11y = atspi::findings(&atspi::bus_status());
+            let found = deskhand_backend_wayland::wayland_findings().merge(a11y);
+            return (Platform::Linux, found);
+        }
         let x11 = deskhand_backend_x11::x11_findings(
             display.as_ref().map(|d| d.name()),
             super::wayland_session(),
@@ -232,30 +284,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn x11_unless_asked_and_wayland_is_refused_until_it_is_built() {
+    fn wayland_in_a_wayland_session_even_with_xwayland_and_x11_elsewhere_unless_asked() {
         assert_eq!(choose(None, false, Some(":0")).ok(), Some(BackendKind::X11));
         assert_eq!(
             choose(None, true, Some(":0")).ok(),
-            Some(BackendKind::X11),
-            "XWayland"
+            Some(BackendKind::Wayland),
+            "XWayland's display is not the desktop"
         );
-        let refused = choose(None, true, None).expect_err("no X display in Wayland");
-        assert!(matches!(
-            refused,
-            PlatformError::NotBuilt {
-                backend: "wayland",
-                ..
-            }
-        ));
-        assert!(choose(Some(BackendKind::Wayland), false, Some(":0")).is_err());
+        assert_eq!(choose(None, true, None).ok(), Some(BackendKind::Wayland));
+        assert_eq!(
+            choose(Some(BackendKind::X11), true, Some(":0")).ok(),
+            Some(BackendKind::X11),
+            "asked for"
+        );
         let windows = choose(Some(BackendKind::Windows), false, Some(":0")).expect_err("not here");
         assert!(
             windows.to_string().contains("does not run on Linux"),
             "{windows}"
-        );
-        assert_eq!(
-            choose(Some(BackendKind::X11), true, Some(":0")).ok(),
-            Some(BackendKind::X11)
         );
     }
 }

@@ -196,7 +196,22 @@ class GnomeDesktop(Desktop):
         self._apps.clear()
 
     def serve(self, *args: str) -> Daemon:
-        return Daemon(*args, command=[binary(), "serve"], env=self._env)
+        """`deskhand serve` in this session; its state (the screencast
+        grant's restore token) kept in the session's home across starts."""
+        state = self.home / ".local" / "state"
+        return Daemon(*args, command=[binary(), "serve"],
+                      env=dict(self._env, XDG_STATE_HOME=str(state)))
+
+    def answer_portal(self, what: str = "share", remote: bool = True,
+                      timeout: float = 20) -> dict:
+        """The person answers the portal's next dialog (`share` or
+        `cancel`, with "Allow remote interaction" set to `remote`); what
+        the dialog was and what was done."""
+        out = subprocess.run([SYSTEM_PYTHON, str(HERE / "portal_dialog.py"), what, "--remote",
+                              "yes" if remote else "no", "--timeout", str(timeout)],
+                             env=self._env, capture_output=True, text=True, timeout=timeout + 30)
+        lines = out.stdout.strip().splitlines()
+        return json.loads(lines[-1]) if lines else {"dialog": None, "stderr": out.stderr[-500:]}
 
     def stop(self) -> None:
         self.close_apps()

@@ -21,6 +21,10 @@ const IFACE = `<node>
       <arg type="b" direction="in" name="raise"/>
       <arg type="b" direction="out" name="focused"/>
     </method>
+    <method name="CommitText">
+      <arg type="s" direction="in" name="text"/>
+      <arg type="b" direction="out" name="committed"/>
+    </method>
     <method name="Pointer">
       <arg type="i" direction="out" name="x"/>
       <arg type="i" direction="out" name="y"/>
@@ -130,6 +134,18 @@ class Service {
             .filter(w => LISTED.includes(w.get_window_type()) && !w.is_override_redirect());
         const focus = display.get_focus_window();
         return JSON.stringify(display.sort_windows_by_stacking(all).map(w => windowRow(w, focus)));
+    }
+
+    // Text for the focused text field through the input method, as
+    // GNOME's own on-screen keyboard types what no key of the layout
+    // sends; false (nothing done) when no field has input-method focus.
+    // An empty text only asks.
+    CommitText(text) {
+        if (!Main.inputMethod.currentFocus)
+            return false;
+        if (text)
+            Main.inputMethod.commit(text);
+        return true;
     }
 
     // Where the pointer is, and the buttons held (Clutter's modifier

@@ -1,0 +1,203 @@
+"""The Wayland backend, end to end: deskhand in a private headless GNOME
+session (gnome-shell 43, the desktop portals, PipeWire), the portal's
+dialogs answered by the person through AT-SPI, the person's hand played by
+mutter's own RemoteDesktop device, and what the screen shows read from
+mutter's own screencast (desktop/wayland.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+
+from daemon import binary
+from desktop import CONTINUE_Y
+from desktop.wayland import SYSTEM_PYTHON, GnomeDesktop, start
+from imaging import decode_png
+from xhelpers import REPO, poll, scratch_dir
+
+TEXT = "Hello, Wörld — 日本"
+FORM = REPO / "tests" / "fixtures" / "wayland_form.py"
+RED = (0xE0, 0x1B, 0x24)
+CONTINUE_GREEN = (0x26, 0x7A, 0x34)
+
+
+@pytest.fixture(scope="module")
+def gnome():
+    desktop = start("1280x800")
+    yield desktop
+    desktop.stop()
+
+
+def serve_granted(gnome: GnomeDesktop, *args: str, expect=("Screen Share", "Remote desktop")):
+    """deskhand serve with input consented, the portal's dialogs answered
+    (those `expect` names, in order)."""
+    consent = scratch_dir("wl-consent-") + "/consent.json"
+    with open(consent, "w") as f:
+        f.write('{"input": true}')
+    d = gnome.serve("--consent", consent, *args)
+    for title in expect:
+        answered = gnome.answer_portal("share")
+        assert answered.get("dialog") == title, (answered, d.stderr_tail())
+    c = d.client()
+    try:
+        # The grant reaches deskhand a moment after the dialog goes.
+        poll(lambda: c.request("INPUT_ACTION", {"action": "mouse_move",
+                                                "coordinate": [1000, 700]})["type"] == "ACK",
+             timeout=10, what="input granted")
+    finally:
+        c.close()
+    return d
+
+
+@pytest.fixture(scope="module")
+def served(gnome):
+    d = serve_granted(gnome)
+    yield d
+    d.kill()
+
+
+@pytest.fixture
+def client(served):
+    c = served.client()
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def form(gnome):
+    """The GTK form on screen (Wayland-native), and where it saves."""
+    saved = scratch_dir("wl-form-") + "/saved.txt"
+    proc = gnome.start_app(SYSTEM_PYTHON, str(FORM), "--saved", saved)
+    poll(lambda: any(w["title"] == "deskhand wayland form" for w in gnome.windows()),
+         timeout=20, what="the form's window")
+    return proc, saved
+
+
+def form_window(client) -> dict:
+    windows = client.call("WINDOW_LIST_REQUEST", {}, expect="WINDOW_LIST_RESPONSE")["windows"]
+    return next(w for w in windows if w["title"] == "deskhand wayland form")
+
+
+def test_doctor_names_the_wayland_backend_and_the_extension(gnome):
+    out = subprocess.run([binary(), "doctor", "--json"], env=gnome.env(), capture_output=True,
+                         text=True, timeout=60)
+    report = json.loads(out.stdout)
+    assert report["session_type"] == "wayland", report
+    assert any(b["id"] == "wayland-portal" for b in report["backends"]), report["backends"]
+    probes = {p["label"]: p for p in report["probes"]}
+    assert probes["GNOME Shell extension"]["status"] == "ok", probes
+
+
+def test_a_screenshot_is_what_the_compositor_shows(gnome, form, client):
+    # Clear of the frame the client's takeover shows (the agent never sees it).
+    points = ((20, 20), (640, 400), (300, 200), (1270, 790))
+
+    def mismatches():
+        shot = decode_png(client.screenshot()["image"])
+        assert (shot.width, shot.height) == (1280, 800)
+        screen = gnome.screen()
+        return [(x, y, shot.pixel(x, y), screen.pixel(x, y)) for x, y in points
+                if shot.pixel(x, y) != screen.pixel(x, y)]
+
+    last = []
+
+    def equal():
+        last[:] = mismatches()
+        return not last
+
+    try:
+        poll(equal, timeout=10, what="a screenshot equal to mutter's own")
+    except AssertionError as e:
+        raise AssertionError(f"{e}: differing (x, y, ours, mutter's): {last}") from None
+
+
+def test_the_window_list_has_the_form_with_its_desktop_bounds(gnome, form, client):
+    w = form_window(client)
+    shell = next(r for r in gnome.windows() if r["title"] == "deskhand wayland form")
+    r = shell["rect"]
+    assert w["bounds"] == [r["x"], r["y"], r["x"] + r["width"], r["y"] + r["height"]], (w, shell)
+    assert w["pid"] == form[0].pid
+
+
+def test_a_click_and_typed_text_arrive_exactly(gnome, form, client):
+    _, saved = form
+    w = form_window(client)
+    x, y, x2, y2 = w["bounds"]
+    width, height = x2 - x, y2 - y
+    assert client.take_over()["type"] == "TAKEOVER_STATE"
+    try:
+        client.act("left_click", coordinate=[x + width // 2, y + int(height * 0.3)])
+        client.act("type", text=TEXT)
+        client.act("left_click", coordinate=[x + width // 2, y + int(height * 0.85)])
+        poll(lambda: open(saved, encoding="utf-8").read() == TEXT
+             if __import__("os").path.exists(saved) else False,
+             timeout=10, what="the typed text saved by the form")
+        assert gnome.pointer() == (x + width // 2, y + int(height * 0.85))
+    finally:
+        client.take_over(False)
+
+
+def paused(client, reason: str) -> None:
+    def state():
+        msg = client.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [900, 700]})
+        return msg["payload"].get("details", {}).get("paused_reason")
+
+    poll(lambda: state() == reason, timeout=5, what=f"a pause with {reason}")
+
+
+def test_takeover_draws_the_frame_the_agent_never_sees_and_the_person_takes_over(gnome, client):
+    assert client.take_over()["type"] == "TAKEOVER_STATE"
+    try:
+        client.act("mouse_move", coordinate=[700, 500])
+        poll(lambda: gnome.pixel(640, 2) == RED, timeout=5, what="the red frame on screen")
+        shot = decode_png(client.screenshot()["image"])
+        assert shot.pixel(640, 2) != RED, "the frame is in what the agent gets"
+        gnome.person.move(200, 600)
+        paused(client, "pointer_moved")
+        poll(lambda: gnome.pixel(456, CONTINUE_Y) == CONTINUE_GREEN, timeout=5,
+             what="the Continue button on screen")
+        # A click on Continue right after one of deskhand's own (the test
+        # before clicked Save) is not taken for the person's.
+        time.sleep(1.6)
+        gnome.person.real_click(640, CONTINUE_Y)
+
+        def resumed():
+            msg = client.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [650, 450]})
+            return msg["type"] == "ACK"
+
+        poll(resumed, timeout=5, what="the takeover resumed by Continue")
+    finally:
+        client.take_over(False)
+    poll(lambda: gnome.pixel(640, 2) != RED, timeout=5, what="the frame gone")
+
+
+def test_a_second_start_reuses_the_screencast_grant_and_a_denial_is_said(gnome, served):
+    served.kill()
+    consent = scratch_dir("wl-consent-") + "/consent.json"
+    with open(consent, "w") as f:
+        f.write('{"input": true}')
+    d = gnome.serve("--consent", consent)
+    try:
+        # No screen-sharing dialog this time: the first is the input one.
+        answered = gnome.answer_portal("cancel")
+        assert answered.get("dialog") == "Remote desktop", answered
+        c = d.client()
+        try:
+            shot = decode_png(poll(lambda: c.screenshot(), timeout=10,
+                                   what="a screenshot")["image"])
+            assert (shot.width, shot.height) == (1280, 800)
+            c.take_over()
+
+            def refused():
+                msg = c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [10, 10]})
+                return msg if msg["type"] == "ERROR" and "denied" in json.dumps(msg) else None
+
+            poll(refused, timeout=10, what="input refused as denied")
+        finally:
+            c.close()
+    finally:
+        d.kill()
+    time.sleep(0.2)
