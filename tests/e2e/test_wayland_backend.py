@@ -7,6 +7,7 @@ mutter's own screencast (desktop/wayland.py)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 
@@ -66,19 +67,28 @@ def client(served):
     c.close()
 
 
-@pytest.fixture(scope="module")
-def form(gnome):
-    """The GTK form on screen (Wayland-native), and where it saves."""
+def new_form(gnome: GnomeDesktop, title: str = "deskhand wayland form"):
+    """A GTK form on screen (Wayland-native) titled `title`, and where it
+    saves."""
     saved = scratch_dir("wl-form-") + "/saved.txt"
-    proc = gnome.start_app(SYSTEM_PYTHON, str(FORM), "--saved", saved)
-    poll(lambda: any(w["title"] == "deskhand wayland form" for w in gnome.windows()),
+    proc = gnome.start_app(SYSTEM_PYTHON, str(FORM), "--saved", saved, "--title", title)
+    poll(lambda: any(w["title"] == title for w in gnome.windows()),
          timeout=20, what="the form's window")
     return proc, saved
 
 
-def form_window(client) -> dict:
+@pytest.fixture(scope="module")
+def form(gnome):
+    return new_form(gnome)
+
+
+def form_window(client, title: str = "deskhand wayland form") -> dict:
     windows = client.call("WINDOW_LIST_REQUEST", {}, expect="WINDOW_LIST_RESPONSE")["windows"]
-    return next(w for w in windows if w["title"] == "deskhand wayland form")
+    return next(w for w in windows if w["title"] == title)
+
+
+def saved_text(saved: str) -> str | None:
+    return open(saved, encoding="utf-8").read() if os.path.exists(saved) else None
 
 
 def test_doctor_names_the_wayland_backend_and_the_extension(gnome):
@@ -132,9 +142,7 @@ def test_a_click_and_typed_text_arrive_exactly(gnome, form, client):
         client.act("left_click", coordinate=[x + width // 2, y + int(height * 0.3)])
         client.act("type", text=TEXT)
         client.act("left_click", coordinate=[x + width // 2, y + int(height * 0.85)])
-        poll(lambda: open(saved, encoding="utf-8").read() == TEXT
-             if __import__("os").path.exists(saved) else False,
-             timeout=10, what="the typed text saved by the form")
+        poll(lambda: saved_text(saved) == TEXT, timeout=10, what="the typed text saved by the form")
         assert gnome.pointer() == (x + width // 2, y + int(height * 0.85))
     finally:
         client.take_over(False)
@@ -172,6 +180,79 @@ def test_takeover_draws_the_frame_the_agent_never_sees_and_the_person_takes_over
     finally:
         client.take_over(False)
     poll(lambda: gnome.pixel(640, 2) != RED, timeout=5, what="the frame gone")
+
+
+def test_the_port_wants_the_token(served):
+    """The attack catalogue's port rows on Wayland: token, Host, Origin."""
+    from daemon import raw_upgrade
+    host = {"Host": f"127.0.0.1:{served.port}"}
+    auth = {**host, "Authorization": f"Bearer {served.token}"}
+    assert raw_upgrade(served.port, {**host, "Authorization": "Bearer " + "0" * 64}) == 401
+    assert raw_upgrade(served.port, {**auth, "Origin": "http://evil.example"}) == 403
+    assert raw_upgrade(served.port, {**auth, "Host": f"evil.example:{served.port}"}) == 403
+    assert raw_upgrade(served.port, auth) == 101
+
+
+def test_an_mcp_client_types_into_a_wayland_app(gnome, served):
+    """The official MCP SDK over HTTP: a takeover session clicks into the
+    form, types, and clicks Save."""
+    from mcp_client import http, run
+
+    proc, saved = new_form(gnome, "deskhand mcp form")
+
+    async def body():
+        async with http(served, "auto") as s:
+            state = await s.start(input="takeover")
+            assert state["takeover"]["on"] is True, state
+            windows = (await s.call("list_windows"))["windows"]
+            w = next(w for w in windows if w["title"] == "deskhand mcp form")
+            f = w["frame"]
+            x, y, width, height = f["x"], f["y"], f["width"], f["height"]
+            for fy, text in ((0.3, "mcp on Wayland — ü"), (0.85, None)):
+                r = await s.call("click", {"window_id": w["window_id"], "x": x + width // 2,
+                                           "y": y + int(height * fy)})
+                assert r["effect"] == "sent", r
+                if text:
+                    r = await s.call("type_text", {"window_id": w["window_id"], "text": text})
+                    assert r["typed_characters"] == len(text), r
+            await s.end()
+
+    try:
+        run(body())
+        poll(lambda: saved_text(saved) == "mcp on Wayland — ü", timeout=10,
+             what="the typed text saved")
+    finally:
+        proc.kill()
+
+
+def test_a_computer_use_loop_types_into_a_wayland_app(gnome, served):
+    """Anthropic's computer tool actions on /v1/computer/anthropic, as a
+    vendor's loop posts them (no session header)."""
+    from computer_http import Computer, tool_result_text
+
+    proc, saved = new_form(gnome, "deskhand computer form")
+    c = served.client(takeover=False)
+    try:
+        x, y, x2, y2 = form_window(c, "deskhand computer form")["bounds"]
+    finally:
+        c.close()
+    mid = (x + x2) // 2
+    loop = Computer(served, default=True)
+    blocks = [{"action": "screenshot"},
+              # at scale 0.5 (the screenshot is 640x400)
+              {"action": "left_click", "coordinate": [mid // 2, (y + (y2 - y) * 3 // 10) // 2]},
+              {"action": "type", "text": "computer use on Wayland"},
+              {"action": "left_click", "coordinate": [mid // 2, (y + (y2 - y) * 85 // 100) // 2]}]
+    try:
+        for b in blocks:
+            r = loop.anthropic({"type": "tool_use", "id": "t", "name": "computer", "input": b},
+                               "?max_width=640&max_height=400")
+            assert not r.get("is_error"), (b, tool_result_text(r))
+    finally:
+        loop.end()
+        proc.kill()
+    poll(lambda: saved_text(saved) == "computer use on Wayland", timeout=10,
+         what="the typed text saved")
 
 
 def test_a_second_start_reuses_the_screencast_grant_and_a_denial_is_said(gnome, served):

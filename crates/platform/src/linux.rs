@@ -236,8 +236,7 @@ pub(crate) mod doctor {
     use deskhand_backend::BackendFindings;
     use deskhand_backend_atspi::findings as atspi;
     use deskhand_protocol::doctor::{
-        Availability, BackendEntry, CapabilityEntry, CapabilityName, ConsentKind, Platform,
-        ReasonCode, Verdict,
+        Availability, CapabilityEntry, CapabilityName, ConsentKind, Platform, ReasonCode, Verdict,
     };
 
     pub(crate) fn findings(desktop: Option<&str>) -> (Platform, BackendFindings) {
@@ -258,13 +257,11 @@ pub(crate) mod doctor {
         (Platform::Linux, linux_findings(x11, a11y))
     }
 
-    /// The X11 and AT-SPI findings with what Linux has no backend for
-    /// yet: the Wayland portals (planned) and notifications (no API).
+    /// The X11 and AT-SPI findings with what Linux has no API for:
+    /// notifications.
     pub fn linux_findings(x11: BackendFindings, a11y: BackendFindings) -> BackendFindings {
-        let planned = Verdict::because(Availability::Planned, ReasonCode::WaylandPortalNotBuilt);
         let no_api = Verdict::because(Availability::Unsupported, ReasonCode::NoPlatformApi);
         let rest = BackendFindings {
-            backends: vec![BackendEntry::new("wayland-portal", false, planned)],
             capabilities: [
                 CapabilityName::ListNotifications,
                 CapabilityName::DismissNotification,
