@@ -140,10 +140,15 @@ def test_a_click_and_typed_text_arrive_exactly(gnome, form, client):
     assert client.take_over()["type"] == "TAKEOVER_STATE"
     try:
         client.act("left_click", coordinate=[x + width // 2, y + int(height * 0.3)])
-        client.act("type", text=TEXT)
+        client.act("type", text=TEXT + "!")
+        client.act("key", text="BackSpace")  # a key, by keysym
         client.act("left_click", coordinate=[x + width // 2, y + int(height * 0.85)])
         poll(lambda: saved_text(saved) == TEXT, timeout=10, what="the typed text saved by the form")
         assert gnome.pointer() == (x + width // 2, y + int(height * 0.85))
+        # The button has the focus now: no field takes input-method text,
+        # and no key of the layout sends ö. Refused, nothing typed.
+        msg = client.request("INPUT_ACTION", {"action": "type", "text": "aö"})
+        assert msg["type"] == "ERROR" and "cannot be typed" in msg["payload"]["message"], msg
     finally:
         client.take_over(False)
 

@@ -1,9 +1,10 @@
 //! Input through the RemoteDesktop portal: the pointer in the session's
 //! stream (desktop pixels less the stream's position), buttons by evdev
-//! code, keys by keysym. mutter types a keysym only when the keyboard's
-//! layout has a key for it, so a text beyond printable ASCII goes as GNOME's
-//! own on-screen keyboard sends it: committed to the focused field through
-//! the input method (the shell extension), line breaks and tabs as keys.
+//! code, keys by keysym. Text goes as GNOME's own on-screen keyboard sends
+//! it: committed to the focused field through the input method (the shell
+//! extension), line breaks and tabs as keys; where no field takes
+//! input-method text, as keysyms, which mutter types only when the
+//! keyboard's layout has a key for them (printable ASCII).
 //! Each event marks deskhand's last input for the hand-back watcher.
 
 use std::sync::Arc;
@@ -38,27 +39,27 @@ fn on_the_keys(c: char) -> bool {
     c.is_ascii_graphic() || matches!(c, ' ' | '\n' | '\r' | '\t')
 }
 
-/// How `text` is typed, and whether it needs the input method; a
-/// character nothing can send fails it before anything is sent.
-pub(crate) fn plan(text: &str) -> Result<(Vec<Piece>, bool), BackendError> {
-    let chars = typed_chars(text);
-    let keys_only = chars.iter().all(|&(_, c)| on_the_keys(c));
+/// How `text` is typed: through the input method where a field takes it
+/// (`commit`), else by keys; a character nothing can send fails it before
+/// anything is sent.
+pub(crate) fn plan(text: &str, commit: bool) -> Result<Vec<Piece>, BackendError> {
     let mut pieces: Vec<Piece> = Vec::new();
-    for (index, c) in chars {
-        let key = keys_only || matches!(c, '\n' | '\r' | '\t');
-        if key {
-            let sym = keysym_for(c).ok_or(BackendError::Untypable {
-                index,
-                character: c,
-                reason: "no key sends it",
-            })?;
+    for (index, c) in typed_chars(text) {
+        let untypable = |reason| BackendError::Untypable {
+            index,
+            character: c,
+            reason,
+        };
+        if !commit && !on_the_keys(c) {
+            return Err(untypable(
+                "GNOME types only the layout's keys into a window that takes no input-method text",
+            ));
+        }
+        if !commit || matches!(c, '\n' | '\r' | '\t') {
+            let sym = keysym_for(c).ok_or(untypable("no key sends it"))?;
             pieces.push(Piece::Key { index, sym });
         } else if c.is_control() {
-            return Err(BackendError::Untypable {
-                index,
-                character: c,
-                reason: "no key sends it",
-            });
+            return Err(untypable("no key sends it"));
         } else if let Some(Piece::Commit { text, .. }) = pieces.last_mut() {
             text.push(c);
         } else {
@@ -68,7 +69,7 @@ pub(crate) fn plan(text: &str) -> Result<(Vec<Piece>, bool), BackendError> {
             });
         }
     }
-    Ok((pieces, !keys_only))
+    Ok(pieces)
 }
 
 /// The evdev code of a button.
@@ -179,18 +180,7 @@ impl Input for PortalInput {
         text: &str,
         gate: &mut dyn FnMut(usize, usize) -> std::ops::ControlFlow<()>,
     ) -> Result<(), BackendError> {
-        let (pieces, needs_commit) = plan(text)?;
-        if needs_commit && !self.commit("")? {
-            let (index, character) = typed_chars(text)
-                .into_iter()
-                .find(|&(_, c)| !on_the_keys(c))
-                .unwrap_or((0, ' '));
-            return Err(BackendError::Untypable {
-                index,
-                character,
-                reason: "GNOME types only the layout's keys into a window that takes no input-method text",
-            });
-        }
+        let pieces = plan(text, self.commit("")?)?;
         let mut after_key = false;
         for piece in pieces {
             match piece {
@@ -249,19 +239,8 @@ mod tests {
     }
 
     #[test]
-    fn ascii_goes_as_keys_and_other_text_through_the_input_method_between_line_breaks() {
-        let (pieces, commit) = plan("a b\n").expect("typable");
-        assert!(!commit);
-        assert_eq!(pieces.len(), 4);
-        assert_eq!(
-            pieces[3],
-            Piece::Key {
-                index: 3,
-                sym: 0xff0d
-            }
-        );
-        let (pieces, commit) = plan("Wörld\r\n日本").expect("typable");
-        assert!(commit);
+    fn text_goes_through_the_input_method_between_line_breaks_else_as_keys() {
+        let pieces = plan("Wörld\r\n日本", true).expect("typable");
         assert_eq!(
             pieces,
             vec![
@@ -279,7 +258,18 @@ mod tests {
                 },
             ]
         );
-        let refused = plan("ok\u{7}").expect_err("a bell");
+        let keys = plan("a b\n", false).expect("on the keys");
+        assert_eq!(keys.len(), 4);
+        assert_eq!(
+            keys[3],
+            Piece::Key {
+                index: 3,
+                sym: 0xff0d
+            }
+        );
+        let refused = plan("ok ö", false).expect_err("no key for it");
+        assert!(matches!(refused, BackendError::Untypable { index: 3, .. }));
+        let refused = plan("ok\u{7}", true).expect_err("a bell");
         assert!(matches!(refused, BackendError::Untypable { index: 2, .. }));
     }
 }
