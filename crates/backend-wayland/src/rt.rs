@@ -9,7 +9,8 @@ use deskhand_backend::BackendError;
 
 /// One worker thread for every D-Bus call and signal of the backend.
 pub(crate) struct Rt {
-    rt: tokio::runtime::Runtime,
+    /// Always `Some` until dropped.
+    rt: Option<tokio::runtime::Runtime>,
 }
 
 impl Rt {
@@ -20,7 +21,7 @@ impl Rt {
             .enable_all()
             .build()
             .map_err(|e| BackendError::Failed(format!("the Wayland backend's runtime: {e}")))?;
-        Ok(Self { rt })
+        Ok(Self { rt: Some(rt) })
     }
 
     /// Runs `fut` on the runtime and waits for it, at most `total`.
@@ -30,7 +31,12 @@ impl Rt {
         F: Future<Output = Result<R, BackendError>> + Send + 'static,
     {
         let (tx, rx) = std::sync::mpsc::channel();
-        self.rt.spawn(async move {
+        let Some(rt) = self.rt.as_ref() else {
+            return Err(BackendError::Failed(format!(
+                "{what}: the backend is shut down"
+            )));
+        };
+        rt.spawn(async move {
             let result = tokio::time::timeout(total, fut).await;
             let _ = tx.send(result);
         });
@@ -46,6 +52,17 @@ impl Rt {
     where
         F: Future<Output = ()> + Send + 'static,
     {
-        self.rt.spawn(fut);
+        if let Some(rt) = self.rt.as_ref() {
+            rt.spawn(fut);
+        }
+    }
+}
+
+impl Drop for Rt {
+    fn drop(&mut self) {
+        // Without blocking: a drop may happen inside another runtime.
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
     }
 }
