@@ -81,14 +81,25 @@ def test_the_doctor_says_what_x11_cannot_tell(schema, display):
 
 
 def test_a_wayland_session_is_reported_honestly(schema, display):
-    # A Wayland session is the Wayland backend's, XWayland's display or
-    # not; here no compositor, portal or shell extension answers, and each
+    # A GNOME Wayland session is the Wayland backend's, XWayland's display
+    # or not; here no compositor, portal or shell extension answers, and each
     # capability says why it is not ready (tests/e2e/test_wayland_backend.py
     # has the real session).
-    rc, r = report(schema, env_extra={"DISPLAY": display, "WAYLAND_DISPLAY": "wayland-0"})
+    rc, r = report(schema, env_extra={"DISPLAY": display, "WAYLAND_DISPLAY": "wayland-0",
+                                      "XDG_CURRENT_DESKTOP": "ubuntu:GNOME"})
     assert rc == 1 and r["session_type"] == "wayland"
     assert not any(b["id"] == "x11" for b in r["backends"]), r["backends"]
     portal = next(b for b in r["backends"] if b["id"] == "wayland-portal")
     assert portal["status"] != "available" and portal["reason_code"] == "portal_pending", portal
     caps = {c["name"]: c for c in r["capabilities"]}
     assert caps["takeover_indicator"]["reason_code"] == "shell_extension_missing", caps
+
+
+def test_another_compositors_wayland_session_is_driven_through_xwayland(schema, display):
+    # Outside GNOME the Wayland backend has no frame to show: deskhand
+    # drives XWayland's X11 apps and says so.
+    rc, r = report(schema, env_extra={"DISPLAY": display, "WAYLAND_DISPLAY": "wayland-0",
+                                      "XDG_CURRENT_DESKTOP": "KDE"})
+    x11 = next(b for b in r["backends"] if b["id"] == "x11")
+    assert x11["reason_code"] == "wayland_session_unsupported", x11
+    assert "XWayland" in x11["action"], x11

@@ -260,6 +260,19 @@ def test_a_computer_use_loop_types_into_a_wayland_app(gnome, served):
          what="the typed text saved")
 
 
+def test_the_extension_answers_deskhand_alone(gnome, served):
+    """Another program of the session cannot draw, type, read windows or
+    follow the pointer through deskhand's GNOME Shell extension: it
+    answers the connection holding dev.deskhand.Engine only."""
+    calls = (("ShowParts", ["[]"]), ("HideParts", []), ("CommitText", ["'rm -rf ~'"]),
+             ("ListWindows", []), ("Pointer", []), ("Focus", ["1", "true"]))
+    for method, args in calls:
+        out = subprocess.run(["gdbus", "call", "--session", "-d", "org.gnome.Shell", "-o",
+                              "/dev/deskhand/Shell", "-m", f"dev.deskhand.Shell1.{method}", *args],
+                             env=gnome.env(), capture_output=True, text=True, timeout=10)
+        assert out.returncode != 0 and "AccessDenied" in out.stderr, (method, out)
+
+
 def test_a_second_start_reuses_the_screencast_grant_and_a_denial_is_said(gnome, served):
     served.kill()
     consent = scratch_dir("wl-consent-") + "/consent.json"

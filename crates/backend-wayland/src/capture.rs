@@ -83,6 +83,9 @@ pub(crate) fn crop(
         let (cx0, cy0) = (c.x.max(rect.x), c.y.max(rect.y));
         let cx1 = (c.x + c.width as i32).min(rect.x + rect.width as i32);
         let cy1 = (c.y + c.height as i32).min(rect.y + rect.height as i32);
+        if cx1 <= cx0 || cy1 <= cy0 {
+            continue;
+        }
         for y in cy0..cy1 {
             let from =
                 (((y - origin.1) as usize) * frame.width as usize + (cx0 - origin.0) as usize) * 4;
@@ -194,6 +197,13 @@ mod tests {
         assert_eq!(out[1], 1, "row 1 was under the frame: clean");
         assert_eq!(out[2 * 4 + 1], 9, "row 2 was not");
         assert!(crop(&now, (0, 0), Rect::new(3, 0, 2, 1), None, &[]).is_err());
+        // A covered strip right of, or under, the rect is not in it.
+        let strips = [Rect::new(3, 0, 1, 3), Rect::new(0, 2, 4, 1)];
+        let out = crop(&now, (0, 0), Rect::new(0, 0, 2, 2), Some(&clean), &strips).expect("inside");
+        assert_eq!(
+            out,
+            crop(&now, (0, 0), Rect::new(0, 0, 2, 2), None, &[]).expect("inside")
+        );
         assert!(
             crop(&now, (10, 0), Rect::new(10, 0, 4, 3), None, &[]).is_ok(),
             "a placed stream"

@@ -89,12 +89,17 @@ pub fn wayland_findings() -> BackendFindings {
         Probe::new(
             "hand-back",
             true,
-            "GNOME's idle monitor: the person's input is seen between deskhand's own events, not during one",
+            "GNOME's idle monitor: the person's input is seen between deskhand's own events (not within 200 ms after one); a click is not told from a key",
+        ),
+        Probe::new(
+            "real-device clicks",
+            false,
+            "GNOME cannot tell the person's click from one a program sends through mutter's RemoteDesktop API (open to every program of the session): such a click on Continue passes for the person's",
         ),
         Probe::new(
             "kill switch",
-            true,
-            "no global shortcut portal in this GNOME: stop agents from the tray or the frame's Stop button",
+            false,
+            "no chord: no global-shortcut portal before GNOME 48; stop agents from the tray or the frame's Stop button",
         ),
     ];
     BackendFindings {

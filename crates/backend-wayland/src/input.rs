@@ -137,8 +137,21 @@ impl PortalInput {
     /// Commits `text` through the input method; whether a field took it.
     fn commit(&self, text: &str) -> Result<bool, BackendError> {
         let (shell, text) = (self.shell.clone(), text.to_owned());
-        self.rt
-            .run(CALL, "text", async move { shell.commit_text(&text).await })
+        self.last.mark();
+        let took = self
+            .rt
+            .run(CALL, "text", async move { shell.commit_text(&text).await });
+        self.last.mark();
+        took
+    }
+
+    /// Whether the focused field takes input-method text; no (keys only)
+    /// when the extension cannot say.
+    fn takes_text(&self) -> bool {
+        self.commit("").unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the shell extension cannot type text: keys only");
+            false
+        })
     }
 
     fn keysym_tap(&self, sym: u32) -> Result<(), BackendError> {
@@ -180,7 +193,7 @@ impl Input for PortalInput {
         text: &str,
         gate: &mut dyn FnMut(usize, usize) -> std::ops::ControlFlow<()>,
     ) -> Result<(), BackendError> {
-        let pieces = plan(text, self.commit("")?)?;
+        let pieces = plan(text, self.takes_text())?;
         let mut after_key = false;
         for piece in pieces {
             match piece {

@@ -26,9 +26,11 @@ const ENGINE_NAME: &str = "dev.deskhand.Engine";
 pub(crate) static LIVE: OnceLock<Arc<Portals>> = OnceLock::new();
 
 /// This engine's hold on the session: the bus name `dev.deskhand.Engine`
-/// on the session bus, let go when dropped.
+/// on the session bus, let go when dropped. The backend speaks to the
+/// shell extension and the idle monitor on this connection: the extension
+/// answers only the name's holder.
 pub struct EngineClaim {
-    _conn: Connection,
+    conn: Connection,
     _rt: Rt,
 }
 
@@ -43,10 +45,9 @@ pub fn claim_engine() -> Result<EngineClaim, WaylandError> {
         Ok((conn, reply))
     });
     match claimed {
-        Ok((conn, Ok(zbus::fdo::RequestNameReply::PrimaryOwner))) => Ok(EngineClaim {
-            _conn: conn,
-            _rt: rt,
-        }),
+        Ok((conn, Ok(zbus::fdo::RequestNameReply::PrimaryOwner))) => {
+            Ok(EngineClaim { conn, _rt: rt })
+        }
         Ok((_, Ok(_) | Err(zbus::Error::NameTaken))) => Err(WaylandError::Claimed(
             "another deskhand already drives this Wayland session".into(),
         )),
@@ -55,16 +56,11 @@ pub fn claim_engine() -> Result<EngineClaim, WaylandError> {
     }
 }
 
-/// Opens the backend on this process's Wayland session.
-pub fn open(options: &WaylandOptions) -> Result<Backend, WaylandError> {
+/// Opens the backend on this process's Wayland session, which `claim`
+/// holds for this engine.
+pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, WaylandError> {
     let rt = Arc::new(Rt::new().map_err(|e| WaylandError::Connect(e.to_string()))?);
-    let conn = rt
-        .run(Duration::from_secs(5), "the session bus", async {
-            Connection::session().await.map_err(|e| {
-                deskhand_backend::BackendError::Failed(format!("the session bus: {e}"))
-            })
-        })
-        .map_err(|e| WaylandError::Connect(e.to_string()))?;
+    let conn = claim.conn.clone();
     let shell = ShellExt::new(conn.clone());
     let probe = shell.clone();
     let extension = rt.run(Duration::from_secs(3), "the extension", async move {
@@ -135,9 +131,10 @@ pub fn open(options: &WaylandOptions) -> Result<Backend, WaylandError> {
     })
 }
 
-/// What names this session to an app deskhand launches.
+/// What names this session to an app deskhand launches (XWayland's
+/// display too, for X11-only apps).
 fn wayland_env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
-    ["WAYLAND_DISPLAY", "XDG_RUNTIME_DIR"]
+    ["WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "DISPLAY"]
         .into_iter()
         .filter_map(|k| std::env::var_os(k).map(|v| (k.into(), v)))
         .collect()

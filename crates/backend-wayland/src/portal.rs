@@ -1,7 +1,7 @@
 //! The desktop portals: a ScreenCast session for frames (its restore token
 //! kept, so the person is asked once) and a RemoteDesktop session for
-//! input (asked at every start where the portal cannot restore one:
-//! RemoteDesktop version 1, before xdg-desktop-portal 1.17). The portal's
+//! input (asked at every start: restoring one needs RemoteDesktop
+//! version 2, xdg-desktop-portal 1.17, and is not asked for yet). The portal's
 //! own dialog is the person's grant; until they answer, capture and input
 //! wait, and a denial is kept and said.
 
@@ -189,10 +189,8 @@ impl Portals {
     /// Asks for both sessions, one after the other (one dialog at a
     /// time): the screencast with its stored token, then input.
     pub(crate) async fn start(self: Arc<Self>, token_file: Option<PathBuf>) {
-        let token = token_file
-            .as_ref()
-            .and_then(|f| std::fs::read_to_string(f).ok());
-        match start_screencast(token.as_deref().map(str::trim)).await {
+        let token = token_file.as_deref().and_then(read_token);
+        match start_screencast(token.as_deref()).await {
             Ok((cast, new_token)) => {
                 if let (Some(file), Some(t)) = (&token_file, new_token)
                     && let Err(e) = deskhand_files::write_atomic(file, t.as_bytes())
@@ -219,6 +217,17 @@ impl Portals {
             Err(e) => set(&self.remote, grant_of(&e)),
         }
     }
+}
+
+/// The kept restore token: a small private file of deskhand's (never
+/// through a symlink), else none.
+fn read_token(path: &std::path::Path) -> Option<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    let file = deskhand_files::open_read(path).ok()?;
+    file.take(4096).read_to_string(&mut text).ok()?;
+    let token = text.trim();
+    (!token.is_empty()).then(|| token.to_owned())
 }
 
 /// mutter drops the first keys of a fresh virtual keyboard: a Shift tap

@@ -6,9 +6,11 @@
 //! from the shell extension at each check, tells a move (it moved) from a
 //! press (it did not: a click or a key, which the idle time cannot tell
 //! apart). Every such input also counts as a device's press, for the
-//! Continue button: on Wayland no program sends input without the
-//! person's grant in the portal's dialog, so input not deskhand's is the
-//! person's or a program's they allowed.
+//! Continue button. GNOME cannot tell the person's hand from a program's
+//! input through mutter's own RemoteDesktop API (open to any program of
+//! the session, no dialog), so such a program's click on Continue passes
+//! for the person's, as an XTEST device event does on X11 (the doctor
+//! says so); deskhand's own clicks never do.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -22,7 +22,7 @@ pub mod bench {
 /// selection, a Wayland session's bus name.
 enum EngineClaim {
     X11(#[allow(dead_code)] deskhand_backend_x11::EngineClaim),
-    Wayland(#[allow(dead_code)] deskhand_backend_wayland::EngineClaim),
+    Wayland(deskhand_backend_wayland::EngineClaim),
 }
 
 /// The virtual desktop deskhand started, if it did, the backend picked,
@@ -66,14 +66,19 @@ impl Site {
     fn open_wayland(&mut self, id: &DesktopId, o: &OpenOptions) -> Result<Backend, PlatformError> {
         let failed =
             |e: deskhand_backend_wayland::WaylandError| PlatformError::Backend(e.to_string());
-        if self.engine_claim.is_none() {
+        if !matches!(self.engine_claim, Some(EngineClaim::Wayland(_))) {
             let claim = deskhand_backend_wayland::claim_engine().map_err(failed)?;
             self.engine_claim = Some(EngineClaim::Wayland(claim));
         }
+        let Some(EngineClaim::Wayland(claim)) = &self.engine_claim else {
+            return Err(PlatformError::Backend(
+                "the Wayland session is not held".into(),
+            ));
+        };
         let options = WaylandOptions {
             restore_file: Some(crate::state_file(&o.state_dir, "screencast-grant", id)),
         };
-        let mut backend = deskhand_backend_wayland::open(&options).map_err(failed)?;
+        let mut backend = deskhand_backend_wayland::open(&options, claim).map_err(failed)?;
         backend.accessibility = accessibility();
         Ok(backend)
     }
@@ -136,18 +141,35 @@ pub(crate) fn session_desktop(named: Option<&str>) -> Option<DesktopId> {
         Some(n) if n.starts_with("wayland") => Some(DesktopId::named(n)),
         Some(n) => Some(DesktopId::x11(n)),
         None => env_wayland()
+            .filter(|_| gnome_desktop() || env_display().is_none())
             .map(|w| DesktopId::named(&w))
             .or_else(|| env_display().map(|d| DesktopId::x11(&d))),
     }
 }
 
-/// The backend for a session: the one asked for, else Wayland in a
-/// Wayland session (an X display there is XWayland's: said in the log),
-/// else X11.
+/// What the session offers deskhand to pick from.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Session<'a> {
+    /// A Wayland session (`WAYLAND_DISPLAY` or `XDG_SESSION_TYPE`).
+    pub(crate) wayland: bool,
+    /// GNOME's (`XDG_CURRENT_DESKTOP`), the one compositor the Wayland
+    /// backend can take over on.
+    pub(crate) gnome: bool,
+    /// The X display: `--display`, else `$DISPLAY` (XWayland's in a
+    /// Wayland session).
+    pub(crate) x_display: Option<&'a str>,
+    /// The X display was named with `--display`.
+    pub(crate) named: bool,
+}
+
+/// The backend for a session: the one asked for; else X11 for an X
+/// display named on the command line; else Wayland in a GNOME Wayland
+/// session, or in any Wayland session without XWayland (its X display
+/// shows no Wayland app, said in the log); else X11 (XWayland in another
+/// compositor, where the Wayland backend has no frame to show).
 pub(crate) fn choose(
     asked: Option<BackendKind>,
-    wayland: bool,
-    x_display: Option<&str>,
+    s: Session<'_>,
 ) -> Result<BackendKind, PlatformError> {
     match asked {
         Some(k @ (BackendKind::X11 | BackendKind::Wayland)) => Ok(k),
@@ -155,8 +177,9 @@ pub(crate) fn choose(
             "the {} backend does not run on Linux",
             other.name()
         ))),
-        None if wayland => {
-            if let Some(x) = x_display {
+        None if s.named || !s.wayland => Ok(BackendKind::X11),
+        None if s.gnome || s.x_display.is_none() => {
+            if let Some(x) = s.x_display {
                 tracing::info!(
                     x_display = x,
                     "a Wayland session: its X display is XWayland's (no pixels of Wayland apps), so deskhand uses the Wayland backend"
@@ -164,8 +187,19 @@ pub(crate) fn choose(
             }
             Ok(BackendKind::Wayland)
         }
-        None => Ok(BackendKind::X11),
+        None => {
+            tracing::warn!(
+                "a Wayland session of a compositor other than GNOME: deskhand drives XWayland (X11 apps only); `--backend wayland` for screenshots through the portals"
+            );
+            Ok(BackendKind::X11)
+        }
     }
+}
+
+/// Whether the desktop is GNOME's.
+fn gnome_desktop() -> bool {
+    std::env::var("XDG_CURRENT_DESKTOP")
+        .is_ok_and(|d| d.split(':').any(|p| p.eq_ignore_ascii_case("gnome")))
 }
 
 pub(crate) fn attach(o: &SiteOptions) -> Result<(DesktopId, BackendKind, Site), PlatformError> {
@@ -188,8 +222,24 @@ pub(crate) fn attach(o: &SiteOptions) -> Result<(DesktopId, BackendKind, Site), 
         };
         return Ok((id, BackendKind::X11, site));
     }
-    let display = o.desktop.clone().or_else(env_display);
-    let kind = choose(o.backend, wayland_session(), display.as_deref())?;
+    let named_wayland = o.desktop.as_deref().filter(|d| d.starts_with("wayland"));
+    if let Some(name) = named_wayland
+        && env_wayland().as_deref() != Some(name)
+    {
+        return Err(PlatformError::Option(format!(
+            "deskhand drives the Wayland session it runs in ({}), not {name:?}",
+            env_wayland().unwrap_or_else(|| "none".into())
+        )));
+    }
+    let named_x = o.desktop.clone().filter(|_| named_wayland.is_none());
+    let display = named_x.clone().or_else(env_display);
+    let session = Session {
+        wayland: wayland_session() || named_wayland.is_some(),
+        gnome: gnome_desktop(),
+        x_display: display.as_deref(),
+        named: named_x.is_some(),
+    };
+    let kind = choose(o.backend, session)?;
     let site = Site {
         virtual_desktop: None,
         kind,
@@ -281,20 +331,68 @@ mod tests {
     use super::*;
 
     #[test]
-    fn wayland_in_a_wayland_session_even_with_xwayland_and_x11_elsewhere_unless_asked() {
-        assert_eq!(choose(None, false, Some(":0")).ok(), Some(BackendKind::X11));
+    fn wayland_in_gnome_and_without_xwayland_x11_for_a_named_display_or_when_asked() {
+        let x = Some(":0");
+        let gnome = Session {
+            wayland: true,
+            gnome: true,
+            x_display: x,
+            named: false,
+        };
+        let kde = Session {
+            gnome: false,
+            ..gnome
+        };
+        let x11 = Session {
+            wayland: false,
+            gnome: false,
+            x_display: x,
+            named: false,
+        };
+        assert_eq!(choose(None, x11).ok(), Some(BackendKind::X11));
         assert_eq!(
-            choose(None, true, Some(":0")).ok(),
+            choose(None, gnome).ok(),
             Some(BackendKind::Wayland),
             "XWayland's display is not the desktop"
         );
-        assert_eq!(choose(None, true, None).ok(), Some(BackendKind::Wayland));
         assert_eq!(
-            choose(Some(BackendKind::X11), true, Some(":0")).ok(),
+            choose(None, kde).ok(),
+            Some(BackendKind::X11),
+            "no frame outside GNOME: XWayland"
+        );
+        assert_eq!(
+            choose(
+                None,
+                Session {
+                    x_display: None,
+                    ..kde
+                }
+            )
+            .ok(),
+            Some(BackendKind::Wayland)
+        );
+        assert_eq!(
+            choose(
+                None,
+                Session {
+                    named: true,
+                    ..gnome
+                }
+            )
+            .ok(),
+            Some(BackendKind::X11),
+            "--display :0"
+        );
+        assert_eq!(
+            choose(Some(BackendKind::X11), gnome).ok(),
             Some(BackendKind::X11),
             "asked for"
         );
-        let windows = choose(Some(BackendKind::Windows), false, Some(":0")).expect_err("not here");
+        assert_eq!(
+            choose(Some(BackendKind::Wayland), kde).ok(),
+            Some(BackendKind::Wayland)
+        );
+        let windows = choose(Some(BackendKind::Windows), x11).expect_err("not here");
         assert!(
             windows.to_string().contains("does not run on Linux"),
             "{windows}"

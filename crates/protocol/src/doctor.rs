@@ -35,7 +35,8 @@ pub enum Availability {
 pub enum ReasonCode {
     /// No display to connect to, or it refused.
     DisplayUnreachable,
-    /// A Wayland session (not supported yet).
+    /// A Wayland session deskhand drives through XWayland only (not
+    /// GNOME's).
     WaylandSessionUnsupported,
     /// The XTEST extension is off.
     XtestMissing,
@@ -84,7 +85,7 @@ impl ReasonCode {
                 "Run deskhand inside your desktop session, or start it with `deskhand serve --virtual` to get a virtual desktop."
             }
             Self::WaylandSessionUnsupported => {
-                "Log in to an X11 session (\"Ubuntu on Xorg\" or similar at the login screen); Wayland sessions are not supported yet."
+                "deskhand drives this Wayland session's X11 apps only, through XWayland: its Wayland backend takes over GNOME sessions so far. Log in to GNOME, or to an X11 session (\"Ubuntu on Xorg\" or similar at the login screen)."
             }
             Self::XtestMissing => {
                 "Enable the XTEST extension of your X server (it is on by default; check xorg.conf for Option \"XTEST\" \"off\")."
@@ -124,10 +125,10 @@ impl ReasonCode {
                 "Restart deskhand and allow remote interaction in the desktop's dialog (the switch is off by default)."
             }
             Self::CompositorUnsupported => {
-                "This Wayland desktop offers no way for deskhand to do this; log in to a GNOME or KDE session, or an X11 one."
+                "This Wayland desktop offers deskhand no way to do this; log in to an X11 session for it."
             }
             Self::ShellExtensionMissing => {
-                "Enable deskhand's GNOME Shell extension (`gnome-extensions enable deskhand@deskhand.dev`, installed with the package) and sign out and in again: it draws the red frame, without which no agent can take over."
+                "Install deskhand's GNOME Shell extension (the `deskhand@deskhand.dev` folder of deskhand's source, `installers/linux/gnome-shell`, into ~/.local/share/gnome-shell/extensions; GNOME 43 and 44), enable it with `gnome-extensions enable deskhand@deskhand.dev`, and sign out and in again: it draws the red frame, without which no agent can take over."
             }
             Self::NoPlatformApi => return None,
         })

@@ -25,7 +25,11 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 HERE = Path(__file__).resolve().parent
 EXTENSION = "deskhand@deskhand.dev"
 EXTENSION_DIR = REPO / "installers" / "linux" / "gnome-shell" / EXTENSION
-SHELL_BUS = ("org.gnome.Shell", "/dev/deskhand/Shell", "dev.deskhand.Shell1")
+SHELL = "org.gnome.Shell"
+# The tests' own read-only look at the compositor, apart from deskhand's
+# extension (which answers deskhand alone).
+PROBE = "gnome-probe@deskhand.test"
+PROBE_BUS = ("/dev/deskhand/test/Probe", "dev.deskhand.test.Probe")
 
 SYSTEM_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -33,6 +37,16 @@ SYSTEM_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus
 <policy context="default"><allow send_destination="*"/><allow receive_sender="*"/><allow own="*"/>
 <allow user="*"/></policy>
 </busconfig>"""
+
+# The probe's window list read with GLib, so titles stay as they are.
+WINDOWS_SCRIPT = """
+import sys
+from gi.repository import Gio, GLib
+bus = Gio.bus_get_sync(Gio.BusType.SESSION)
+out = bus.call_sync("org.gnome.Shell", sys.argv[1], sys.argv[2], "ListWindows", None,
+                    GLib.VariantType("(s)"), Gio.DBusCallFlags.NONE, 10000, None)
+print(out.unpack()[0])
+"""
 
 # X keysyms of the keys the tests press by name.
 KEYSYMS = {"escape": 0xFF1B, "return": 0xFF0D, "ctrl": 0xFFE3, "shift": 0xFFE1, "alt": 0xFFE9,
@@ -118,12 +132,22 @@ class GnomeDesktop(Desktop):
         self._env.update(XDG_RUNTIME_DIR=str(self.runtime), HOME=str(self.home),
                          XDG_CURRENT_DESKTOP="GNOME", XDG_SESSION_TYPE="wayland",
                          GDK_BACKEND="wayland", NO_AT_BRIDGE="0")
+        self._apps: list[subprocess.Popen] = []
+        self.person = None
+        try:
+            self._start_session()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start_session(self) -> None:
         self._env["DBUS_SYSTEM_BUS_ADDRESS"] = self._bus("system")
         self._env["DBUS_SESSION_BUS_ADDRESS"] = self._bus("session")
         ext = self.home / ".local/share/gnome-shell/extensions"
         ext.mkdir(parents=True)
         (ext / EXTENSION).symlink_to(EXTENSION_DIR)
-        self.gsettings("org.gnome.shell", "enabled-extensions", f"['{EXTENSION}']")
+        (ext / PROBE).symlink_to(HERE / PROBE)
+        self.gsettings("org.gnome.shell", "enabled-extensions", f"['{EXTENSION}', '{PROBE}']")
         self.gsettings("org.gnome.shell", "welcome-dialog-last-shown-version", "'999'")
         self._spawn("pipewire")
         self._spawn("wireplumber")
@@ -136,7 +160,6 @@ class GnomeDesktop(Desktop):
         self.person = GnomePerson(self._env)
         # gnome-shell starts in the overview.
         self.person.key("Escape")
-        self._apps: list[subprocess.Popen] = []
 
     def _bus(self, kind: str) -> str:
         path = self.runtime / f"{kind}_bus"
@@ -162,25 +185,32 @@ class GnomeDesktop(Desktop):
         subprocess.run(["gsettings", "set", schema, key, value], env=self._env, check=True,
                        timeout=30)
 
-    def shell(self, method: str, *args: str) -> str:
-        """Calls deskhand's extension in the shell (gdbus's text answer)."""
-        name, path, iface = SHELL_BUS
-        out = subprocess.run(["gdbus", "call", "--session", "-d", name, "-o", path, "-m",
-                              f"{iface}.{method}", *args], env=self._env, capture_output=True,
+    def gdbus(self, path: str, method: str, *args: str) -> str:
+        """Calls a method of the shell (gdbus's text answer)."""
+        out = subprocess.run(["gdbus", "call", "--session", "-d", SHELL, "-o", path, "-m",
+                              method, *args], env=self._env, capture_output=True,
                              text=True, timeout=10)
         assert out.returncode == 0, f"{method}: {out.stderr}"
         return out.stdout.strip()
 
+    def probe(self, method: str) -> str:
+        path, iface = PROBE_BUS
+        return self.gdbus(path, f"{iface}.{method}")
+
     def _extension_up(self) -> bool:
         try:
-            return "'" in self.shell("FrameState")
+            self.gdbus("/dev/deskhand/Shell", "org.freedesktop.DBus.Properties.Get",
+                       "dev.deskhand.Shell1", "Version")
+            self.probe("Pointer")
+            return True
         except AssertionError:
             return False
 
     def windows(self) -> list[dict]:
-        """The windows as the extension lists them."""
-        out = self.shell("ListWindows")
-        return json.loads(out[2:-3].encode().decode("unicode_escape"))
+        """The windows as the compositor has them (the probe's list)."""
+        out = subprocess.run([SYSTEM_PYTHON, "-c", WINDOWS_SCRIPT, *PROBE_BUS], env=self._env,
+                             capture_output=True, text=True, timeout=10, check=True)
+        return json.loads(out.stdout)
 
     def start_app(self, *argv: str) -> subprocess.Popen:
         proc = subprocess.Popen(list(argv), env=self._env, stdout=subprocess.DEVNULL,
@@ -215,7 +245,8 @@ class GnomeDesktop(Desktop):
 
     def stop(self) -> None:
         self.close_apps()
-        self.person.stop()
+        if self.person is not None:
+            self.person.stop()
         for proc in reversed(self._procs):
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
@@ -238,14 +269,14 @@ class GnomeDesktop(Desktop):
         return dict(self._env)
 
     def pointer(self) -> tuple[int, int]:
-        x, y, _ = self.shell("Pointer").strip("()").split(", ")
+        x, y, _ = self.probe("Pointer").strip("()").split(", ")
         return int(x), int(y)
 
     def held_keys(self) -> dict[str, list[int]]:
         raise NotImplementedError("GNOME tells no client which keys are down")
 
     def held_buttons(self) -> dict[str, list[int]]:
-        buttons = int(self.shell("Pointer").strip("()").split(", ")[2].split()[-1])
+        buttons = int(self.probe("Pointer").strip("()").split(", ")[2].split()[-1])
         return {"pointer": [b + 1 for b in range(5) if buttons & (1 << b)]}
 
     def screen(self) -> Image:

@@ -2,14 +2,16 @@
 // draw above every window or list the windows: the takeover indicator's
 // parts as deskhand lays them out (frame, label, Continue and Stop), and
 // the window list with focus. Exported on the shell's own session-bus
-// connection (org.gnome.Shell, /dev/deskhand/Shell); deskhand checks the
-// frame before every act, so a client that hides it stops the agent.
+// connection (org.gnome.Shell, /dev/deskhand/Shell), answering only the
+// connection that holds dev.deskhand.Engine (the deskhand driving this
+// session): no other program may draw, type, read windows or the pointer.
 'use strict';
 
 const { Gio, GLib, Meta, St } = imports.gi;
 const Main = imports.ui.main;
 
 const PATH = '/dev/deskhand/Shell';
+const ENGINE = 'dev.deskhand.Engine';
 const IFACE = `<node>
   <interface name="dev.deskhand.Shell1">
     <method name="ShowParts"><arg type="s" direction="in" name="parts"/></method>
@@ -108,6 +110,17 @@ class Service {
     constructor() {
         this._indicator = new Indicator(press => this._dbus.emit_signal('Pressed',
             new GLib.Variant('(s)', [press])));
+        this._engine = null;
+        this._watch = Gio.bus_watch_name_on_connection(Gio.DBus.session, ENGINE,
+            Gio.BusNameWatcherFlags.NONE,
+            (_c, _name, owner) => {
+                this._engine = owner;
+            },
+            () => {
+                // The engine is gone: nothing of it stays on screen.
+                this._engine = null;
+                this._indicator.hide();
+            });
         this._dbus = Gio.DBusExportedObject.wrapJSObject(IFACE, this);
         this._dbus.export(Gio.DBus.session, PATH);
     }
@@ -116,19 +129,52 @@ class Service {
         return 1;
     }
 
-    ShowParts(json) {
-        this._indicator.show(JSON.parse(json));
+    // Runs `method` for the engine's connection only; anyone else gets
+    // AccessDenied.
+    _engineOnly(params, invocation, method, signature) {
+        if (!this._engine || invocation.get_sender() !== this._engine) {
+            invocation.return_dbus_error('org.freedesktop.DBus.Error.AccessDenied',
+                `only the deskhand engine of this session (${ENGINE}) may call this`);
+            return;
+        }
+        try {
+            const out = method(...params);
+            invocation.return_value(signature ? new GLib.Variant(signature, out) : null);
+        } catch (e) {
+            invocation.return_dbus_error('org.freedesktop.DBus.Error.Failed', String(e));
+        }
     }
 
-    HideParts() {
-        this._indicator.hide();
+    ShowPartsAsync(params, invocation) {
+        this._engineOnly(params, invocation, json => this._indicator.show(JSON.parse(json)));
     }
 
-    FrameState() {
-        return JSON.stringify(this._indicator.state());
+    HidePartsAsync(params, invocation) {
+        this._engineOnly(params, invocation, () => this._indicator.hide());
     }
 
-    ListWindows() {
+    FrameStateAsync(params, invocation) {
+        this._engineOnly(params, invocation,
+            () => [JSON.stringify(this._indicator.state())], '(s)');
+    }
+
+    ListWindowsAsync(params, invocation) {
+        this._engineOnly(params, invocation, () => [this._listWindows()], '(s)');
+    }
+
+    CommitTextAsync(params, invocation) {
+        this._engineOnly(params, invocation, text => [this._commitText(text)], '(b)');
+    }
+
+    PointerAsync(params, invocation) {
+        this._engineOnly(params, invocation, () => this._pointer(), '(iiu)');
+    }
+
+    FocusAsync(params, invocation) {
+        this._engineOnly(params, invocation, (id, raise) => [this._focus(id, raise)], '(b)');
+    }
+
+    _listWindows() {
         const display = global.display;
         const all = global.get_window_actors().map(a => a.meta_window)
             .filter(w => LISTED.includes(w.get_window_type()) && !w.is_override_redirect());
@@ -140,7 +186,7 @@ class Service {
     // GNOME's own on-screen keyboard types what no key of the layout
     // sends; false (nothing done) when no field has input-method focus.
     // An empty text only asks.
-    CommitText(text) {
+    _commitText(text) {
         if (!Main.inputMethod.currentFocus)
             return false;
         if (text)
@@ -150,26 +196,29 @@ class Service {
 
     // Where the pointer is, and the buttons held (Clutter's modifier
     // bits BUTTON1..BUTTON5 shifted down to bits 0..4).
-    Pointer() {
+    _pointer() {
         const [x, y, mods] = global.get_pointer();
         return [x, y, (mods >> 8) & 0x1f];
     }
 
-    Focus(id, raise) {
+    _focus(id, raise) {
         const w = global.get_window_actors().map(a => a.meta_window)
             .find(m => String(m.get_id()) === String(id));
         if (!w)
             return false;
-        const now = global.get_current_time();
+        // A time from the server: focus-stealing prevention refuses 0.
+        const now = global.display.get_current_time_roundtrip();
         if (w.minimized)
             w.unminimize();
         if (raise)
-            w.raise();
-        w.focus(now);
+            w.activate(now);
+        else
+            w.focus(now);
         return global.display.get_focus_window() === w;
     }
 
     destroy() {
+        Gio.bus_unwatch_name(this._watch);
         this._indicator.hide();
         this._dbus.unexport();
     }

@@ -1,0 +1,53 @@
+// The tests' own look at GNOME Shell (tests/e2e/desktop/wayland.py): where
+// the pointer is and which windows are where, read from the compositor
+// apart from deskhand and its extension under test. Read-only.
+'use strict';
+
+const { Gio } = imports.gi;
+
+const IFACE = `<node>
+  <interface name="dev.deskhand.test.Probe">
+    <method name="Pointer">
+      <arg type="i" direction="out" name="x"/>
+      <arg type="i" direction="out" name="y"/>
+      <arg type="u" direction="out" name="buttons"/>
+    </method>
+    <method name="ListWindows"><arg type="s" direction="out" name="windows"/></method>
+  </interface>
+</node>`;
+
+class Probe {
+    Pointer() {
+        const [x, y, mods] = global.get_pointer();
+        return [x, y, (mods >> 8) & 0x1f];
+    }
+
+    ListWindows() {
+        const focus = global.display.get_focus_window();
+        return JSON.stringify(global.get_window_actors().map(a => a.meta_window).map(w => {
+            const r = w.get_frame_rect();
+            return {
+                title: w.get_title() || '',
+                pid: w.get_pid(),
+                rect: { x: r.x, y: r.y, width: r.width, height: r.height },
+                focused: w === focus,
+            };
+        }));
+    }
+}
+
+class Extension {
+    enable() {
+        this._dbus = Gio.DBusExportedObject.wrapJSObject(IFACE, new Probe());
+        this._dbus.export(Gio.DBus.session, '/dev/deskhand/test/Probe');
+    }
+
+    disable() {
+        this._dbus.unexport();
+    }
+}
+
+// eslint-disable-next-line no-unused-vars
+function init() {
+    return new Extension();
+}
