@@ -273,7 +273,7 @@ def test_the_extension_answers_deskhand_alone(gnome, served):
         assert out.returncode != 0 and "AccessDenied" in out.stderr, (method, out)
 
 
-def test_a_second_start_reuses_the_screencast_grant_and_a_denial_is_said(gnome, served):
+def test_a_second_start_reuses_the_screencast_grant_and_denials_and_stops_are_said(gnome, served):
     served.kill()
     consent = scratch_dir("wl-consent-") + "/consent.json"
     with open(consent, "w") as f:
@@ -295,6 +295,15 @@ def test_a_second_start_reuses_the_screencast_grant_and_a_denial_is_said(gnome, 
                 return msg if msg["type"] == "ERROR" and "denied" in json.dumps(msg) else None
 
             poll(refused, timeout=10, what="input refused as denied")
+            # The person stops the sharing from GNOME's top bar (the ×
+            # of its screen-sharing indicator): no stale frames after.
+            gnome.person.click(1204, 15)
+
+            def ended():
+                msg = c.request("SCREENSHOT_REQUEST", {})
+                return msg if msg["type"] == "ERROR" and "ended" in json.dumps(msg) else None
+
+            poll(ended, timeout=10, what="screenshots refused once the sharing was stopped")
         finally:
             c.close()
     finally:

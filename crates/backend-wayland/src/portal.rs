@@ -17,6 +17,7 @@ use ashpd::desktop::screencast::{
 use ashpd::desktop::{PersistMode, ResponseError, Session};
 use ashpd::enumflags2::BitFlags;
 use deskhand_backend::BackendError;
+use futures_util::StreamExt;
 
 use crate::frames::Frames;
 use crate::watcher::LastInput;
@@ -81,7 +82,7 @@ fn place(s: &Stream) -> StreamPlace {
 /// The input session, once granted.
 pub(crate) struct RemoteSession {
     proxy: RemoteDesktop,
-    session: Session<RemoteDesktop>,
+    pub(crate) session: Session<RemoteDesktop>,
     /// The stream pointer positions are given in.
     pub(crate) stream: StreamPlace,
 }
@@ -138,7 +139,7 @@ impl RemoteSession {
 
 /// The capture session, once granted.
 pub(crate) struct CastSession {
-    _session: Session<Screencast>,
+    pub(crate) session: Session<Screencast>,
     pub(crate) stream: StreamPlace,
     pub(crate) frames: Frames,
 }
@@ -197,10 +198,12 @@ impl Portals {
                 {
                     tracing::warn!(error = %e, "the screencast's restore token was not kept");
                 }
+                let cast = Arc::new(cast);
                 if let Ok(mut c) = self.cast.lock() {
-                    *c = Some(Arc::new(cast));
+                    *c = Some(cast.clone());
                 }
                 set(&self.screencast, Grant::Granted);
+                tokio::spawn(self.clone().cast_closed(cast));
             }
             Err(e) => set(&self.screencast, grant_of(&e)),
         }
@@ -209,15 +212,48 @@ impl Portals {
                 self.last.mark();
                 prime_keyboard(&rs).await;
                 self.last.mark();
+                let rs = Arc::new(rs);
                 if let Ok(mut i) = self.input.lock() {
-                    *i = Some(Arc::new(rs));
+                    *i = Some(rs.clone());
                 }
                 set(&self.remote, Grant::Granted);
+                tokio::spawn(self.clone().remote_closed(rs));
             }
             Err(e) => set(&self.remote, grant_of(&e)),
         }
     }
 }
+
+impl Portals {
+    /// Forgets the screencast when the desktop closes it (the person
+    /// stopped sharing from GNOME's menu): no stale frames.
+    async fn cast_closed(self: Arc<Self>, cast: Arc<CastSession>) {
+        if let Ok(closed) = cast.session.receive_closed().await {
+            futures_util::pin_mut!(closed);
+            closed.next().await;
+            if let Ok(mut c) = self.cast.lock() {
+                *c = None;
+            }
+            set(&self.screencast, Grant::Failed(STOPPED.into()));
+        }
+    }
+
+    /// Forgets the input session when the desktop closes it.
+    async fn remote_closed(self: Arc<Self>, rs: Arc<RemoteSession>) {
+        if let Ok(closed) = rs.session.receive_closed().await {
+            futures_util::pin_mut!(closed);
+            closed.next().await;
+            if let Ok(mut i) = self.input.lock() {
+                *i = None;
+            }
+            set(&self.remote, Grant::Failed(STOPPED.into()));
+        }
+    }
+}
+
+/// Why a session is gone that was granted.
+const STOPPED: &str =
+    "the desktop ended the session (stopped from its menu); restart deskhand to be asked again";
 
 /// The kept restore token: a small private file of deskhand's (never
 /// through a symlink), else none.
@@ -274,7 +310,7 @@ async fn start_screencast(
     let frames = Frames::start(fd, stream.node).map_err(ashpd::Error::IO)?;
     Ok((
         CastSession {
-            _session: session,
+            session,
             stream,
             frames,
         },
