@@ -297,7 +297,8 @@ def test_a_second_start_reuses_the_screencast_grant_and_denials_and_stops_are_sa
             poll(refused, timeout=10, what="input refused as denied")
             # The person stops the sharing from GNOME's top bar (the ×
             # of its screen-sharing indicator): no stale frames after.
-            gnome.person.click(1204, 15)
+            gnome.person.stop_sharing(1204, 15)
+            gnome.new_person()
 
             def ended():
                 msg = c.request("SCREENSHOT_REQUEST", {})

@@ -103,6 +103,16 @@ class GnomePerson(Person):
     def real_click(self, x: int, y: int, button: int = 1) -> None:
         self.click(x, y, button)
 
+    def stop_sharing(self, x: int, y: int) -> None:
+        """Clicks GNOME's stop of its screen-sharing indicator at (x, y).
+        That ends every screencast, this device's own too: the release
+        may find it gone."""
+        self.move(x, y)
+        self._do("button", button=1, press=True)
+        self._proc.stdin.write(json.dumps({"op": "button", "button": 1, "press": False}) + "\n")
+        self._proc.stdin.flush()
+        self._proc.stdout.readline()
+
     def png(self, path: str) -> None:
         self._do("png", path=path)
 
@@ -224,6 +234,11 @@ class GnomeDesktop(Desktop):
                 proc.kill()
                 proc.wait(10)
         self._apps.clear()
+
+    def new_person(self) -> None:
+        """A new device for the person (after one was ended)."""
+        self.person.stop()
+        self.person = GnomePerson(self._env)
 
     def serve(self, *args: str) -> Daemon:
         """`deskhand serve` in this session; its state (the screencast
