@@ -6,6 +6,7 @@ mutter's own screencast (desktop/wayland.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -83,8 +84,11 @@ def form(gnome):
 
 
 def form_window(client, title: str = "deskhand wayland form") -> dict:
-    windows = client.call("WINDOW_LIST_REQUEST", {}, expect="WINDOW_LIST_RESPONSE")["windows"]
-    return next(w for w in windows if w["title"] == title)
+    def listed():
+        windows = client.call("WINDOW_LIST_REQUEST", {}, expect="WINDOW_LIST_RESPONSE")["windows"]
+        return next((w for w in windows if w["title"] == title), None)
+
+    return poll(listed, timeout=10, what=f"{title!r} in WINDOW_LIST")
 
 
 def saved_text(saved: str) -> str | None:
@@ -209,8 +213,14 @@ def test_an_mcp_client_types_into_a_wayland_app(gnome, served):
         async with http(served, "auto") as s:
             state = await s.start(input="takeover")
             assert state["takeover"]["on"] is True, state
-            windows = (await s.call("list_windows"))["windows"]
-            w = next(w for w in windows if w["title"] == "deskhand mcp form")
+            w = None
+            for _ in range(50):
+                windows = (await s.call("list_windows"))["windows"]
+                w = next((w for w in windows if w["title"] == "deskhand mcp form"), None)
+                if w:
+                    break
+                await asyncio.sleep(0.2)
+            assert w, windows
             f = w["frame"]
             x, y, width, height = f["x"], f["y"], f["width"], f["height"]
             for fy, text in ((0.3, "mcp on Wayland — ü"), (0.85, None)):

@@ -34,6 +34,21 @@ pub(crate) enum Piece {
     Commit { index: usize, text: String },
 }
 
+/// The part of a run of text from character `index` that `gate` lets
+/// through, asked character by character, and whether it stopped.
+fn gated_run<'t>(
+    text: &'t str,
+    index: usize,
+    gate: &mut dyn FnMut(usize, usize) -> std::ops::ControlFlow<()>,
+) -> (&'t str, bool) {
+    for (n, (at, _)) in text.char_indices().enumerate() {
+        if gate(index + n, 1).is_break() {
+            return (&text[..at], true);
+        }
+    }
+    (text, false)
+}
+
 /// Whether every layout has a key for `c`.
 fn on_the_keys(c: char) -> bool {
     c.is_ascii_graphic() || matches!(c, ' ' | '\n' | '\r' | '\t')
@@ -205,16 +220,21 @@ impl Input for PortalInput {
                     after_key = true;
                 }
                 Piece::Commit { index, text } => {
-                    if gate(index, 1).is_break() {
+                    // The gate is asked for every character; the run is
+                    // committed up to the first it stops.
+                    let (run, stopped) = gated_run(&text, index, gate);
+                    if !run.is_empty() {
+                        if after_key {
+                            std::thread::sleep(KEY_SETTLES);
+                        }
+                        if !self.commit(run)? {
+                            return Err(BackendError::Failed(
+                                "the text field lost input-method focus while typing".into(),
+                            ));
+                        }
+                    }
+                    if stopped {
                         return Ok(());
-                    }
-                    if after_key {
-                        std::thread::sleep(KEY_SETTLES);
-                    }
-                    if !self.commit(&text)? {
-                        return Err(BackendError::Failed(
-                            "the text field lost input-method focus while typing".into(),
-                        ));
                     }
                     after_key = false;
                 }
@@ -249,6 +269,25 @@ mod tests {
         assert_eq!(key_keysym(Key::Char('\u{7}')), None);
         assert_eq!(button_code(Button::Left), 0x110);
         assert_eq!(button_code(Button::Right), 0x111);
+    }
+
+    #[test]
+    fn a_run_of_text_stops_at_the_character_the_gate_stops() {
+        let mut asked = Vec::new();
+        let mut gate = |i: usize, _| {
+            asked.push(i);
+            if i == 7 {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
+        };
+        assert_eq!(gated_run("日本語", 5, &mut gate), ("日本", true));
+        assert_eq!(asked, vec![5, 6, 7]);
+        assert_eq!(
+            gated_run("ab", 0, &mut |_, _| std::ops::ControlFlow::Continue(())),
+            ("ab", false)
+        );
     }
 
     #[test]

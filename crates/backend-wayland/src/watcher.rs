@@ -3,7 +3,8 @@
 //! than the time since deskhand's own last event, someone else (the
 //! person) sent input. Checked every few milliseconds between deskhand's
 //! steps (during one of its own events it cannot tell). The pointer, read
-//! from the shell extension at each check, tells a move (it moved) from a
+//! from the shell extension at each check while a takeover is armed (only
+//! then), tells a move (it moved) from a
 //! press (it did not: a click or a key, which the idle time cannot tell
 //! apart). Every such input also counts as a device's press, for the
 //! Continue button. GNOME cannot tell the person's hand from a program's
@@ -120,16 +121,36 @@ impl InputWatcher for IdleWatcher {
             let mut tick = tokio::time::interval(TICK);
             let mut pointer = None;
             let mut reported: Option<Instant> = None;
+            let mut failures = 0;
             loop {
                 tick.tick().await;
-                let Ok(idle) = idle_time(&conn).await else {
-                    sink(WatchedInput::WatcherLost);
-                    return;
+                let idle = match idle_time(&conn).await {
+                    Ok(idle) => {
+                        failures = 0;
+                        idle
+                    }
+                    Err(e) if failures < 5 => {
+                        failures += 1;
+                        tracing::debug!(error = %e, "mutter's idle monitor did not answer");
+                        continue;
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "mutter's idle monitor is gone");
+                        sink(WatchedInput::WatcherLost);
+                        return;
+                    }
                 };
-                let now = shell.pointer().await.ok().map(|(x, y, _)| Point::new(x, y));
+                // The pointer only while a takeover wants it (a move is
+                // then told from a press); otherwise any input is a press.
+                let armed_now = armed.load(Ordering::Relaxed);
+                let now = if armed_now {
+                    shell.pointer().await.ok().map(|(x, y, _)| Point::new(x, y))
+                } else {
+                    None
+                };
                 // The position first: a move the engine sees as one, not
                 // as the press that comes with it.
-                if let (true, Some(p)) = (armed.load(Ordering::Relaxed), now) {
+                if let Some(p) = now {
                     sink(WatchedInput::Pointer(p));
                 }
                 // Idle time that fell means new input since the last read.
