@@ -7,8 +7,10 @@ mutter's own screencast (desktop/wayland.py)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
+import signal
 import subprocess
 import time
 
@@ -236,6 +238,64 @@ def test_an_mcp_client_types_into_a_wayland_app(gnome, served):
         run(body())
         poll(lambda: saved_text(saved) == "mcp on Wayland — ü", timeout=10,
              what="the typed text saved")
+    finally:
+        proc.kill()
+
+
+def test_focus_and_accessibility_marks_are_placed_on_the_desktop(gnome, served):
+    """The GTK 3 accessibility fixture: bring_to_front focuses it, and its
+    elements (which a Wayland client measures from its own surface) are
+    where the screen shows them: the Save mark's box, the password's
+    blackout, and a click at the mark's centre that presses Save."""
+    from mcp_client import http, run, window_id
+
+    tmp = scratch_dir("wl-a11y-")
+    saved, bounds_path = f"{tmp}/saved.txt", f"{tmp}/bounds.json"
+    proc = gnome.start_app(SYSTEM_PYTHON, str(REPO / "tests/fixtures/a11y_form.py"),
+                           "--saved", saved, "--bounds", bounds_path, "--rows", "5")
+    form = "deskhand a11y form"
+    shell = poll(lambda: next((w for w in gnome.windows() if w["title"] == form), None),
+                 timeout=20, what="the accessibility form's window")
+    os.kill(proc.pid, signal.SIGUSR1)
+    poll(lambda: os.path.exists(bounds_path), what="the fixture's widget bounds")
+    with open(bounds_path) as f:
+        inside = json.load(f)  # from the surface's corner: GTK knows no more on Wayland
+
+    def on_desktop(name: str) -> list[int]:
+        x, y, w, h = inside[name]
+        return [x + shell["buffer"]["x"], y + shell["buffer"]["y"], w, h]
+
+    async def body():
+        async with http(served, "auto") as s:
+            await s.start(input="takeover")
+            windows = (await s.call("list_windows"))["windows"]
+            await s.call("bring_to_front", {"window_id": window_id(windows, form)})
+            poll(lambda: any(w["title"] == form and w["focused"] for w in gnome.windows()),
+                 timeout=5, what="the form to have the focus")
+            for _ in range(50):
+                r = await s.raw("computer", {"action": {"type": "screenshot"}, "marks": True})
+                marks = (r.structured_content or {}).get("marks", {}).get("marks", [])
+                save = next((m for m in marks if m["role"] == "button"
+                             and m["label"] == "Save"), None)
+                if save:
+                    break
+                await asyncio.sleep(0.2)
+            assert save, r
+            box = save["box"]
+            got = [box["x"], box["y"], box["width"], box["height"]]
+            assert all(abs(a - b) <= 2 for a, b in zip(got, on_desktop("Save"))), (got, shell)
+            img = decode_png(base64.b64decode(next(c for c in r.content
+                                                   if c.type == "image").data))
+            px, py, pw, ph = on_desktop("Password")
+            assert img.pixel(px + pw // 2, py + ph // 2) == (0, 0, 0), "the password is blacked out"
+            x, y = save["center"]
+            await s.call("computer", {"action": {"type": "click", "x": x, "y": y}})
+            poll(lambda: os.path.exists(saved), timeout=10,
+                 what="the click at Save's mark to press it")
+            await s.end()
+
+    try:
+        run(body())
     finally:
         proc.kill()
 

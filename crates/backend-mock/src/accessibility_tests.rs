@@ -15,6 +15,7 @@ fn window() -> WindowRef {
         pid: PID,
         title: TITLE.into(),
         bounds: None,
+        surface_origin: None,
     }
 }
 

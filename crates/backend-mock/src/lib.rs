@@ -222,6 +222,7 @@ pub fn window(id: u64, pid: u32, class: &str, title: &str, rect: Rect) -> Native
         focused: false,
         minimized: false,
         fullscreen: false,
+        surface_origin: None,
     }
 }
 

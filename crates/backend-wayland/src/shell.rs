@@ -3,7 +3,7 @@
 //! D-Bus object in the shell's own connection. What it answers is parsed
 //! here, as plain data.
 
-use deskhand_backend::{BackendError, NativeWindow, Rect};
+use deskhand_backend::{BackendError, NativeWindow, Point, Rect};
 use serde::Deserialize;
 use zbus::Connection;
 
@@ -28,6 +28,9 @@ pub(crate) struct ShellWindow {
     focused: bool,
     minimized: bool,
     fullscreen: bool,
+    /// Where a Wayland client's surface starts (none for an X11 client).
+    #[serde(default)]
+    surface: Option<Point>,
 }
 
 impl ShellWindow {
@@ -48,6 +51,7 @@ impl ShellWindow {
             focused: self.focused,
             minimized: self.minimized,
             fullscreen: self.fullscreen,
+            surface_origin: self.surface,
         })
     }
 }
@@ -188,7 +192,7 @@ mod tests {
         let json = r#"[{"id":"859026528","pid":24224,"app_id":"org.gtk.Demo","class":"gtk3-demo",
             "instance":"gtk3-demo","title":"Application Class",
             "rect":{"x":239,"y":72,"width":800,"height":647},
-            "focused":true,"minimized":false,"fullscreen":false},
+            "focused":true,"minimized":false,"fullscreen":false,"surface":{"x":213,"y":49}},
             {"id":"x","pid":0,"app_id":"","class":"xterm","instance":"xterm","title":"t",
             "rect":{"x":0,"y":0,"width":1,"height":1},"focused":false,"minimized":true,"fullscreen":false}]"#;
         let rows = parse_windows(json).expect("parsed");
@@ -199,6 +203,7 @@ mod tests {
         );
         assert_eq!(w.rect, Rect::new(239, 72, 800, 647));
         assert!(w.focused && w.belongs_to("gtk3-demo"));
+        assert_eq!(w.surface_origin, Some(Point { x: 213, y: 49 }));
         assert_eq!(rows[1].native(), None, "an id that is not a number");
         assert!(parse_windows("{").is_err());
     }

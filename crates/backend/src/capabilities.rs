@@ -230,6 +230,11 @@ pub struct NativeWindow {
     pub minimized: bool,
     /// Full screen.
     pub fullscreen: bool,
+    /// Where the window's own coordinates start, in global desktop pixels,
+    /// when its app cannot know where it is (a Wayland client's surface,
+    /// its shadows included): its accessibility extents count from there.
+    /// `None` where apps see desktop coordinates (X11, Windows, macOS).
+    pub surface_origin: Option<Point>,
 }
 
 impl NativeWindow {

@@ -288,6 +288,7 @@ mod tests {
             focused,
             minimized: false,
             fullscreen: false,
+            surface_origin: None,
         };
         ("0x1".into(), w)
     }

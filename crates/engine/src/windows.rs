@@ -114,6 +114,7 @@ mod tests {
             focused: false,
             minimized: false,
             fullscreen: false,
+            surface_origin: None,
         }
     }
 

@@ -4,6 +4,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use deskhand_backend::accessibility::WindowRef;
+
 use atspi::{Action, CoordType, InterfaceSet, ObjectRefOwned, Role, StateSet};
 use zbus::zvariant::{ObjectPath, OwnedObjectPath, OwnedValue};
 
@@ -23,6 +25,17 @@ const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
 pub(crate) const REGISTRY: &str = "org.a11y.atspi.Registry";
 /// The path of every app's (and the registry's) root element.
 pub(crate) const ROOT_PATH: &str = "/org/a11y/atspi/accessible/root";
+
+/// `extents` moved by `origin`; unplaced extents (`i32::MIN`) stay as
+/// they are.
+fn placed((x, y, w, h): (i32, i32, i32, i32), origin: Option<(i32, i32)>) -> (i32, i32, i32, i32) {
+    match origin {
+        Some((ox, oy)) if x != i32::MIN && y != i32::MIN => {
+            (x.saturating_add(ox), y.saturating_add(oy), w, h)
+        }
+        _ => (x, y, w, h),
+    }
+}
 
 /// An accessible object: the bus name of the app that serves it, and its
 /// object path there.
@@ -86,9 +99,18 @@ pub(crate) struct Caller {
     pub(crate) timeout: Duration,
     /// The app reached directly, when it offers that.
     pub(crate) peer: Option<Peer>,
+    /// Where the app's extents count from in desktop pixels (a Wayland
+    /// client's surface); `None` when they are desktop coordinates.
+    pub(crate) origin: Option<(i32, i32)>,
 }
 
 impl Caller {
+    /// This caller, placing extents for `window`'s app.
+    pub(crate) fn of(mut self, window: &WindowRef) -> Self {
+        self.origin = window.surface_origin.map(|p| (p.x, p.y));
+        self
+    }
+
     /// Calls `iface.method(body)` on `obj` and decodes the reply as `R`;
     /// `what` names the call in errors.
     async fn call<B, R>(
@@ -234,11 +256,15 @@ impl Caller {
         Ok(HashMap::from([name?, description?, count?]))
     }
 
-    /// The element's bounds in screen coordinates: `(x, y, width, height)`.
+    /// The element's bounds in desktop coordinates: `(x, y, width,
+    /// height)`. An app that cannot know where its window is (a Wayland
+    /// client) reports them from its surface's corner: `origin` is added.
     pub(crate) async fn extents(&self, obj: &Obj) -> Result<(i32, i32, i32, i32), AtspiError> {
         let what = "Component.GetExtents";
-        self.call(obj, COMPONENT, "GetExtents", &(CoordType::Screen,), what)
-            .await
+        let extents = self
+            .call(obj, COMPONENT, "GetExtents", &(CoordType::Screen,), what)
+            .await?;
+        Ok(placed(extents, self.origin))
     }
 
     /// The names of the element's actions, in index order: the stable
@@ -315,5 +341,19 @@ impl Caller {
             what,
         )
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::placed;
+
+    #[test]
+    fn extents_from_a_surface_are_moved_to_it_unless_unplaced() {
+        let origin = Some((72, 79));
+        assert_eq!(placed((115, 186, 168, 34), origin), (187, 265, 168, 34));
+        assert_eq!(placed((115, 186, 168, 34), None), (115, 186, 168, 34));
+        let unplaced = (i32::MIN, i32::MIN, -1, -1);
+        assert_eq!(placed(unplaced, origin), unplaced);
     }
 }

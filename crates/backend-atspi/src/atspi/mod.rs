@@ -57,6 +57,7 @@ impl Shared {
                 conn: c.clone(),
                 timeout: per_call,
                 peer: None,
+                origin: None,
             });
         }
         let c = bus::connect(&self.options, CONNECT_TIMEOUT).await?;
@@ -67,6 +68,7 @@ impl Shared {
             conn: c,
             timeout: per_call,
             peer: None,
+            origin: None,
         })
     }
 
@@ -187,7 +189,7 @@ impl AtspiBackend {
     {
         let target = target.clone();
         self.run(ACT_TOTAL_TIMEOUT, what, move |s| async move {
-            let caller = s.caller(ACT_CALL_TIMEOUT).await?;
+            let caller = s.caller(ACT_CALL_TIMEOUT).await?.of(&target.window);
             let root = find::root_of(&caller, &s.pids, &target.window).await?;
             let caller = s.direct(caller, &root).await;
             let obj =
@@ -217,7 +219,7 @@ impl Accessibility for AtspiBackend {
         let (window, limits) = (window.clone(), *limits);
         let what = "the accessibility tree read";
         self.run(limits.total_timeout, what, move |s| async move {
-            let caller = s.caller(limits.per_call_timeout).await?;
+            let caller = s.caller(limits.per_call_timeout).await?.of(&window);
             let root = find::root_of(&caller, &s.pids, &window).await?;
             let caller = s.direct(caller, &root).await;
             let started = Instant::now();
@@ -247,7 +249,7 @@ impl Accessibility for AtspiBackend {
         let (window, paths, limits) = (window.clone(), paths.to_vec(), *limits);
         let what = "the accessibility element reads";
         self.run(limits.total_timeout, what, move |s| async move {
-            let caller = s.caller(limits.per_call_timeout).await?;
+            let caller = s.caller(limits.per_call_timeout).await?.of(&window);
             let root = find::root_of(&caller, &s.pids, &window).await?;
             let caller = s.direct(caller, &root).await;
             walk::read_paths(&caller, &root, &paths).await

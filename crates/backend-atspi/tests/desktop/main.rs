@@ -76,6 +76,7 @@ fn window(desk: &Desktop, title: &str, bounds: &serde_json::Value) -> WindowRef 
         pid: desk.app.pid,
         title: title.into(),
         bounds: Some(rect(bounds, key)),
+        surface_origin: None,
     }
 }
 
@@ -393,6 +394,7 @@ fn bus_problems_have_the_contracts_reasons() {
         pid: 1,
         title: "x".into(),
         bounds: None,
+        surface_origin: None,
     };
     let err = a11y
         .read_window_tree(&window, &TreeLimits::default())
@@ -431,6 +433,7 @@ fn gtk3_widget_factory_reads_whole() {
             pid: desk.app.pid,
             title: title.into(),
             bounds: desk.x_window_bounds(title).filter(|f| f.width > 10),
+            surface_origin: None,
         };
         let read = match window.bounds {
             Some(_) => a11y.read_window_tree(&window, &TreeLimits::default()),

@@ -159,6 +159,7 @@ mod tests {
                 pid: 1,
                 title: tree.nodes[0].name.clone(),
                 bounds: None,
+                surface_origin: None,
             },
             path: node.path.clone(),
             expect_role: Some(node.role.clone()),

@@ -137,6 +137,7 @@ fn describe(hwnd: HWND, foreground: HWND, screens: &[Rect]) -> Option<NativeWind
             focused: hwnd == foreground,
             minimized: IsIconic(hwnd).as_bool(),
             fullscreen: screens.contains(&rect),
+            surface_origin: None,
         })
     }
 }

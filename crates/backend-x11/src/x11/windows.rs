@@ -294,6 +294,7 @@ impl Asked<'_> {
             focused: self.w == active,
             minimized,
             fullscreen: states.contains(&atoms._NET_WM_STATE_FULLSCREEN),
+            surface_origin: None,
         }))
     }
 }

@@ -13,7 +13,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::capabilities::{BackendError, NativeWindow};
-use crate::geometry::Rect;
+use crate::geometry::{Point, Rect};
 
 mod read;
 
@@ -356,6 +356,9 @@ pub struct WindowRef {
     /// Its bounds in global desktop pixels, to tell apart windows of one
     /// app with the same title.
     pub bounds: Option<Rect>,
+    /// Where the app's element extents count from, when not from the
+    /// desktop's origin ([`NativeWindow::surface_origin`]).
+    pub surface_origin: Option<Point>,
 }
 
 impl WindowRef {
@@ -366,6 +369,7 @@ impl WindowRef {
             pid: window.pid?,
             title: window.title.clone(),
             bounds: Some(window.rect),
+            surface_origin: window.surface_origin,
         })
     }
 }
@@ -597,6 +601,7 @@ mod tests {
             focused: false,
             minimized: false,
             fullscreen: false,
+            surface_origin: None,
         };
         assert_eq!(WindowRef::of(&w), None);
         w.pid = Some(42);

@@ -168,6 +168,7 @@ mod tests {
             pid: 1,
             title: title.into(),
             bounds,
+            surface_origin: None,
         }
     }
 

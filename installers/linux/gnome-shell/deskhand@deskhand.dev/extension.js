@@ -90,6 +90,15 @@ class Indicator {
     }
 }
 
+// A Wayland client knows its surface, not where it is: its accessibility
+// extents count from the surface's corner (shadows included), sent here.
+function surfaceOrigin(w) {
+    if (w.get_client_type() !== Meta.WindowClientType.WAYLAND)
+        return null;
+    const b = w.get_buffer_rect();
+    return { x: b.x, y: b.y };
+}
+
 function windowRow(w, focus) {
     const r = w.get_frame_rect();
     return {
@@ -103,6 +112,7 @@ function windowRow(w, focus) {
         focused: w === focus,
         minimized: w.minimized,
         fullscreen: w.is_fullscreen(),
+        surface: surfaceOrigin(w),
     };
 }
 

@@ -26,10 +26,12 @@ class Probe {
         const focus = global.display.get_focus_window();
         return JSON.stringify(global.get_window_actors().map(a => a.meta_window).map(w => {
             const r = w.get_frame_rect();
+            const b = w.get_buffer_rect();
             return {
                 title: w.get_title() || '',
                 pid: w.get_pid(),
                 rect: { x: r.x, y: r.y, width: r.width, height: r.height },
+                buffer: { x: b.x, y: b.y, width: b.width, height: b.height },
                 focused: w === focus,
             };
         }));
