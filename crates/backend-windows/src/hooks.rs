@@ -1,9 +1,10 @@
-//! What a low-level hook event means for hand-back: the person's input or
-//! synthetic input. Every event deskhand sends carries [`TAG`] in
-//! `dwExtraInfo`; the system marks every synthetic event injected. A press
-//! that is neither is the person's, from a real device: it hands control
-//! back and may click Continue. Up or down is taken from the message
-//! (`wParam`), since Wine leaves `LLKHF_UP` off a Unicode key's release.
+//! What a low-level hook event (the mouse) or a raw input event (the
+//! keyboard) means for hand-back: the person's input or synthetic input.
+//! Every event deskhand sends carries [`TAG`] in `dwExtraInfo`; the system
+//! marks every synthetic event injected. A press that is neither is the
+//! person's, from a real device: it hands control back and may click
+//! Continue. Up or down is taken from the message (`wParam`), since Wine
+//! leaves `LLKHF_UP` off a Unicode key's release.
 
 use deskhand_backend::WatchedInput;
 
@@ -66,6 +67,17 @@ pub fn key(msg: u32, flags: u32, extra: usize) -> Option<WatchedInput> {
         .then_some(WatchedInput::KeyPress { synthetic })
 }
 
+/// `RI_KEY_BREAK` of `RAWKEYBOARD.Flags`: the key went up.
+pub const RAW_KEY_BREAK: u16 = 0x1;
+
+/// What a raw keyboard event is; `None` for a release. Raw input carries
+/// the sender's `dwExtraInfo` (`ExtraInformation`), and Windows gives
+/// injected input no device (`no_device`); Wine gives every event one.
+pub fn raw_key(flags: u16, extra: u32, no_device: bool) -> Option<WatchedInput> {
+    let synthetic = usize::try_from(extra).is_ok_and(|e| e == TAG) || no_device;
+    (flags & RAW_KEY_BREAK == 0).then_some(WatchedInput::KeyPress { synthetic })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,6 +114,24 @@ mod tests {
             key(message::KEYDOWN, 0, TAG),
             Some(WatchedInput::KeyPress { synthetic: true })
         );
+    }
+
+    #[test]
+    fn a_raw_key_is_deskhands_by_its_tag_and_injected_without_a_device() {
+        let tag = TAG as u32;
+        assert_eq!(
+            raw_key(0, 0, false),
+            Some(WatchedInput::KeyPress { synthetic: false })
+        );
+        assert_eq!(
+            raw_key(0, tag, false),
+            Some(WatchedInput::KeyPress { synthetic: true })
+        );
+        assert_eq!(
+            raw_key(0, 0, true),
+            Some(WatchedInput::KeyPress { synthetic: true })
+        );
+        assert_eq!(raw_key(RAW_KEY_BREAK, 0, false), None, "a release");
     }
 
     #[test]

@@ -1,8 +1,14 @@
-//! The person's input, for hand-back and Continue: low-level mouse and
-//! keyboard hooks on a thread of their own that pumps messages, each
-//! event judged by [`crate::hooks`]; the kill switch as a registered
-//! hotkey on the same thread; the pointer polled every 20 ms while a
-//! takeover is armed.
+//! The person's input, for hand-back and Continue: a low-level mouse hook
+//! and the keyboard's raw input on a thread of their own that pumps
+//! messages, each event judged by [`crate::hooks`]; the kill switch as a
+//! registered hotkey on the same thread; the pointer polled every 20 ms
+//! while a takeover is armed.
+//!
+//! Keys are read as raw input, not through a low-level hook: a hook makes
+//! every key deskhand types wait for the hook thread's answer (under Wine
+//! a dozen server requests and two thread switches per key, 0.4 ms), raw
+//! input is only posted. The mouse keeps its hook: only the hook tells a
+//! real device's click on Continue from an injected one under Wine.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -14,10 +20,14 @@ use windows::Win32::System::LibraryLoader::GetModuleHandleW;
 use windows::Win32::UI::Input::KeyboardAndMouse::{
     HOT_KEY_MODIFIERS, RegisterHotKey, UnregisterHotKey,
 };
+use windows::Win32::UI::Input::{
+    GetRawInputData, HRAWINPUT, RAWINPUT, RAWINPUTDEVICE, RAWINPUTHEADER, RID_INPUT,
+    RIDEV_INPUTSINK, RIM_TYPEKEYBOARD, RegisterRawInputDevices,
+};
 use windows::Win32::UI::WindowsAndMessaging::{
-    CallNextHookEx, DefWindowProcW, DispatchMessageW, GetMessageW, KBDLLHOOKSTRUCT, MSG,
+    CallNextHookEx, DefWindowProcW, DispatchMessageW, GetMessageW, HHOOK, KBDLLHOOKSTRUCT, MSG,
     MSLLHOOKSTRUCT, SetTimer, SetWindowsHookExW, UnhookWindowsHookEx, WH_KEYBOARD_LL, WH_MOUSE_LL,
-    WM_HOTKEY, WM_TIMER,
+    WM_HOTKEY, WM_INPUT, WM_TIMER,
 };
 use windows::core::w;
 
@@ -67,11 +77,58 @@ unsafe extern "system" fn key_proc(code: i32, w: WPARAM, l: LPARAM) -> LRESULT {
     unsafe { CallNextHookEx(None, code, w, l) }
 }
 
-/// The kill switch's window: its WM_HOTKEY is taken from the queue before
-/// dispatch; everything else as Windows handles it.
-unsafe extern "system" fn hotkey_window_proc(h: HWND, msg: u32, w: WPARAM, l: LPARAM) -> LRESULT {
-    // SAFETY: passes the message on unchanged.
+/// The watcher's window: the keyboard's raw input comes here (its
+/// WM_HOTKEY is taken from the queue before dispatch); everything as
+/// Windows handles it besides.
+unsafe extern "system" fn watcher_window_proc(h: HWND, msg: u32, w: WPARAM, l: LPARAM) -> LRESULT {
+    if msg == WM_INPUT
+        && let Some(event) = raw_key(l)
+    {
+        report(event);
+    }
+    // SAFETY: passes the message on unchanged (which frees raw input).
     unsafe { DefWindowProcW(h, msg, w, l) }
+}
+
+/// The keyboard event of a WM_INPUT's `lParam`, if it is one.
+fn raw_key(l: LPARAM) -> Option<WatchedInput> {
+    let mut raw = RAWINPUT::default();
+    let mut size = std::mem::size_of::<RAWINPUT>() as u32;
+    let header = std::mem::size_of::<RAWINPUTHEADER>() as u32;
+    // SAFETY: reads this WM_INPUT's data into a buffer of `size` bytes
+    // (a keyboard event fits a RAWINPUT).
+    let copied = unsafe {
+        GetRawInputData(
+            HRAWINPUT(l.0 as _),
+            RID_INPUT,
+            Some((&raw mut raw).cast()),
+            &mut size,
+            header,
+        )
+    };
+    if copied == u32::MAX || raw.header.dwType != RIM_TYPEKEYBOARD.0 {
+        return None;
+    }
+    // SAFETY: a keyboard event's data is its RAWKEYBOARD.
+    let key = unsafe { raw.data.keyboard };
+    hooks::raw_key(
+        key.Flags,
+        key.ExtraInformation,
+        raw.header.hDevice.0.is_null(),
+    )
+}
+
+/// Asks for the keyboard's raw input at `window`, even while another
+/// program has the focus.
+fn read_raw_keys(window: HWND) -> windows::core::Result<()> {
+    let device = RAWINPUTDEVICE {
+        usUsagePage: 0x01, // generic desktop
+        usUsage: 0x06,     // keyboard
+        dwFlags: RIDEV_INPUTSINK,
+        hwndTarget: window,
+    };
+    // SAFETY: one device, described in full.
+    unsafe { RegisterRawInputDevices(&[device], std::mem::size_of::<RAWINPUTDEVICE>() as u32) }
 }
 
 pub(crate) struct HookWatcher {
@@ -137,29 +194,18 @@ fn run(
     ready: std::sync::mpsc::Sender<Result<(), String>>,
 ) {
     SINK.with(|s| *s.borrow_mut() = Some(sink.clone()));
-    // SAFETY: hooks of this module, set on this thread, which pumps
-    // messages below and removes them before it ends.
-    let hooks = unsafe {
-        let module = GetModuleHandleW(None).ok();
-        let instance = module.map(|m| m.into());
-        let mouse = SetWindowsHookExW(WH_MOUSE_LL, Some(mouse_proc), instance, 0);
-        let keys = SetWindowsHookExW(WH_KEYBOARD_LL, Some(key_proc), instance, 0);
-        match (mouse, keys) {
-            (Ok(m), Ok(k)) => [m, k],
-            (m, k) => {
-                for hook in [m, k].into_iter().flatten() {
-                    let _ = UnhookWindowsHookEx(hook);
-                }
-                let _ = ready.send(Err("SetWindowsHookExW failed".into()));
-                return;
-            }
-        }
-    };
-    let window = match super::message_window(w!("deskhand-hooks"), Some(hotkey_window_proc)) {
+    let window = match super::message_window(w!("deskhand-hooks"), Some(watcher_window_proc)) {
         Ok(w) => w,
         Err(e) => {
-            tracing::warn!(error = %e, "no window for the kill switch");
+            tracing::warn!(error = %e, "no window for the kill switch and the keyboard");
             HWND::default()
+        }
+    };
+    let hooks = match set_hooks(window) {
+        Ok(hooks) => hooks,
+        Err(why) => {
+            let _ = ready.send(Err(why));
+            return;
         }
     };
     let mut hotkeys = Hotkeys {
@@ -176,7 +222,14 @@ fn run(
     // SAFETY: a thread timer (no window, no callback).
     unsafe { SetTimer(None, 0, POLL_MS, None) };
     let _ = ready.send(Ok(()));
-    tracing::info!("hand-back watcher: low-level hooks");
+    tracing::info!(
+        keyboard = if hooks.len() == 1 {
+            "raw input"
+        } else {
+            "low-level hook"
+        },
+        "hand-back watcher: a low-level mouse hook"
+    );
     pump(&kill, &sink, &armed, &mut hotkeys);
     kill.unwatch();
     // SAFETY: the hooks set above.
@@ -186,6 +239,37 @@ fn run(
         }
     }
     sink(WatchedInput::WatcherLost);
+}
+
+/// The mouse hook, and the keyboard's: raw input at `window` where the
+/// system gives it, else a low-level hook.
+fn set_hooks(window: HWND) -> Result<Vec<HHOOK>, String> {
+    // SAFETY: hooks of this module, set on this thread, which pumps
+    // messages and removes them before it ends.
+    unsafe {
+        let module = GetModuleHandleW(None).ok();
+        let instance = module.map(|m| m.into());
+        let mouse = SetWindowsHookExW(WH_MOUSE_LL, Some(mouse_proc), instance, 0)
+            .map_err(|e| format!("SetWindowsHookExW(WH_MOUSE_LL): {}", e.message()))?;
+        let raw = match window.is_invalid() {
+            true => Err("no window".to_owned()),
+            false => read_raw_keys(window).map_err(|e| e.message()),
+        };
+        let Err(why) = raw else {
+            return Ok(vec![mouse]);
+        };
+        tracing::warn!(why, "no raw keyboard input: the keyboard is hooked");
+        match SetWindowsHookExW(WH_KEYBOARD_LL, Some(key_proc), instance, 0) {
+            Ok(keys) => Ok(vec![mouse, keys]),
+            Err(e) => {
+                let _ = UnhookWindowsHookEx(mouse);
+                Err(format!(
+                    "SetWindowsHookExW(WH_KEYBOARD_LL): {}",
+                    e.message()
+                ))
+            }
+        }
+    }
 }
 
 /// Pumps this thread's messages (the hooks are called from inside
