@@ -117,6 +117,10 @@ def test_the_doctor_reports_the_windows_backend(win):
     assert caps["read_tree"] == "unavailable", caps
     probes = {p["label"]: p for p in r["probes"]}
     assert probes["input desktop"]["status"] == "ok", probes
+    assert probes["session"]["status"] == "ok", probes
+    assert "interactive" in probes["session"]["message"], probes
+    assert probes["integrity level"]["status"] == "ok", probes
+    assert "integrity" in probes["integrity level"]["message"], probes
     assert "gdi" in probes["capture"]["message"], probes
     # Wine registers no UI Automation client object: the doctor says what failed.
     a11y = probes["accessibility"]

@@ -9,6 +9,7 @@
 
 pub mod clipboard;
 pub mod cursor;
+pub mod elevation;
 pub mod frame;
 pub mod hooks;
 pub mod keys;

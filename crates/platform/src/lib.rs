@@ -139,6 +139,11 @@ impl Site {
         &self.id
     }
 
+    /// The backend this desktop is driven with.
+    pub fn kind(&self) -> BackendKind {
+        self.kind
+    }
+
     /// The desktop in words for people: `X display :1`.
     pub fn describe(&self) -> String {
         match self.kind {

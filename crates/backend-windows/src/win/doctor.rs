@@ -1,4 +1,5 @@
-//! What the Windows backend tells the doctor: capture method, the input
+//! What the Windows backend tells the doctor: deskhand's session (not
+//! session 0) and integrity level (UIPI), capture method, the input
 //! desktop (the secure desktop of a UAC prompt or the lock screen takes
 //! no synthetic input), the overlay, and whether UI Automation answers
 //! (accessibility).
@@ -9,10 +10,14 @@ use deskhand_protocol::doctor::{
     Availability, BackendEntry, CapabilityEntry, CapabilityName as C, ConsentKind as K, Probe,
     ReasonCode, Verdict,
 };
+use windows::Win32::System::RemoteDesktop::ProcessIdToSessionId;
 use windows::Win32::System::StationsAndDesktops::{
     CloseDesktop, DESKTOP_CONTROL_FLAGS, DESKTOP_READOBJECTS, GetUserObjectInformationW,
     OpenInputDesktop, UOI_NAME,
 };
+use windows::Win32::System::Threading::GetCurrentProcessId;
+
+use crate::elevation::{integrity_words, session_words};
 
 /// The name of the desktop that receives input now (`Default` for the
 /// person's, `Winlogon` for the secure desktop); `None` when it cannot
@@ -38,6 +43,15 @@ pub(crate) fn input_desktop() -> Option<String> {
     }
 }
 
+/// The Windows session deskhand runs in.
+fn own_session() -> Option<u32> {
+    let mut session = 0u32;
+    // SAFETY: an out-parameter for this process's own session.
+    unsafe { ProcessIdToSessionId(GetCurrentProcessId(), &mut session) }
+        .ok()
+        .map(|()| session)
+}
+
 /// The Windows backend's findings.
 pub fn windows_findings() -> BackendFindings {
     let available = Verdict::AVAILABLE;
@@ -61,7 +75,11 @@ pub fn windows_findings() -> BackendFindings {
     let on_default = desktop
         .as_deref()
         .is_some_and(|d| d.eq_ignore_ascii_case("default"));
+    let (session_ok, session) = session_words(own_session());
+    let (level_ok, level) = integrity_words(super::integrity::own_level());
     let mut probes = vec![
+        Probe::new("session", session_ok, session),
+        Probe::new("integrity level", level_ok, level),
         Probe::new(
             "capture",
             true,

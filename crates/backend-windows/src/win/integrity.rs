@@ -44,6 +44,12 @@ fn level_of(process: HANDLE) -> Option<u32> {
     }
 }
 
+/// deskhand's own integrity level.
+pub(crate) fn own_level() -> Option<u32> {
+    // SAFETY: the current process's pseudo-handle needs no closing.
+    level_of(unsafe { GetCurrentProcess() })
+}
+
 /// The integrity level of the process that owns `window`.
 fn level_of_window(window: HWND) -> Option<u32> {
     let mut pid = 0u32;

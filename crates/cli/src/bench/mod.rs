@@ -1,8 +1,9 @@
 //! `deskhand bench`: measures deskhand over a real WebSocket client, as an
 //! agent drives it, and prints one table with medians, p95s and (where a
 //! reference tool exists) ratios. On X11 on a virtual desktop of its own
-//! beside the reference tools (`x11.rs`); on Windows on the session's
-//! desktop, in a notepad it starts (`windows.rs`).
+//! beside the reference tools (`x11.rs`); on Windows, and in a Wayland
+//! session with `--session`, on the session's desktop, in a text window
+//! it starts (`session.rs`).
 
 #[cfg(target_os = "linux")]
 mod a11y;
@@ -10,14 +11,13 @@ mod a11y;
 mod mcp;
 #[cfg(target_os = "linux")]
 mod pointer;
+mod session;
 #[cfg(target_os = "linux")]
 mod shot;
 #[cfg(target_os = "linux")]
 mod takeover;
 #[cfg(target_os = "linux")]
 mod typing;
-#[cfg(windows)]
-mod windows;
 mod wire;
 #[cfg(target_os = "linux")]
 mod x11;
@@ -43,6 +43,11 @@ pub struct BenchArgs {
     /// Samples per reference-tool measurement (they are slow).
     #[arg(long, default_value_t = 10)]
     peer_samples: usize,
+    /// Measure this session's desktop as it is (a Wayland session: the
+    /// portals ask the person first) instead of virtual X11 desktops
+    /// (Windows always measures its session).
+    #[arg(long)]
+    session: bool,
 }
 
 /// Runs the benchmark. The daemon's side (engine and server) runs on
@@ -52,12 +57,15 @@ pub fn run(args: BenchArgs, daemon: tokio::runtime::Runtime) -> anyhow::Result<(
     if args.samples == 0 || args.peer_samples == 0 {
         anyhow::bail!("--samples and --peer-samples must be at least 1");
     }
+    if args.session || cfg!(windows) {
+        return session::run(args, daemon);
+    }
     #[cfg(target_os = "linux")]
     {
         x11::run(args, daemon)
     }
-    #[cfg(windows)]
+    #[cfg(not(target_os = "linux"))]
     {
-        windows::run(args, daemon)
+        anyhow::bail!("`deskhand bench` measures this session's desktop here: pass --session")
     }
 }

@@ -186,9 +186,8 @@ impl Client {
         }
     }
 
-    /// One request; its reply (an error reply is an error). Windows'
+    /// One request; its reply (an error reply is an error). The session's
     /// bench reads the window list and the displays with it.
-    #[cfg(windows)]
     pub(crate) fn reply(&mut self, kind: &str, payload: Value) -> anyhow::Result<Value> {
         self.next += 1;
         let id = self.next.to_string();
