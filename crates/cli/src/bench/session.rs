@@ -81,20 +81,15 @@ fn wait_for_pad(c: &mut Client, pid: u32) -> anyhow::Result<Value> {
     }
 }
 
-/// Waits until input is granted (in a Wayland session the person answers
-/// the portal's dialog first).
-fn wait_for_input(c: &mut Client, at: [i64; 2]) -> anyhow::Result<()> {
+/// `attempt` until it succeeds or [`GRANT_WAIT`] has passed: in a Wayland
+/// session the person answers the portals' dialogs first (the screen for
+/// the frame, then input).
+fn when_granted<T>(mut attempt: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<T> {
     let deadline = Instant::now() + GRANT_WAIT;
     loop {
-        let moved = c.request(
-            "INPUT_ACTION",
-            json!({"action": "mouse_move", "coordinate": at}),
-        );
-        match moved {
-            Ok(_) => return Ok(()),
-            Err(e) if Instant::now() > deadline => {
-                return Err(e.context("input was not granted"));
-            }
+        match attempt() {
+            Ok(done) => return Ok(done),
+            Err(e) if Instant::now() > deadline => return Err(e.context("not granted")),
             Err(_) => std::thread::sleep(Duration::from_millis(250)),
         }
     }
@@ -201,9 +196,10 @@ pub(crate) fn run(args: BenchArgs, daemon: tokio::runtime::Runtime) -> anyhow::R
     let (url, token) = (served.url.clone(), served.token.clone());
     let mut pad = PAD.start()?;
     let measured = (|| {
-        let mut c = Client::connect(&url, &token)?;
+        let mut c = when_granted(|| Client::connect(&url, &token))?;
         let w = wait_for_pad(&mut c, pad.id())?;
-        wait_for_input(&mut c, centre(&w))?;
+        let at = json!({"action": "mouse_move", "coordinate": centre(&w)});
+        when_granted(|| c.request("INPUT_ACTION", at.clone()))?;
         let mut rows = Vec::new();
         measure(&mut c, &w, args.samples, platform, &mut rows)?;
         anyhow::Ok(rows)
