@@ -30,7 +30,9 @@ CONTINUE_GREEN = (0x26, 0x7A, 0x34)
 
 @pytest.fixture(scope="module")
 def gnome():
-    desktop = start("1280x800")
+    # With XWayland, as a person's GNOME session has it: deskhand is given
+    # its X display too, and must drive the session through Wayland.
+    desktop = start("1280x800", xwayland=True)
     yield desktop
     desktop.stop()
 
@@ -105,6 +107,24 @@ def test_doctor_names_the_wayland_backend_and_the_extension(gnome):
     assert any(b["id"] == "wayland-portal" for b in report["backends"]), report["backends"]
     probes = {p["label"]: p for p in report["probes"]}
     assert probes["GNOME Shell extension"]["status"] == "ok", probes
+    # XWayland's display (set) shows no Wayland app: not offered.
+    assert gnome.env().get("DISPLAY"), "the session has XWayland"
+    assert not any(b["id"] == "x11" for b in report["backends"]), report["backends"]
+
+
+def test_an_xwayland_app_is_seen_through_the_wayland_backend(gnome, served, client):
+    """deskhand was given XWayland's display and drives the session through
+    Wayland: an X11 app's red window is in its screenshot, not black."""
+    assert served.display == gnome.name, served.ready
+    title = "deskhand xwayland term"
+    gnome.start_app("xterm", "-bg", "red", "-geometry", "40x10+300+300", "-title", title)
+    x1, y1, x2, y2 = form_window(client, title)["bounds"]
+
+    def red_inside():
+        shot = decode_png(client.screenshot()["image"])
+        return shot.pixel((x1 + x2) // 2, (y1 + y2) // 2) == (255, 0, 0)
+
+    poll(red_inside, timeout=10, what="the X11 app's red in deskhand's screenshot")
 
 
 def test_a_screenshot_is_what_the_compositor_shows(gnome, form, client):
@@ -242,6 +262,20 @@ def test_an_mcp_client_types_into_a_wayland_app(gnome, served):
         proc.kill()
 
 
+def placed(gnome: GnomeDesktop, title: str) -> dict:
+    """The compositor's row of the window titled `title`, once it is
+    mapped and stays where it was put."""
+    seen = []
+
+    def settled():
+        row = next((w for w in gnome.windows() if w["title"] == title and w["rect"]["width"]),
+                   None)
+        seen.append(row)
+        return row if row and len(seen) > 1 and seen[-2] == row else None
+
+    return poll(settled, timeout=20, interval=0.3, what=f"{title!r} placed")
+
+
 def test_focus_and_accessibility_marks_are_placed_on_the_desktop(gnome, served):
     """The GTK 3 accessibility fixture: bring_to_front focuses it, and its
     elements (which a Wayland client measures from its own surface) are
@@ -254,8 +288,7 @@ def test_focus_and_accessibility_marks_are_placed_on_the_desktop(gnome, served):
     proc = gnome.start_app(SYSTEM_PYTHON, str(REPO / "tests/fixtures/a11y_form.py"),
                            "--saved", saved, "--bounds", bounds_path, "--rows", "5")
     form = "deskhand a11y form"
-    shell = poll(lambda: next((w for w in gnome.windows() if w["title"] == form), None),
-                 timeout=20, what="the accessibility form's window")
+    shell = placed(gnome, form)
     os.kill(proc.pid, signal.SIGUSR1)
     poll(lambda: os.path.exists(bounds_path), what="the fixture's widget bounds")
     with open(bounds_path) as f:
@@ -268,31 +301,36 @@ def test_focus_and_accessibility_marks_are_placed_on_the_desktop(gnome, served):
     async def body():
         async with http(served, "auto") as s:
             await s.start(input="takeover")
-            windows = (await s.call("list_windows"))["windows"]
-            await s.call("bring_to_front", {"window_id": window_id(windows, form)})
-            poll(lambda: any(w["title"] == form and w["focused"] for w in gnome.windows()),
-                 timeout=5, what="the form to have the focus")
-            for _ in range(50):
-                r = await s.raw("computer", {"action": {"type": "screenshot"}, "marks": True})
-                marks = (r.structured_content or {}).get("marks", {}).get("marks", [])
-                save = next((m for m in marks if m["role"] == "button"
-                             and m["label"] == "Save"), None)
-                if save:
-                    break
-                await asyncio.sleep(0.2)
-            assert save, r
-            box = save["box"]
-            got = [box["x"], box["y"], box["width"], box["height"]]
-            assert all(abs(a - b) <= 2 for a, b in zip(got, on_desktop("Save"))), (got, shell)
-            img = decode_png(base64.b64decode(next(c for c in r.content
-                                                   if c.type == "image").data))
-            px, py, pw, ph = on_desktop("Password")
-            assert img.pixel(px + pw // 2, py + ph // 2) == (0, 0, 0), "the password is blacked out"
-            x, y = save["center"]
-            await s.call("computer", {"action": {"type": "click", "x": x, "y": y}})
-            poll(lambda: os.path.exists(saved), timeout=10,
-                 what="the click at Save's mark to press it")
-            await s.end()
+            try:
+                await marks_in(s)
+            finally:
+                await s.end()
+
+    async def marks_in(s):
+        windows = (await s.call("list_windows"))["windows"]
+        await s.call("bring_to_front", {"window_id": window_id(windows, form)})
+        poll(lambda: any(w["title"] == form and w["focused"] for w in gnome.windows()),
+             timeout=5, what="the form to have the focus")
+        for _ in range(50):
+            r = await s.raw("computer", {"action": {"type": "screenshot"}, "marks": True})
+            marks = (r.structured_content or {}).get("marks", {}).get("marks", [])
+            save = next((m for m in marks if m["role"] == "button"
+                         and m["label"] == "Save"), None)
+            if save:
+                break
+            await asyncio.sleep(0.2)
+        assert save, r
+        box = save["box"]
+        got = [box["x"], box["y"], box["width"], box["height"]]
+        assert all(abs(a - b) <= 2 for a, b in zip(got, on_desktop("Save"))), (got, shell)
+        img = decode_png(base64.b64decode(next(c for c in r.content
+                                               if c.type == "image").data))
+        px, py, pw, ph = on_desktop("Password")
+        assert img.pixel(px + pw // 2, py + ph // 2) == (0, 0, 0), "the password is blacked out"
+        x, y = save["center"]
+        await s.call("computer", {"action": {"type": "click", "x": x, "y": y}})
+        poll(lambda: os.path.exists(saved), timeout=10,
+             what="the click at Save's mark to press it")
 
     try:
         run(body())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -126,10 +127,12 @@ class GnomePerson(Person):
 
 
 class GnomeDesktop(Desktop):
-    """A headless GNOME session of the test's own, one monitor of `size`."""
+    """A headless GNOME session of the test's own, one monitor of `size`;
+    with `xwayland`, XWayland's display for X11 apps (in `DISPLAY`)."""
 
-    def __init__(self, size: str = "1280x800"):
+    def __init__(self, size: str = "1280x800", xwayland: bool = False):
         self.size = tuple(int(v) for v in size.split("x"))
+        self.xwayland = xwayland
         self.name = "wayland-0"
         root = Path(scratch_dir("gnome-"))
         self.runtime = root / "run"
@@ -162,14 +165,27 @@ class GnomeDesktop(Desktop):
         self._spawn("pipewire")
         self._spawn("wireplumber")
         w, h = self.size
-        self._spawn("gnome-shell", "--headless", "--wayland", "--no-x11", "--virtual-monitor",
+        x11 = [] if self.xwayland else ["--no-x11"]
+        self._spawn("gnome-shell", "--headless", "--wayland", *x11, "--virtual-monitor",
                     f"{w}x{h}", "--wayland-display", self.name)
         poll(lambda: (self.runtime / self.name).exists(), timeout=30, what="gnome-shell's socket")
         poll(self._extension_up, timeout=30, what="deskhand's GNOME Shell extension")
         self._env["WAYLAND_DISPLAY"] = self.name
+        if self.xwayland:
+            self._env["DISPLAY"] = poll(self._x_display, timeout=30, what="XWayland's display")
+            # mutter's XWayland takes the clients that show its cookie.
+            auth = poll(lambda: next(self.runtime.glob(".mutter-Xwaylandauth.*"), None),
+                        timeout=10, what="XWayland's authority file")
+            self._env["XAUTHORITY"] = str(auth)
         self.person = GnomePerson(self._env)
         # gnome-shell starts in the overview.
         self.person.key("Escape")
+
+    def _x_display(self) -> str | None:
+        """XWayland's display, once mutter names it in its log."""
+        said = re.search(r"Using public X11 display (:\d+)",
+                         (self.runtime / "gnome-shell.log").read_text(errors="replace"))
+        return said and said.group(1)
 
     def _bus(self, kind: str) -> str:
         path = self.runtime / f"{kind}_bus"
@@ -310,14 +326,16 @@ def attach(name: str) -> Desktop:
     raise NotImplementedError("a GNOME session is started by the test (start())")
 
 
-def start(size: str = "1280x800") -> GnomeDesktop:
+def start(size: str = "1280x800", xwayland: bool = False) -> GnomeDesktop:
     require("gnome-shell", "pipewire", "wireplumber", "dbus-daemon", "gsettings", "gdbus",
             "gst-launch-1.0")
     if not Path("/usr/libexec/xdg-desktop-portal-gnome").exists():
         missing("xdg-desktop-portal-gnome (run scripts/install-deps)")
     if shutil.which(SYSTEM_PYTHON) is None:
         missing(SYSTEM_PYTHON)
-    return GnomeDesktop(size)
+    if xwayland:
+        require("Xwayland")
+    return GnomeDesktop(size, xwayland)
 
 
 def start_dual() -> GnomeDesktop:
