@@ -381,6 +381,41 @@ def test_the_extension_answers_deskhand_alone(gnome, served):
         assert out.returncode != 0 and "AccessDenied" in out.stderr, (method, out)
 
 
+def test_a_launched_app_opens_its_window_in_the_session(client):
+    ack = client.call("APP_LAUNCH", {"bundle_id": "gtk3-demo"}, expect="ACK")
+    try:
+        def listed():
+            windows = client.call("WINDOW_LIST_REQUEST", {},
+                                  expect="WINDOW_LIST_RESPONSE")["windows"]
+            return [w for w in windows if w["pid"] == ack["pid"]]
+
+        w = poll(listed, timeout=20, what="gtk3-demo's window in WINDOW_LIST")[0]
+        # A Wayland client of the session (its app id), not an X11 one.
+        assert w["app_name"] == "org.gtk.Demo", w
+    finally:
+        os.kill(ack["pid"], signal.SIGTERM)
+
+
+def grants(daemon) -> dict[str, str]:
+    """What MCP's health_report says of the capture and input
+    capabilities (the portals' grants as this deskhand holds them):
+    `available` or the reason code."""
+    from mcp_client import http, run
+
+    async def body():
+        async with http(daemon, "auto") as s:
+            return await s.call("health_report")
+
+    health = run(body())
+    caps = {c["name"]: c for c in health["capabilities"]}
+    return {name: caps[name].get("reason_code") or caps[name]["status"]
+            for name in ("capture_window", "input_takeover")}
+
+
+def test_the_health_report_says_how_the_grants_stand(served):
+    assert grants(served) == {"capture_window": "available", "input_takeover": "available"}
+
+
 def test_a_second_start_reuses_the_screencast_grant_and_denials_and_stops_are_said(gnome, served):
     served.kill()
     consent = scratch_dir("wl-consent-") + "/consent.json"
@@ -388,9 +423,15 @@ def test_a_second_start_reuses_the_screencast_grant_and_denials_and_stops_are_sa
         f.write('{"input": true}')
     d = gnome.serve("--consent", consent)
     try:
-        # No screen-sharing dialog this time: the first is the input one.
+        # No screen-sharing dialog this time: the first is the input one,
+        # and input waits for the person's answer.
+        poll(lambda: grants(d) == {"capture_window": "available",
+                                   "input_takeover": "portal_pending"},
+             timeout=10, what="the screencast restored, input pending")
         answered = gnome.answer_portal("cancel")
         assert answered.get("dialog") == "Remote desktop", answered
+        poll(lambda: grants(d)["input_takeover"] == "portal_remote_desktop_denied",
+             timeout=10, what="the health report to name the denial")
         c = d.client()
         try:
             shot = decode_png(poll(lambda: c.screenshot(), timeout=10,
