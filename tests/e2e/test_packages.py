@@ -19,8 +19,11 @@ from daemon import Daemon
 from desktop import attach
 from xhelpers import REPO, map_state, missing, overlay_window, poll
 
+EXTENSION = "/usr/share/gnome-shell/extensions/deskhand@deskhand.dev"
 INSTALLED = ["/usr/bin/deskhand", "/usr/bin/deskhand-app", "/usr/bin/deskhand-overlay",
-             "/usr/lib/systemd/user/deskhand.service"]
+             "/usr/lib/systemd/user/deskhand.service",
+             # The frame and the window list in a GNOME Wayland session.
+             f"{EXTENSION}/extension.js", f"{EXTENSION}/metadata.json"]
 
 
 @pytest.fixture(scope="module")

@@ -128,7 +128,7 @@ impl ReasonCode {
                 "This Wayland desktop offers deskhand no way to do this; log in to an X11 session for it."
             }
             Self::ShellExtensionMissing => {
-                "Install deskhand's GNOME Shell extension (the `deskhand@deskhand.dev` folder of deskhand's source, `installers/linux/gnome-shell`, into ~/.local/share/gnome-shell/extensions; GNOME 43 and 44), enable it with `gnome-extensions enable deskhand@deskhand.dev`, and sign out and in again: it draws the red frame, without which no agent can take over."
+                "Enable deskhand's GNOME Shell extension with `gnome-extensions enable deskhand@deskhand.dev` and sign out and in again (GNOME 43 and 44; deskhand's packages install it, from source copy `installers/linux/gnome-shell/deskhand@deskhand.dev` into ~/.local/share/gnome-shell/extensions): it draws the red frame, without which no agent can take over."
             }
             Self::NoPlatformApi => return None,
         })
