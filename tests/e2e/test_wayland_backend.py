@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -459,3 +460,37 @@ def test_a_second_start_reuses_the_screencast_grant_and_denials_and_stops_are_sa
     finally:
         d.kill()
     time.sleep(0.2)
+
+
+def test_the_tray_app_asks_the_person_in_a_wayland_dialog(gnome, served):
+    """The tray app in the GNOME session (no tray host there: its window
+    stands in): an agent's takeover opens the consent dialog as a Wayland
+    window, and the person's clicks tick the takeover box and Allow it."""
+    from daemon import Daemon
+    from test_app import APP
+    from test_app_dialogs import ALLOW, TAKEOVER_BOX
+
+    served.kill()
+    settings = Path(scratch_dir("wl-app-")) / "settings.toml"
+    settings.write_text("consent_timeout_s = 60\n")
+    app = Daemon("--settings", str(settings), command=[APP],
+                 env=dict(gnome.env(), XDG_STATE_HOME=str(gnome.home / ".local/state")))
+    try:
+        # The screencast's grant is restored; input is asked again.
+        answered = gnome.answer_portal("share")
+        if answered.get("dialog") == "Screen Share":
+            answered = gnome.answer_portal("share")
+        assert answered.get("dialog") == "Remote desktop", answered
+        c = app.client(takeover=False, hello_ack={"client": "wayland dialog agent"})
+        mid = c.send("TAKEOVER_REQUEST", {"on": True})
+        dialog = placed(gnome, "deskhand: your answer")["rect"]
+        # GTK draws its title bar inside the window: the page is below it.
+        top = dialog["y"] + dialog["height"] - 520
+        for x, y in (TAKEOVER_BOX, ALLOW):
+            time.sleep(0.3)
+            gnome.person.real_click(dialog["x"] + x, top + y)
+        reply = c.reply_to(mid, timeout=20)
+        assert reply["type"] == "TAKEOVER_STATE" and reply["payload"]["on"] is True, reply
+        c.close()
+    finally:
+        assert app.terminate() == 0, app.stderr_tail()

@@ -276,8 +276,12 @@ fn accessibility() -> Option<std::sync::Arc<dyn Accessibility>> {
     }
 }
 
-/// Whether a system tray (an XEmbed tray manager) runs on `id`.
+/// Whether a system tray (an XEmbed tray manager) runs on `id`; a
+/// Wayland session has none (only a StatusNotifierItem host, on the bus).
 pub fn tray_present(id: &DesktopId) -> Result<bool, PlatformError> {
+    if id.name().starts_with("wayland") {
+        return Ok(false);
+    }
     deskhand_backend_x11::system_tray_present(id.name())
         .map_err(|e| PlatformError::Backend(e.to_string()))
 }
