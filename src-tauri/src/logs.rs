@@ -18,7 +18,7 @@ pub fn init() -> anyhow::Result<WorkerGuard> {
         .build(&dir)?;
     let (file, guard) = tracing_appender::non_blocking(file);
     let filter = tracing_subscriber::EnvFilter::try_from_env("DESKHAND_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(deskhand_host::DEFAULT_LOG_FILTER));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false)

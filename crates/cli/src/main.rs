@@ -45,7 +45,7 @@ enum Command {
 
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("DESKHAND_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(deskhand_host::DEFAULT_LOG_FILTER));
     use std::io::IsTerminal;
     tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -18,3 +18,9 @@ pub mod settings_form;
 pub mod shutdown;
 
 pub use error::HostError;
+
+/// The log filter of every host unless `DESKHAND_LOG` names another:
+/// `info`, less zbus's warning at every portal request that a request
+/// object has no properties yet (ashpd watches it before the portal makes
+/// it: noise, not a fault).
+pub const DEFAULT_LOG_FILTER: &str = "info,zbus::proxy=error";
