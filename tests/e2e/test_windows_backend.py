@@ -182,6 +182,48 @@ def test_typing_arrives_exactly_and_chords_work(win, client):
         client.take_over(False)
 
 
+# The frame's red (overlay/src/paint.rs).
+RED = (0xE0, 0x1B, 0x24)
+
+
+def test_the_frame_shows_and_the_persons_move_stops_typing_where_it_says(win, client):
+    """(What arrived is read back on X11, test_takeover.py: Wine's notepad
+    takes a long line slowly, and keys still queued when the person's click
+    on Continue moves Wine's focus go with it.)"""
+    window = notepad(win, client)
+    client.take_over()
+    try:
+        x1, y1, x2, y2 = window["bounds"]
+        centre = [(x1 + x2) // 2, (y1 + y2) // 2]
+        client.act("left_click", coordinate=centre)
+        # On an edge notepad does not cover (Wine draws an app it activates
+        # over topmost windows; the frame is put back at the next act).
+        edge = next((x, y) for x, y in ((640, 2), (2, 400), (1277, 400), (640, 797))
+                    if not (x1 <= x < x2 and y1 <= y < y2))
+        poll(lambda: win.pixel(*edge) == RED, timeout=5, what="the red frame on screen")
+        # Long enough to be under way when the person moves.
+        text = "".join(chr(ord("a") + i % 26) for i in range(20000))
+        mid = client.send("INPUT_ACTION", {"action": "type", "text": text})
+        time.sleep(0.3)
+        win.person.move(200, 600)
+        reply = client.reply_to(mid, timeout=60)
+        assert reply["type"] == "ERROR", reply
+        p = reply["payload"]
+        assert p["code"] == "USER_TOOK_OVER" and p["details"]["paused_reason"] == "pointer_moved", p
+        typed = p["details"]["typed_characters"]
+        assert 0 < typed < len(text), typed
+        # Wine draws the app it activated last over the paused frame until
+        # deskhand's next act: notepad goes. And Continue takes no click
+        # within 1.5 s of deskhand's own (the one into notepad).
+        win.close_apps()
+        time.sleep(1.6)
+        click_continue(win)
+        poll(lambda: client.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": centre})
+             ["type"] == "ACK", timeout=5, what="the takeover resumed by Continue")
+    finally:
+        client.take_over(False)
+
+
 def test_what_deskhand_writes_is_pasteable_and_other_copies_are_not_read(win, client):
     text = "written by deskhand · ü 日本"
     client.call("CLIPBOARD_WRITE", {"format": "text", "content": text}, expect="ACK")

@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use deskhand_backend::{BackendError, Clipboard, ClipboardContent, ClipboardRead};
-use windows::Win32::Foundation::{GlobalFree, HANDLE, HGLOBAL, HWND, LPARAM, LRESULT, WPARAM};
+use windows::Win32::Foundation::{
+    GlobalFree, HANDLE, HGLOBAL, HWND, LPARAM, LRESULT, SetLastError, WIN32_ERROR, WPARAM,
+};
 use windows::Win32::System::DataExchange::{
     CloseClipboard, EmptyClipboard, GetClipboardData, GetClipboardOwner,
     GetClipboardSequenceNumber, IsClipboardFormatAvailable, OpenClipboard,
@@ -235,9 +237,11 @@ impl WinClipboard {
         // tells the old owner (our window too) first, and waits for it.
         unsafe { EmptyClipboard() }.map_err(|e| super::failed("EmptyClipboard", e))?;
         lock().text = Some(units);
-        // SAFETY: as above; no data: it is rendered when fetched. The
-        // call answers NULL for that, which is no error (the last error
-        // stays 0).
+        // SAFETY: a plain call. SetClipboardData answers NULL below, which
+        // is no error while the last error is 0: cleared first, since
+        // EmptyClipboard leaves one when the old owner's window is gone.
+        unsafe { SetLastError(WIN32_ERROR(0)) };
+        // SAFETY: as above; no data: it is rendered when fetched.
         match unsafe { SetClipboardData(CF_UNICODETEXT, None) } {
             Err(e) if e.code().is_err() => Err(super::failed("SetClipboardData", e)),
             _ => Ok(()),

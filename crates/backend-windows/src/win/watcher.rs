@@ -273,9 +273,14 @@ fn set_hooks(window: HWND) -> Result<Vec<HHOOK>, String> {
 }
 
 /// Pumps this thread's messages (the hooks are called from inside
-/// `GetMessageW`) until the queue fails.
+/// `GetMessageW`) until the queue fails. The pointer is read every
+/// [`POLL_MS`] while armed, timed here: a thread timer fires only when the
+/// queue is empty, which it is not while deskhand types (each key brings
+/// its raw input message).
 fn pump(kill: &KillSwitchHotkey, sink: &Sink, armed: &AtomicBool, hotkeys: &mut Hotkeys) {
     let mut msg = MSG::default();
+    let every = std::time::Duration::from_millis(u64::from(POLL_MS));
+    let mut polled = std::time::Instant::now();
     loop {
         // SAFETY: an out-parameter; messages of this thread.
         let got = unsafe { GetMessageW(&mut msg, None, 0, 0) };
@@ -283,20 +288,21 @@ fn pump(kill: &KillSwitchHotkey, sink: &Sink, armed: &AtomicBool, hotkeys: &mut 
             return;
         }
         match msg.message {
-            WM_TIMER => {
-                if armed.load(Ordering::Relaxed)
-                    && let Ok(p) = super::displays::cursor()
-                {
-                    sink(WatchedInput::Pointer(p));
-                }
-                hotkeys.follow(kill);
-            }
+            WM_TIMER => hotkeys.follow(kill),
             WM_HOTKEY if Some(msg.wParam.0 as i32) == hotkeys.current => {
                 sink(WatchedInput::KillSwitch);
             }
             _ => {
                 // SAFETY: a message this thread received.
                 unsafe { DispatchMessageW(&msg) };
+            }
+        }
+        if polled.elapsed() >= every {
+            polled = std::time::Instant::now();
+            if armed.load(Ordering::Relaxed)
+                && let Ok(p) = super::displays::cursor()
+            {
+                sink(WatchedInput::Pointer(p));
             }
         }
     }
