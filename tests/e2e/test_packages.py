@@ -19,11 +19,14 @@ from daemon import Daemon
 from desktop import attach
 from xhelpers import REPO, map_state, missing, overlay_window, poll
 
+# The frame and the window list in a GNOME Wayland session: the extension's
+# two builds, and the link postinst makes to the one the shell loads.
 EXTENSION = "/usr/share/gnome-shell/extensions/deskhand@deskhand.dev"
+BUILDS = "/usr/share/deskhand/gnome-shell"
 INSTALLED = ["/usr/bin/deskhand", "/usr/bin/deskhand-app", "/usr/bin/deskhand-overlay",
              "/usr/lib/systemd/user/deskhand.service",
-             # The frame and the window list in a GNOME Wayland session.
-             f"{EXTENSION}/extension.js", f"{EXTENSION}/metadata.json"]
+             *(f"{BUILDS}/{b}/deskhand@deskhand.dev/{f}" for b in ("43", "45")
+               for f in ("extension.js", "metadata.json"))]
 
 
 @pytest.fixture(scope="module")
@@ -63,13 +66,26 @@ def test_the_deb_installs_runs_and_removes_cleanly(packages, tmp_path):
                               timeout=30).returncode == 0
         unit = Path("/usr/lib/systemd/user/deskhand.service").read_text()
         assert "ExecStart=/usr/bin/deskhand serve" in unit
+        the_extension_is_linked_for_this_gnome_shell()
         the_installed_deskhand_takes_over_and_hands_back(tmp_path)
     finally:
         removed = dpkg("-r", "deskhand")
     assert removed.returncode == 0, removed.stderr
     assert dpkg("-s", "deskhand").returncode != 0 or "deinstall" in dpkg("-s", "deskhand").stdout
-    for path in [*INSTALLED, *files]:
-        assert not os.path.exists(path), f"{path} left behind by dpkg -r"
+    for path in [*INSTALLED, *files, EXTENSION]:
+        assert not os.path.lexists(path), f"{path} left behind by dpkg -r"
+
+
+def the_extension_is_linked_for_this_gnome_shell() -> None:
+    """postinst linked the build this machine's gnome-shell (43) loads, and
+    the .deb asks to run it again when gnome-shell changes."""
+    shell = subprocess.run(["gnome-shell", "--version"], capture_output=True, text=True)
+    assert shell.returncode == 0, "gnome-shell is one of the test dependencies"
+    major = int(shell.stdout.split()[2].split(".")[0])
+    build = "45" if major >= 45 else "43"
+    assert os.readlink(EXTENSION) == f"{BUILDS}/{build}/deskhand@deskhand.dev"
+    metadata = json.loads(Path(EXTENSION, "metadata.json").read_text())
+    assert str(major) in metadata["shell-version"], metadata
 
 
 def the_installed_deskhand_takes_over_and_hands_back(tmp_path) -> None:
@@ -97,6 +113,16 @@ def the_installed_deskhand_takes_over_and_hands_back(tmp_path) -> None:
         c.close()
     finally:
         assert d.terminate() == 0, d.stderr_tail()
+
+
+def test_the_deb_links_the_extension_again_when_gnome_shell_changes(packages):
+    deb, _ = packages
+    triggers = subprocess.run(["dpkg-deb", "-I", str(deb), "triggers"], capture_output=True,
+                              text=True)
+    assert triggers.stdout.split() == ["interest-noawait", "/usr/bin/gnome-shell"]
+    postinst = subprocess.run(["dpkg-deb", "-I", str(deb), "postinst"], capture_output=True,
+                              text=True).stdout
+    assert postinst == (REPO / "installers/linux/gnome-shell/pick").read_text()
 
 
 def test_the_deb_passes_lintian(packages):

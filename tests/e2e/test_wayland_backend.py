@@ -113,6 +113,25 @@ def test_doctor_names_the_wayland_backend_and_the_extension(gnome):
     assert not any(b["id"] == "x11" for b in report["backends"]), report["backends"]
 
 
+def test_doctor_says_the_extension_is_not_enabled_when_the_person_turned_it_off(gnome):
+    def extension_probe() -> dict:
+        out = subprocess.run([binary(), "doctor", "--json"], env=gnome.env(),
+                             capture_output=True, text=True, timeout=60)
+        probes = {p["label"]: p for p in json.loads(out.stdout)["probes"]}
+        return probes["GNOME Shell extension"]
+
+    enabled = "['deskhand@deskhand.dev', 'gnome-probe@deskhand.test']"
+    gnome.gsettings("org.gnome.shell", "enabled-extensions", "['gnome-probe@deskhand.test']")
+    try:
+        off = poll(lambda: (p := extension_probe())["status"] != "ok" and p, timeout=20,
+                   what="the doctor to see the extension off")
+        assert "installed but not enabled" in off["message"], off
+        assert "gnome-extensions enable deskhand@deskhand.dev" in off["message"], off
+    finally:
+        gnome.gsettings("org.gnome.shell", "enabled-extensions", enabled)
+    poll(lambda: extension_probe()["status"] == "ok", timeout=20, what="the extension back on")
+
+
 def test_an_xwayland_app_is_seen_through_the_wayland_backend(gnome, served, client):
     """deskhand was given XWayland's display and drives the session through
     Wayland: an X11 app's red window is in its screenshot, not black."""

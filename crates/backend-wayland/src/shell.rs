@@ -4,8 +4,11 @@
 //! here, as plain data.
 
 use deskhand_backend::{BackendError, NativeWindow, Point, Rect};
+use std::collections::HashMap;
+
 use serde::Deserialize;
 use zbus::Connection;
+use zbus::zvariant::OwnedValue;
 
 /// The shell's bus name, and the extension's object and interface.
 pub(crate) const SHELL: &str = "org.gnome.Shell";
@@ -69,6 +72,32 @@ pub(crate) struct FrameState {
     pub(crate) placed: Vec<[f64; 4]>,
 }
 
+/// GNOME Shell's word on an extension: its `ExtensionState` number and
+/// the error it gave.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ShellState {
+    state: f64,
+    error: Option<String>,
+}
+
+/// Why the extension does not answer, from GNOME Shell's state of it
+/// (`ExtensionState`: 1 enabled, 2 disabled, 3 error, 4 out of date, 6
+/// initialized; GNOME 45 renamed 1 and 2 active and inactive).
+pub(crate) fn not_answering(shell: Option<&ShellState>) -> String {
+    let enable = format!("enable it with `gnome-extensions enable {UUID}`");
+    match shell.map(|s| (s.state as i64, s.error.as_deref().unwrap_or(""))) {
+        None | Some((99, _)) => format!(
+            "deskhand's GNOME Shell extension is not installed, or was installed after this login: install deskhand's package, sign out and in, then {enable}"
+        ),
+        Some((2 | 6, _)) => format!("deskhand's GNOME Shell extension is installed but not enabled: {enable}"),
+        Some((3, why)) => format!("deskhand's GNOME Shell extension failed in GNOME Shell: {why}"),
+        Some((4, _)) => "deskhand's GNOME Shell extension was linked for another GNOME version: reinstall deskhand's package (it links the build for this GNOME), then sign out and in".to_owned(),
+        Some((state, _)) => format!(
+            "deskhand's GNOME Shell extension does not answer (GNOME Shell's state {state}): sign out and in, then {enable}"
+        ),
+    }
+}
+
 /// A connection to the extension.
 #[derive(Clone)]
 pub(crate) struct ShellExt {
@@ -90,14 +119,35 @@ impl ShellExt {
             .map_err(failed("proxy"))
     }
 
-    /// The extension's version: an error when it is not enabled.
+    /// The extension's version: an error saying why when it does not
+    /// answer (not installed, not enabled, failed or for another GNOME).
     pub(crate) async fn version(&self) -> Result<u32, BackendError> {
         let p = self.proxy().await?;
-        p.get_property::<u32>("Version")
-            .await
-            .map_err(|e| BackendError::Unsupported(format!(
-                "deskhand's GNOME Shell extension is not enabled ({e}): enable it with `gnome-extensions enable {UUID}`"
-            )))
+        match p.get_property::<u32>("Version").await {
+            Ok(v) => Ok(v),
+            Err(_) => Err(BackendError::Unsupported(
+                not_answering(self.shell_state().await.as_ref()).to_owned(),
+            )),
+        }
+    }
+
+    /// What GNOME Shell says of the extension (`GetExtensionInfo`): its
+    /// state and error, `None` when the shell does not know it.
+    async fn shell_state(&self) -> Option<ShellState> {
+        let p = zbus::Proxy::new(
+            &self.conn,
+            SHELL,
+            "/org/gnome/Shell",
+            "org.gnome.Shell.Extensions",
+        )
+        .await
+        .ok()?;
+        let info: HashMap<String, OwnedValue> = p.call("GetExtensionInfo", &(UUID,)).await.ok()?;
+        let state = f64::try_from(info.get("state")?).ok()?;
+        let error = info
+            .get("error")
+            .and_then(|e| String::try_from(e.clone()).ok());
+        Some(ShellState { state, error })
     }
 
     /// Shows these parts (JSON of `overlay_layout::Part`s), replacing what
@@ -206,5 +256,26 @@ mod tests {
         assert_eq!(w.surface_origin, Some(Point { x: 213, y: 49 }));
         assert_eq!(rows[1].native(), None, "an id that is not a number");
         assert!(parse_windows("{").is_err());
+    }
+
+    #[test]
+    fn the_reason_the_extension_is_silent_follows_gnome_shells_state_of_it() {
+        let state = |state: f64, error: Option<&str>| ShellState {
+            state,
+            error: error.map(str::to_owned),
+        };
+        assert!(not_answering(None).contains("not installed"));
+        assert!(not_answering(Some(&state(99.0, None))).contains("not installed"));
+        for disabled in [2.0, 6.0] {
+            let why = not_answering(Some(&state(disabled, None)));
+            assert!(
+                why.contains("not enabled")
+                    && why.contains("gnome-extensions enable deskhand@deskhand.dev")
+            );
+        }
+        let failed = not_answering(Some(&state(3.0, Some("SyntaxError: import"))));
+        assert!(failed.ends_with("failed in GNOME Shell: SyntaxError: import"));
+        assert!(not_answering(Some(&state(4.0, None))).contains("another GNOME version"));
+        assert!(not_answering(Some(&state(1.0, None))).contains("state 1"));
     }
 }

@@ -128,7 +128,7 @@ impl ReasonCode {
                 "This Wayland desktop offers deskhand no way to do this; log in to an X11 session for it."
             }
             Self::ShellExtensionMissing => {
-                "Enable deskhand's GNOME Shell extension with `gnome-extensions enable deskhand@deskhand.dev` and sign out and in again (GNOME 43 and 44; deskhand's packages install it, from source copy `installers/linux/gnome-shell/deskhand@deskhand.dev` into ~/.local/share/gnome-shell/extensions): it draws the red frame, without which no agent can take over."
+                "Enable deskhand's GNOME Shell extension with `gnome-extensions enable deskhand@deskhand.dev` and sign out and in again (GNOME 43 to 49; deskhand's packages install it, from source run `installers/linux/gnome-shell/make-extension OUT` and copy `OUT/45/deskhand@deskhand.dev`, or `OUT/43/…` for GNOME 43 and 44, into ~/.local/share/gnome-shell/extensions): it draws the red frame, without which no agent can take over."
             }
             Self::NoPlatformApi => return None,
         })

@@ -25,7 +25,9 @@ from xhelpers import REPO, missing, poll, require, scratch_dir
 SYSTEM_PYTHON = "/usr/bin/python3"
 HERE = Path(__file__).resolve().parent
 EXTENSION = "deskhand@deskhand.dev"
-EXTENSION_DIR = REPO / "installers" / "linux" / "gnome-shell" / EXTENSION
+# The extension's sources: made into its builds and linked by the same
+# scripts the packages run.
+EXTENSION_SRC = REPO / "installers" / "linux" / "gnome-shell"
 SHELL = "org.gnome.Shell"
 # The tests' own read-only look at the compositor, apart from deskhand's
 # extension (which answers deskhand alone).
@@ -158,7 +160,7 @@ class GnomeDesktop(Desktop):
         self._env["DBUS_SESSION_BUS_ADDRESS"] = self._bus("session")
         ext = self.home / ".local/share/gnome-shell/extensions"
         ext.mkdir(parents=True)
-        (ext / EXTENSION).symlink_to(EXTENSION_DIR)
+        self._install_extension(ext / EXTENSION)
         (ext / PROBE).symlink_to(HERE / PROBE)
         self.gsettings("org.gnome.shell", "enabled-extensions", f"['{EXTENSION}', '{PROBE}']")
         self.gsettings("org.gnome.shell", "welcome-dialog-last-shown-version", "'999'")
@@ -180,6 +182,15 @@ class GnomeDesktop(Desktop):
         self.person = GnomePerson(self._env)
         # gnome-shell starts in the overview.
         self.person.key("Escape")
+
+    def _install_extension(self, link: Path) -> None:
+        """deskhand's extension in the build this gnome-shell loads, as the
+        packages install it (`make-extension`, then `pick`)."""
+        builds = self.home / "extension-builds"
+        subprocess.run([str(EXTENSION_SRC / "make-extension"), str(builds)], check=True)
+        subprocess.run([str(EXTENSION_SRC / "pick")], check=True, env={
+            **self._env, "DESKHAND_EXTENSION_BUILDS": str(builds),
+            "DESKHAND_EXTENSION_LINK": str(link)})
 
     def _x_display(self) -> str | None:
         """XWayland's display, once mutter names it in its log."""

@@ -5,10 +5,10 @@
 // connection (org.gnome.Shell, /dev/deskhand/Shell), answering only the
 // connection that holds dev.deskhand.Engine (the deskhand driving this
 // session): no other program may draw, type, read windows or the pointer.
-'use strict';
-
-const { Gio, GLib, Meta, St } = imports.gi;
-const Main = imports.ui.main;
+// This is the body both builds share: `make-extension` puts GNOME 43-44's
+// legacy imports or GNOME 45+'s ES module imports around it (Gio, GLib,
+// Meta, St and Main in scope), and the Extension class that starts and
+// stops the Service below.
 
 const PATH = '/dev/deskhand/Shell';
 const ENGINE = 'dev.deskhand.Engine';
@@ -232,20 +232,4 @@ class Service {
         this._indicator.hide();
         this._dbus.unexport();
     }
-}
-
-class Extension {
-    enable() {
-        this._service = new Service();
-    }
-
-    disable() {
-        this._service.destroy();
-        this._service = null;
-    }
-}
-
-// eslint-disable-next-line no-unused-vars
-function init() {
-    return new Extension();
 }
