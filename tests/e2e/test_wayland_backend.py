@@ -448,6 +448,11 @@ def test_a_second_start_reuses_the_screencast_grant_and_denials_and_stops_are_sa
         poll(lambda: grants(d) == {"capture_window": "available",
                                    "input_takeover": "portal_pending"},
              timeout=10, what="the screencast restored, input pending")
+        # The restore token is in the session's keychain, not in a file.
+        assert any(a.startswith("screencast-grant-") for a in gnome.keychain_accounts()), \
+            gnome.keychain_accounts()
+        state = gnome.home / ".local" / "state" / "deskhand"
+        assert not list(state.glob("screencast-grant*")), list(state.iterdir())
         answered = gnome.answer_portal("cancel")
         assert answered.get("dialog") == "Remote desktop", answered
         poll(lambda: grants(d)["input_takeover"] == "portal_remote_desktop_denied",

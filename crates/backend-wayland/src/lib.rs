@@ -50,9 +50,10 @@ pub enum WaylandError {
 /// Options of the Wayland backend.
 #[derive(Debug, Clone, Default)]
 pub struct WaylandOptions {
-    /// Where the ScreenCast portal's restore token is kept, so the person
-    /// is asked once rather than at every start.
-    pub restore_file: Option<std::path::PathBuf>,
+    /// Where the ScreenCast portal's restore token is kept (the vault and
+    /// the token's name there), so the person is asked once rather than at
+    /// every start.
+    pub restore: Option<(std::sync::Arc<dyn deskhand_backend::Vault>, String)>,
 }
 
 #[cfg(target_os = "linux")]

@@ -75,7 +75,7 @@ pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, Wa
         ..Portals::default()
     });
     let _ = LIVE.set(portals.clone());
-    rt.spawn(portals.clone().start(options.restore_file.clone()));
+    rt.spawn(portals.clone().start(options.restore.clone()));
     let with_extension = extension.is_ok();
     tracing::info!(
         backend = "wayland",

@@ -6,7 +6,6 @@
 //! wait, and a denial is kept and said.
 
 use std::os::fd::OwnedFd;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -189,14 +188,21 @@ impl Portals {
 
     /// Asks for both sessions, one after the other (one dialog at a
     /// time): the screencast with its stored token, then input.
-    pub(crate) async fn start(self: Arc<Self>, token_file: Option<PathBuf>) {
-        let token = token_file.as_deref().and_then(read_token);
+    pub(crate) async fn start(self: Arc<Self>, restore: Option<Restore>) {
+        let token = match &restore {
+            Some((vault, name)) => {
+                let (vault, name) = (vault.clone(), name.clone());
+                tokio::task::spawn_blocking(move || vault.load(&name))
+                    .await
+                    .ok()
+                    .flatten()
+            }
+            None => None,
+        };
         match start_screencast(token.as_deref()).await {
             Ok((cast, new_token)) => {
-                if let (Some(file), Some(t)) = (&token_file, new_token)
-                    && let Err(e) = deskhand_files::write_atomic(file, t.as_bytes())
-                {
-                    tracing::warn!(error = %e, "the screencast's restore token was not kept");
+                if let (Some((vault, name)), Some(t)) = (restore, new_token) {
+                    keep_token(vault, name, t).await;
                 }
                 let cast = Arc::new(cast);
                 if let Ok(mut c) = self.cast.lock() {
@@ -255,15 +261,21 @@ impl Portals {
 const STOPPED: &str =
     "the desktop ended the session (stopped from its menu); restart deskhand to be asked again";
 
-/// The kept restore token: a small private file of deskhand's (never
-/// through a symlink), else none.
-fn read_token(path: &std::path::Path) -> Option<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    let file = deskhand_files::open_read(path).ok()?;
-    file.take(4096).read_to_string(&mut text).ok()?;
-    let token = text.trim();
-    (!token.is_empty()).then(|| token.to_owned())
+/// Where the screencast's restore token is kept: the host's vault and its
+/// name there.
+pub(crate) type Restore = (Arc<dyn deskhand_backend::Vault>, String);
+
+/// Keeps the portal's new restore token (the vault may wait on the
+/// keychain: off the runtime's threads).
+async fn keep_token(vault: Arc<dyn deskhand_backend::Vault>, name: String, token: String) {
+    let kept = tokio::task::spawn_blocking(move || vault.store(&name, &token)).await;
+    match kept {
+        Ok(Ok(())) => {}
+        Ok(Err(why)) => {
+            tracing::warn!(reason = %why, "the screencast's restore token was not kept")
+        }
+        Err(e) => tracing::warn!(error = %e, "the screencast's restore token was not kept"),
+    }
 }
 
 /// mutter drops the first keys of a fresh virtual keyboard: a Shift tap

@@ -12,6 +12,7 @@ pub mod keys;
 pub mod kill_switch;
 pub mod overlay_process;
 pub mod policy;
+pub mod vault;
 
 pub use capabilities::*;
 pub use doctor::BackendFindings;
@@ -19,3 +20,4 @@ pub use geometry::{Monitor, Point, Rect};
 pub use keys::{Key, Keypad};
 pub use kill_switch::{Chord, ChordError, ChordKey, DEFAULT_KILL_SWITCH, KillSwitchHotkey};
 pub use policy::{AppNames, LaunchTables, PolicyTables, RefusalTables};
+pub use vault::Vault;

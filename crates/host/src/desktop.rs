@@ -195,6 +195,7 @@ pub async fn open(
     let backend = site.open(&deskhand_platform::OpenOptions {
         kill_switch: hotkey.clone(),
         state_dir: state.clone(),
+        vault: crate::vault::HostVault::shared(),
     })?;
     let engine = Arc::new(Engine::new(backend, consent, audit));
     engine.apply_settings(started_with.live.clone()).await;

@@ -113,15 +113,26 @@ pub fn read_private_secret(path: &Path) -> Option<String> {
 
 /// [`read_private_secret`] for a file whose metadata was already read.
 fn private_secret(path: &Path, meta: &fs::Metadata) -> Option<String> {
+    private_text(path, meta).filter(|s| secrets::is_secret(s))
+}
+
+/// The text (trimmed, not empty) of a small file that is ours, private and
+/// not a symlink, as [`read_private_secret`] checks it.
+pub fn read_private_text(path: &Path) -> Option<String> {
+    private_text(path, &fs::symlink_metadata(path).ok()?)
+}
+
+fn private_text(path: &Path, meta: &fs::Metadata) -> Option<String> {
     if meta.file_type().is_symlink()
         || deskhand_files::foreign_owner(meta).is_some()
         || !deskhand_files::is_owner_only(meta)
+        || meta.len() > 4096
     {
         return None;
     }
     let text = fs::read_to_string(path).ok()?;
-    let secret = text.trim();
-    secrets::is_secret(secret).then(|| secret.to_owned())
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
 }
 
 /// 256 random bits as 64 hex digits, kept in a private file: loaded when

@@ -16,6 +16,7 @@ pub mod secrets;
 pub mod settings;
 pub mod settings_form;
 pub mod shutdown;
+pub mod vault;
 
 pub use error::HostError;
 

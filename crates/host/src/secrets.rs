@@ -15,7 +15,7 @@ use std::time::Duration;
 use crate::{HostError, files};
 
 /// The keychain service name of every deskhand item.
-const SERVICE: &str = "deskhand";
+pub(crate) const SERVICE: &str = "deskhand";
 
 /// How long the keychain may take to answer. A locked keychain that shows
 /// an unlock prompt nobody answers must not stop deskhand from starting.
@@ -189,7 +189,7 @@ pub fn keychain_status() -> Result<(), String> {
 static KEYCHAIN_SILENT: AtomicBool = AtomicBool::new(false);
 
 /// Runs `job` on its own thread, giving up after [`KEYCHAIN_WAIT`].
-fn with_timeout<T: Send + 'static>(
+pub(crate) fn with_timeout<T: Send + 'static>(
     job: impl FnOnce() -> Result<T, String> + Send + 'static,
 ) -> Result<T, String> {
     if KEYCHAIN_SILENT.load(Ordering::Relaxed) {

@@ -20,8 +20,8 @@ mod windows;
 
 use std::path::Path;
 
-pub use deskhand_backend::Backend;
 pub use deskhand_backend::kill_switch::{self, Chord, DEFAULT_KILL_SWITCH, KillSwitchHotkey};
+pub use deskhand_backend::{Backend, Vault};
 use thiserror::Error;
 
 pub use id::DesktopId;
@@ -114,6 +114,8 @@ pub struct OpenOptions {
     /// A private directory for what must survive a crash (the keycodes an
     /// X11 backend remapped).
     pub state_dir: std::path::PathBuf,
+    /// Where a backend keeps its secrets (a portal's restore token).
+    pub vault: std::sync::Arc<dyn Vault>,
 }
 
 /// The desktop an engine drives: which one, through which backend, and

@@ -76,7 +76,7 @@ impl Site {
             ));
         };
         let options = WaylandOptions {
-            restore_file: Some(crate::state_file(&o.state_dir, "screencast-grant", id)),
+            restore: Some((o.vault.clone(), format!("screencast-grant-{}", id.tag()))),
         };
         let mut backend = deskhand_backend_wayland::open(&options, claim).map_err(failed)?;
         backend.accessibility = accessibility();

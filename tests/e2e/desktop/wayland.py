@@ -164,6 +164,7 @@ class GnomeDesktop(Desktop):
         (ext / PROBE).symlink_to(HERE / PROBE)
         self.gsettings("org.gnome.shell", "enabled-extensions", f"['{EXTENSION}', '{PROBE}']")
         self.gsettings("org.gnome.shell", "welcome-dialog-last-shown-version", "'999'")
+        self._start_keyring()
         self._spawn("pipewire")
         self._spawn("wireplumber")
         w, h = self.size
@@ -182,6 +183,32 @@ class GnomeDesktop(Desktop):
         self.person = GnomePerson(self._env)
         # gnome-shell starts in the overview.
         self.person.key("Escape")
+
+    def _start_keyring(self) -> None:
+        """The session's keychain (gnome-keyring's Secret Service, unlocked
+        as at login), where deskhand keeps its token and the portal's
+        restore token."""
+        log = open(self.runtime / "gnome-keyring-daemon.log", "w")
+        keyring = subprocess.Popen(
+            ["gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets"],
+            env=self._env, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT)
+        keyring.stdin.write(b"deskhand-test-keyring")
+        keyring.stdin.close()
+        self._procs.append(keyring)
+        poll(lambda: "true" in subprocess.run(
+                 ["gdbus", "call", "--session", "-d", "org.freedesktop.DBus", "-o",
+                  "/org/freedesktop/DBus", "-m", "org.freedesktop.DBus.NameHasOwner",
+                  "org.freedesktop.secrets"], env=self._env, capture_output=True, text=True,
+                 timeout=10).stdout,
+             timeout=20, what="gnome-keyring's Secret Service")
+
+    def keychain_accounts(self) -> list[str]:
+        """The accounts of deskhand's items in this session's keychain."""
+        out = subprocess.run(["secret-tool", "search", "--all", "service", "deskhand"],
+                             env=self._env, capture_output=True, text=True, timeout=20)
+        # secret-tool prints the attributes on stderr.
+        return [line.split(" = ", 1)[1] for line in (out.stdout + out.stderr).splitlines()
+                if line.startswith("attribute.username = ")]
 
     def _install_extension(self, link: Path) -> None:
         """deskhand's extension in the build this gnome-shell loads, as the
@@ -268,11 +295,13 @@ class GnomeDesktop(Desktop):
         self.person = GnomePerson(self._env)
 
     def serve(self, *args: str) -> Daemon:
-        """`deskhand serve` in this session; its state (the screencast
-        grant's restore token) kept in the session's home across starts."""
-        state = self.home / ".local" / "state"
-        return Daemon(*args, command=[binary(), "serve"],
-                      env=dict(self._env, XDG_STATE_HOME=str(state)))
+        """`deskhand serve` in this session; its config and state kept in
+        the session's home across starts, as the person's are (the
+        screencast grant's restore token is named after the config
+        directory in the keychain)."""
+        home = {"XDG_STATE_HOME": str(self.home / ".local" / "state"),
+                "XDG_CONFIG_HOME": str(self.home / ".config")}
+        return Daemon(*args, command=[binary(), "serve"], env=dict(self._env, **home))
 
     def answer_portal(self, what: str = "share", remote: bool = True,
                       timeout: float = 20) -> dict:
@@ -339,6 +368,7 @@ def attach(name: str) -> Desktop:
 
 def start(size: str = "1280x800", xwayland: bool = False) -> GnomeDesktop:
     require("gnome-shell", "pipewire", "wireplumber", "dbus-daemon", "gsettings", "gdbus",
+            "gnome-keyring-daemon", "secret-tool",
             "gst-launch-1.0")
     if not Path("/usr/libexec/xdg-desktop-portal-gnome").exists():
         missing("xdg-desktop-portal-gnome (run scripts/install-deps)")

@@ -182,6 +182,7 @@ pub(crate) fn run(args: BenchArgs, daemon: tokio::runtime::Runtime) -> anyhow::R
     let options = OpenOptions {
         kill_switch: KillSwitchHotkey::new(deskhand_platform::DEFAULT_KILL_SWITCH)?,
         state_dir: state_dir.clone(),
+        vault: deskhand_host::vault::HostVault::shared(),
     };
     if platform == "Wayland" {
         eprintln!("answer the screen-sharing and remote-desktop dialogs to let the benchmark in …");
