@@ -416,24 +416,33 @@ def test_a_launched_app_opens_its_window_in_the_session(client):
         os.kill(ack["pid"], signal.SIGTERM)
 
 
-def grants(daemon) -> dict[str, str]:
-    """What MCP's health_report says of the capture and input
-    capabilities (the portals' grants as this deskhand holds them):
-    `available` or the reason code."""
+def health(daemon) -> dict:
+    """MCP's health_report of this daemon."""
     from mcp_client import http, run
 
     async def body():
         async with http(daemon, "auto") as s:
             return await s.call("health_report")
 
-    health = run(body())
-    caps = {c["name"]: c for c in health["capabilities"]}
+    return run(body())
+
+
+def grants(daemon) -> dict[str, str]:
+    """What MCP's health_report says of the capture and input
+    capabilities (the portals' grants as this deskhand holds them):
+    `available` or the reason code."""
+    caps = {c["name"]: c for c in health(daemon)["capabilities"]}
     return {name: caps[name].get("reason_code") or caps[name]["status"]
             for name in ("capture_window", "input_takeover")}
 
 
 def test_the_health_report_says_how_the_grants_stand(served):
     assert grants(served) == {"capture_window": "available", "input_takeover": "available"}
+    # GNOME 43 has no global-shortcuts portal: no chord, and it says so.
+    probes = {p["label"]: p for p in health(served)["probes"]}
+    kill = probes["kill switch"]
+    assert kill["status"] != "ok" and "no global-shortcuts portal" in kill["message"], kill
+    assert "Stop button" in kill["message"], kill
 
 
 def test_a_second_start_reuses_the_screencast_grant_and_denials_and_stops_are_said(gnome, served):

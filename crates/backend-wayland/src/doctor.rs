@@ -15,6 +15,7 @@ use crate::open::LIVE;
 use crate::portal::Grant;
 use crate::rt::Rt;
 use crate::shell::ShellExt;
+use crate::shortcuts::KillChord;
 
 /// The verdict a grant gives, `denied` naming which portal.
 pub(crate) fn verdict(grant: &Grant, denied: R) -> Verdict {
@@ -43,6 +44,33 @@ fn extension() -> Result<u32, String> {
         ShellExt::new(conn).version().await
     })
     .map_err(|e| e.to_string())
+}
+
+/// The kill switch's chord, as this deskhand bound it (the doctor's own
+/// process binds none).
+fn kill_switch_probe() -> Probe {
+    let state = LIVE
+        .get()
+        .and_then(|p| p.kill.lock().ok().map(|k| k.clone()))
+        .unwrap_or_default();
+    let fallback = "stop agents from the tray or the frame's Stop button";
+    match state {
+        KillChord::Bound(trigger) => Probe::new(
+            "kill switch",
+            true,
+            format!("{trigger}, through the desktop's global shortcuts"),
+        ),
+        KillChord::Pending => Probe::new(
+            "kill switch",
+            false,
+            format!(
+                "bound through the desktop's global shortcuts (GNOME 48 and KDE 5.27 on) once `deskhand serve` runs; without them {fallback}"
+            ),
+        ),
+        KillChord::Unavailable(why) => {
+            Probe::new("kill switch", false, format!("no chord: {why}; {fallback}"))
+        }
+    }
 }
 
 /// The Wayland backend's findings.
@@ -96,11 +124,7 @@ pub fn wayland_findings() -> BackendFindings {
             false,
             "GNOME cannot tell the person's click from one a program sends through mutter's RemoteDesktop API (open to every program of the session): such a click on Continue passes for the person's",
         ),
-        Probe::new(
-            "kill switch",
-            false,
-            "no chord: no global-shortcut portal before GNOME 48; stop agents from the tray or the frame's Stop button",
-        ),
+        kill_switch_probe(),
     ];
     BackendFindings {
         session_type: Some(SessionType::Wayland),

@@ -27,6 +27,8 @@ mod rt;
 #[cfg(target_os = "linux")]
 mod shell;
 #[cfg(target_os = "linux")]
+mod shortcuts;
+#[cfg(target_os = "linux")]
 mod watcher;
 #[cfg(target_os = "linux")]
 mod windows;
@@ -50,10 +52,13 @@ pub enum WaylandError {
 /// Options of the Wayland backend.
 #[derive(Debug, Clone, Default)]
 pub struct WaylandOptions {
-    /// Where the ScreenCast portal's restore token is kept (the vault and
-    /// the token's name there), so the person is asked once rather than at
-    /// every start.
-    pub restore: Option<(std::sync::Arc<dyn deskhand_backend::Vault>, String)>,
+    /// Where the portals' restore tokens are kept (the vault, and the
+    /// desktop's tag that names them there), so the person is asked once
+    /// rather than at every start.
+    pub grants: Option<(std::sync::Arc<dyn deskhand_backend::Vault>, String)>,
+    /// The kill switch, bound through the GlobalShortcuts portal where the
+    /// desktop has one.
+    pub kill_switch: Option<deskhand_backend::KillSwitchHotkey>,
 }
 
 #[cfg(target_os = "linux")]

@@ -75,7 +75,7 @@ pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, Wa
         ..Portals::default()
     });
     let _ = LIVE.set(portals.clone());
-    rt.spawn(portals.clone().start(options.restore.clone()));
+    rt.spawn(portals.clone().start(options.grants.clone()));
     let with_extension = extension.is_ok();
     tracing::info!(
         backend = "wayland",
@@ -99,7 +99,7 @@ pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, Wa
         })),
         input: Some(Box::new(PortalInput {
             rt: rt.clone(),
-            portals,
+            portals: portals.clone(),
             shell: shell.clone(),
             last: last.clone(),
         })),
@@ -126,6 +126,8 @@ pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, Wa
             conn,
             shell,
             last,
+            portals: portals.clone(),
+            kill: options.kill_switch.clone(),
         })),
         accessibility: None,
     })

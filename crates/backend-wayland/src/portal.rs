@@ -152,6 +152,8 @@ pub(crate) struct Portals {
     pub(crate) input: Mutex<Option<Arc<RemoteSession>>>,
     /// deskhand's last input, which priming the keyboard is too.
     pub(crate) last: Arc<LastInput>,
+    /// The kill switch's global shortcut.
+    pub(crate) kill: Mutex<crate::shortcuts::KillChord>,
 }
 
 fn set(slot: &Mutex<Option<Grant>>, g: Grant) {
@@ -187,23 +189,13 @@ impl Portals {
     }
 
     /// Asks for both sessions, one after the other (one dialog at a
-    /// time): the screencast with its stored token, then input.
-    pub(crate) async fn start(self: Arc<Self>, restore: Option<Restore>) {
-        let token = match &restore {
-            Some((vault, name)) => {
-                let (vault, name) = (vault.clone(), name.clone());
-                tokio::task::spawn_blocking(move || vault.load(&name))
-                    .await
-                    .ok()
-                    .flatten()
-            }
-            None => None,
-        };
+    /// time), each with the grant kept from an earlier start (the
+    /// screencast from portal version 4, input from version 2).
+    pub(crate) async fn start(self: Arc<Self>, kept: Option<KeptGrants>) {
+        let token = load(&kept, SCREENCAST).await;
         match start_screencast(token.as_deref()).await {
             Ok((cast, new_token)) => {
-                if let (Some((vault, name)), Some(t)) = (restore, new_token) {
-                    keep_token(vault, name, t).await;
-                }
+                keep(&kept, SCREENCAST, new_token).await;
                 let cast = Arc::new(cast);
                 if let Ok(mut c) = self.cast.lock() {
                     *c = Some(cast.clone());
@@ -213,8 +205,10 @@ impl Portals {
             }
             Err(e) => set(&self.screencast, grant_of(&e)),
         }
-        match start_remote().await {
-            Ok(rs) => {
+        let token = load(&kept, REMOTE).await;
+        match start_remote(token.as_deref()).await {
+            Ok((rs, new_token)) => {
+                keep(&kept, REMOTE, new_token).await;
                 self.last.mark();
                 prime_keyboard(&rs).await;
                 self.last.mark();
@@ -261,20 +255,38 @@ impl Portals {
 const STOPPED: &str =
     "the desktop ended the session (stopped from its menu); restart deskhand to be asked again";
 
-/// Where the screencast's restore token is kept: the host's vault and its
-/// name there.
-pub(crate) type Restore = (Arc<dyn deskhand_backend::Vault>, String);
+/// Where the portals' restore tokens are kept: the host's vault, and the
+/// desktop's tag their names end with.
+pub(crate) type KeptGrants = (Arc<dyn deskhand_backend::Vault>, String);
 
-/// Keeps the portal's new restore token (the vault may wait on the
+/// The two grants kept, by the start of their names in the vault.
+const SCREENCAST: &str = "screencast-grant";
+const REMOTE: &str = "remote-grant";
+
+/// The restore token kept for `which` grant (the vault may wait on the
 /// keychain: off the runtime's threads).
-async fn keep_token(vault: Arc<dyn deskhand_backend::Vault>, name: String, token: String) {
+async fn load(kept: &Option<KeptGrants>, which: &str) -> Option<String> {
+    let (vault, tag) = kept.clone()?;
+    let name = format!("{which}-{tag}");
+    tokio::task::spawn_blocking(move || vault.load(&name))
+        .await
+        .ok()
+        .flatten()
+}
+
+/// Keeps the portal's new restore token for `which` grant, if it gave one.
+async fn keep(kept: &Option<KeptGrants>, which: &str, token: Option<String>) {
+    let (Some((vault, tag)), Some(token)) = (kept.clone(), token) else {
+        return;
+    };
+    let name = format!("{which}-{tag}");
     let kept = tokio::task::spawn_blocking(move || vault.store(&name, &token)).await;
     match kept {
         Ok(Ok(())) => {}
         Ok(Err(why)) => {
-            tracing::warn!(reason = %why, "the screencast's restore token was not kept")
+            tracing::warn!(reason = %why, which, "a portal's restore token was not kept")
         }
-        Err(e) => tracing::warn!(error = %e, "the screencast's restore token was not kept"),
+        Err(e) => tracing::warn!(error = %e, which, "a portal's restore token was not kept"),
     }
 }
 
@@ -330,12 +342,21 @@ async fn start_screencast(
     ))
 }
 
-async fn start_remote() -> Result<RemoteSession, ashpd::Error> {
+/// The input session, restored from `token` where the portal keeps
+/// grants (version 2: GNOME 46, KDE 6), with the token to keep.
+async fn start_remote(
+    token: Option<&str>,
+) -> Result<(RemoteSession, Option<String>), ashpd::Error> {
     let proxy = RemoteDesktop::new().await?;
     let sc = Screencast::new().await?;
     let session = proxy.create_session(Default::default()).await?;
-    let devices =
+    let mut devices =
         SelectDevicesOptions::default().set_devices(DeviceType::Keyboard | DeviceType::Pointer);
+    if proxy.version() >= 2 {
+        devices = devices
+            .set_persist_mode(PersistMode::ExplicitlyRevoked)
+            .set_restore_token(token);
+    }
     proxy.select_devices(&session, devices).await?.response()?;
     // Absolute pointer positions are given in a stream of the session.
     sc.select_sources(&session, monitor_sources())
@@ -352,9 +373,13 @@ async fn start_remote() -> Result<RemoteSession, ashpd::Error> {
         return Err(ashpd::Error::Response(ResponseError::Cancelled));
     }
     let stream = started.streams().first().map(place).ok_or_else(no_stream)?;
-    Ok(RemoteSession {
-        proxy,
-        session,
-        stream,
-    })
+    let token = started.restore_token().map(str::to_owned);
+    Ok((
+        RemoteSession {
+            proxy,
+            session,
+            stream,
+        },
+        token,
+    ))
 }

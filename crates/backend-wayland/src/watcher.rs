@@ -17,9 +17,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use deskhand_backend::{BackendError, InputWatcher, Point, WatchedInput};
+use deskhand_backend::{BackendError, Chord, InputWatcher, KillSwitchHotkey, Point, WatchedInput};
 use zbus::Connection;
 
+use crate::portal::Portals;
 use crate::rt::Rt;
 use crate::shell::ShellExt;
 
@@ -78,6 +79,9 @@ pub(crate) struct IdleWatcher {
     pub(crate) conn: Connection,
     pub(crate) shell: ShellExt,
     pub(crate) last: Arc<LastInput>,
+    /// The portals, whose grants the kill switch's own dialog waits for.
+    pub(crate) portals: Arc<Portals>,
+    pub(crate) kill: Option<KillSwitchHotkey>,
 }
 
 async fn idle_time(conn: &Connection) -> zbus::Result<Duration> {
@@ -104,7 +108,12 @@ impl InputWatcher for IdleWatcher {
             conn,
             shell,
             last,
+            portals,
+            kill,
         } = *self;
+        if let Some(chord) = kill.and_then(|k| Chord::parse(&k.current()).ok()) {
+            rt.spawn(crate::shortcuts::run(chord, portals, sink.clone()));
+        }
         // The first read must work, or there is no hand-back at all.
         let first = conn.clone();
         let idle = rt.run(

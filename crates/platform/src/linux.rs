@@ -76,7 +76,8 @@ impl Site {
             ));
         };
         let options = WaylandOptions {
-            restore: Some((o.vault.clone(), format!("screencast-grant-{}", id.tag()))),
+            grants: Some((o.vault.clone(), id.tag())),
+            kill_switch: Some(o.kill_switch.clone()),
         };
         let mut backend = deskhand_backend_wayland::open(&options, claim).map_err(failed)?;
         backend.accessibility = accessibility();
