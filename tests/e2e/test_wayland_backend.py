@@ -438,8 +438,13 @@ def grants(daemon) -> dict[str, str]:
 
 def test_the_health_report_says_how_the_grants_stand(served):
     assert grants(served) == {"capture_window": "available", "input_takeover": "available"}
+    report = health(served)
+    # GNOME 43's RemoteDesktop portal brings no clipboard: said, not faked.
+    caps = {c["name"]: c for c in report["capabilities"]}
+    for name in ("clipboard_read", "clipboard_write"):
+        assert caps[name].get("reason_code") == "compositor_unsupported", caps[name]
     # GNOME 43 has no global-shortcuts portal: no chord, and it says so.
-    probes = {p["label"]: p for p in health(served)["probes"]}
+    probes = {p["label"]: p for p in report["probes"]}
     kill = probes["kill switch"]
     assert kill["status"] != "ok" and "no global-shortcuts portal" in kill["message"], kill
     assert "Stop button" in kill["message"], kill

@@ -1,4 +1,4 @@
-//! What deskhand's Linux backends (X11 now, Wayland next) share, none of
+//! What deskhand's Linux backends (X11 and Wayland) share, none of
 //! it tied to a display server: the freedesktop policy tables; apps (the
 //! person's processes from `/proc`, the installed applications' `.desktop`
 //! entries, launching without a shell); the XKB keymap model that picks
@@ -15,3 +15,7 @@ pub mod remap_file;
 #[cfg(target_os = "linux")]
 pub use apps::LinuxApps;
 pub use policy::LINUX;
+
+/// The MIME type KDE's clipboard (and the password managers following it)
+/// set on a secret copy: deskhand reads no copy that carries it.
+pub const CONCEALED_MIME: &str = "x-kde-passwordManagerHint";

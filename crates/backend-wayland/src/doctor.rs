@@ -46,6 +46,20 @@ fn extension() -> Result<u32, String> {
     .map_err(|e| e.to_string())
 }
 
+/// The clipboard comes with the input session, where the desktop's portal
+/// offers it (not GNOME 43).
+fn clipboard_verdict(remote: &Grant) -> Verdict {
+    let offered = LIVE
+        .get()
+        .and_then(|p| p.input())
+        .is_some_and(|rs| rs.clipboard.is_some());
+    match remote {
+        _ if offered => Verdict::AVAILABLE,
+        Grant::Granted => Verdict::unavailable(R::CompositorUnsupported),
+        g => verdict(g, R::PortalRemoteDesktopDenied),
+    }
+}
+
 /// The kill switch's chord, as this deskhand bound it (the doctor's own
 /// process binds none).
 fn kill_switch_probe() -> Probe {
@@ -83,6 +97,7 @@ pub fn wayland_findings() -> BackendFindings {
     let capture = verdict(&screencast, R::PortalScreencastDenied);
     let input = verdict(&remote, R::PortalRemoteDesktopDenied);
     let ext = extension();
+    let clipboard = clipboard_verdict(&remote);
     let frame = match &ext {
         Ok(_) => Verdict::AVAILABLE,
         Err(_) => Verdict::unavailable(R::ShellExtensionMissing),
@@ -134,16 +149,8 @@ pub fn wayland_findings() -> BackendFindings {
             CapabilityEntry::new(C::InputTakeover, takeover, K::Takeover),
             CapabilityEntry::new(C::TakeoverIndicator, frame, K::Takeover),
             CapabilityEntry::new(C::TakeoverHandback, takeover, K::Takeover),
-            CapabilityEntry::new(
-                C::ClipboardRead,
-                Verdict::unavailable(R::CompositorUnsupported),
-                K::Separate,
-            ),
-            CapabilityEntry::new(
-                C::ClipboardWrite,
-                Verdict::unavailable(R::CompositorUnsupported),
-                K::Session,
-            ),
+            CapabilityEntry::new(C::ClipboardRead, clipboard, K::Separate),
+            CapabilityEntry::new(C::ClipboardWrite, clipboard, K::Session),
             CapabilityEntry::new(C::ListNotifications, no_api, K::Session),
             CapabilityEntry::new(C::DismissNotification, no_api, K::Session),
             CapabilityEntry::new(C::InvokeNotificationAction, no_api, K::Session),

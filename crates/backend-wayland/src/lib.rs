@@ -9,6 +9,8 @@
 #[cfg(target_os = "linux")]
 mod capture;
 #[cfg(target_os = "linux")]
+mod clipboard;
+#[cfg(target_os = "linux")]
 mod displays;
 #[cfg(target_os = "linux")]
 mod doctor;

@@ -9,6 +9,7 @@ use deskhand_backend::Backend;
 use zbus::Connection;
 
 use crate::capture::PortalCapture;
+use crate::clipboard::PortalClipboard;
 use crate::displays::PortalDisplays;
 use crate::indicator::ShellIndicator;
 use crate::input::PortalInput;
@@ -113,7 +114,10 @@ pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, Wa
             wayland_env(),
         ))),
         permissions: None,
-        clipboard: None,
+        clipboard: Some(Arc::new(PortalClipboard {
+            rt: rt.clone(),
+            portals: portals.clone(),
+        })),
         indicator: with_extension.then(|| {
             Box::new(ShellIndicator {
                 rt: rt.clone(),

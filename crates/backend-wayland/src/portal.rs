@@ -9,6 +9,7 @@ use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use ashpd::desktop::clipboard::Clipboard;
 use ashpd::desktop::remote_desktop::{DeviceType, KeyState, RemoteDesktop, SelectDevicesOptions};
 use ashpd::desktop::screencast::{
     CursorMode, Screencast, SelectSourcesOptions, SourceType, Stream,
@@ -84,6 +85,9 @@ pub(crate) struct RemoteSession {
     pub(crate) session: Session<RemoteDesktop>,
     /// The stream pointer positions are given in.
     pub(crate) stream: StreamPlace,
+    /// The session's clipboard, where the portal offers one and the
+    /// person left it on.
+    pub(crate) clipboard: Option<Clipboard>,
 }
 
 fn state(down: bool) -> KeyState {
@@ -154,6 +158,8 @@ pub(crate) struct Portals {
     pub(crate) last: Arc<LastInput>,
     /// The kill switch's global shortcut.
     pub(crate) kill: Mutex<crate::shortcuts::KillChord>,
+    /// What is known of the clipboard.
+    pub(crate) clip: Arc<Mutex<crate::clipboard::ClipState>>,
 }
 
 fn set(slot: &Mutex<Option<Grant>>, g: Grant) {
@@ -201,7 +207,10 @@ impl Portals {
                     *c = Some(cast.clone());
                 }
                 set(&self.screencast, Grant::Granted);
-                tokio::spawn(self.clone().cast_closed(cast));
+                let me = self.clone();
+                tokio::spawn(async move {
+                    forget_when_closed(&cast.session, &me.cast, &me.screencast).await;
+                });
             }
             Err(e) => set(&self.screencast, grant_of(&e)),
         }
@@ -217,37 +226,31 @@ impl Portals {
                     *i = Some(rs.clone());
                 }
                 set(&self.remote, Grant::Granted);
-                tokio::spawn(self.clone().remote_closed(rs));
+                let me = self.clone();
+                tokio::spawn(crate::clipboard::follow(rs.clone(), self.clip.clone()));
+                tokio::spawn(async move {
+                    forget_when_closed(&rs.session, &me.input, &me.remote).await;
+                });
             }
             Err(e) => set(&self.remote, grant_of(&e)),
         }
     }
 }
 
-impl Portals {
-    /// Forgets the screencast when the desktop closes it (the person
-    /// stopped sharing from GNOME's menu): no stale frames.
-    async fn cast_closed(self: Arc<Self>, cast: Arc<CastSession>) {
-        if let Ok(closed) = cast.session.receive_closed().await {
-            futures_util::pin_mut!(closed);
-            closed.next().await;
-            if let Ok(mut c) = self.cast.lock() {
-                *c = None;
-            }
-            set(&self.screencast, Grant::Failed(STOPPED.into()));
+/// Waits until the desktop closes `session` (the person stopped it from
+/// GNOME's menu), then forgets it: nothing stale is used after.
+async fn forget_when_closed<P: ashpd::desktop::SessionPortal, T>(
+    session: &Session<P>,
+    held: &Mutex<Option<Arc<T>>>,
+    grant: &Mutex<Option<Grant>>,
+) {
+    if let Ok(closed) = session.receive_closed().await {
+        futures_util::pin_mut!(closed);
+        closed.next().await;
+        if let Ok(mut h) = held.lock() {
+            *h = None;
         }
-    }
-
-    /// Forgets the input session when the desktop closes it.
-    async fn remote_closed(self: Arc<Self>, rs: Arc<RemoteSession>) {
-        if let Ok(closed) = rs.session.receive_closed().await {
-            futures_util::pin_mut!(closed);
-            closed.next().await;
-            if let Ok(mut i) = self.input.lock() {
-                *i = None;
-            }
-            set(&self.remote, Grant::Failed(STOPPED.into()));
-        }
+        set(grant, Grant::Failed(STOPPED.into()));
     }
 }
 
@@ -358,6 +361,7 @@ async fn start_remote(
             .set_restore_token(token);
     }
     proxy.select_devices(&session, devices).await?.response()?;
+    let clipboard = request_clipboard(&session).await;
     // Absolute pointer positions are given in a stream of the session.
     sc.select_sources(&session, monitor_sources())
         .await?
@@ -374,12 +378,27 @@ async fn start_remote(
     }
     let stream = started.streams().first().map(place).ok_or_else(no_stream)?;
     let token = started.restore_token().map(str::to_owned);
+    let clipboard = clipboard.filter(|_| started.is_clipboard_enabled());
     Ok((
         RemoteSession {
             proxy,
             session,
             stream,
+            clipboard,
         },
         token,
     ))
+}
+
+/// The portal's clipboard for this session, asked for before it starts;
+/// none where the desktop has no Clipboard portal.
+async fn request_clipboard(session: &Session<RemoteDesktop>) -> Option<Clipboard> {
+    let clipboard = Clipboard::new().await.ok()?;
+    match clipboard.request(session, Default::default()).await {
+        Ok(()) => Some(clipboard),
+        Err(e) => {
+            tracing::info!(error = %e, "no clipboard through the portal");
+            None
+        }
+    }
 }

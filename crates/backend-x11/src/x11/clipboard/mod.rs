@@ -41,7 +41,7 @@ mod transfer;
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(2);
 /// The marker KDE's clipboard (and password managers following it) set on
 /// secrets.
-const CONCEALED_MARKER: &str = "x-kde-passwordManagerHint";
+const CONCEALED_MARKER: &str = deskhand_backend_linux::CONCEALED_MIME;
 
 x11rb::atom_manager! {
     Atoms: AtomsCookie {
