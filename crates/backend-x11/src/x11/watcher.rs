@@ -11,7 +11,7 @@
 //! through the XTEST pointer of a master another client added is as
 //! synthetic as `xdotool`'s. What X11 cannot tell apart is an XTEST event
 //! a client sends through a real device (`XTestFakeDeviceButtonEvent`):
-//! the server makes it the device's own event (README, security model).
+//! the server makes it the device's own event (SECURITY.md).
 
 use std::cell::{Cell, RefCell};
 use std::os::fd::{AsFd, AsRawFd};
