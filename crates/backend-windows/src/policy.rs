@@ -172,17 +172,8 @@ mod tests {
 
     #[test]
     fn every_name_is_lower_case_without_an_extension() {
-        let launch = WINDOWS.launch;
-        let refusal = WINDOWS.refusal;
-        for name in launch
-            .command_runners
-            .iter()
-            .chain(launch.terminals)
-            .chain(refusal.terminals.names)
-            .chain(refusal.system_settings.names)
-            .chain(refusal.package_managers.names)
-        {
-            assert_eq!(*name, name.to_lowercase(), "{name}");
+        for name in WINDOWS.names() {
+            assert_eq!(name, name.to_lowercase(), "{name}");
             assert!(!name.ends_with(".exe"), "{name}");
         }
     }

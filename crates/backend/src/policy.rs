@@ -56,3 +56,19 @@ pub struct PolicyTables {
     /// The keys that paste in the desktop's apps (Ctrl+V; Cmd+V on a Mac).
     pub paste: &'static [Key],
 }
+
+impl PolicyTables {
+    /// Every program name in the tables (for the tables' own checks:
+    /// lower case, no file extension).
+    pub fn names(&self) -> impl Iterator<Item = &'static str> {
+        let (launch, refusal) = (self.launch, self.refusal);
+        launch
+            .command_runners
+            .iter()
+            .chain(launch.terminals)
+            .chain(refusal.terminals.names)
+            .chain(refusal.system_settings.names)
+            .chain(refusal.package_managers.names)
+            .copied()
+    }
+}

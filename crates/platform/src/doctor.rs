@@ -12,16 +12,5 @@ pub use deskhand_backend_atspi::findings::{bus_status, findings as accessibility
 /// the desktop asked about (this session's when `None`). Bounded in time
 /// (the accessibility bus check takes at most about 8 s).
 pub fn findings(desktop: Option<&str>) -> (Platform, BackendFindings) {
-    #[cfg(target_os = "linux")]
-    {
-        crate::linux::doctor::findings(desktop)
-    }
-    #[cfg(windows)]
-    {
-        crate::windows::doctor::findings(desktop)
-    }
-    #[cfg(not(any(target_os = "linux", windows)))]
-    {
-        crate::unbuilt::doctor::findings(desktop)
-    }
+    crate::imp::doctor::findings(desktop)
 }

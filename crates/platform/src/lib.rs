@@ -4,17 +4,20 @@
 //! what that backend can do here. Hosts (`deskhand`, the tray app) use only
 //! this crate, so a new backend slots in here and nowhere else.
 //!
-//! The choice is made at run time on Linux (one binary for X11 and, once
-//! it exists, Wayland; `--backend` overrides) and by target elsewhere. An
-//! OS with no backend yet (macOS) answers [`PlatformError::NotBuilt`], never a
-//! silent fallback; the log says which backend was picked and why.
+//! The choice is made at run time on Linux (one binary for X11 and
+//! Wayland; `--backend` overrides) and by target elsewhere (the macOS
+//! backend is partial and not yet run on a Mac). A part a backend lacks
+//! answers its `Unsupported` error with the reason, never a silent
+//! fallback; the log says which backend was picked and why.
 
 pub mod doctor;
 mod id;
 #[cfg(target_os = "linux")]
 mod linux;
-#[cfg(not(any(target_os = "linux", windows)))]
-mod unbuilt;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
+compile_error!("deskhand has backends for Linux, macOS and Windows only");
 #[cfg(windows)]
 mod windows;
 
@@ -30,22 +33,14 @@ pub use imp::tray_present;
 use linux as imp;
 #[cfg(target_os = "linux")]
 pub use linux::bench;
-#[cfg(not(any(target_os = "linux", windows)))]
-use unbuilt as imp;
+#[cfg(target_os = "macos")]
+use macos as imp;
 #[cfg(windows)]
 use windows as imp;
 
 /// Why no backend could be opened.
 #[derive(Debug, Error)]
 pub enum PlatformError {
-    /// This OS (or the backend asked for) has no backend in this build.
-    #[error("deskhand has no {backend} backend yet: {why}")]
-    NotBuilt {
-        /// The backend's name.
-        backend: &'static str,
-        /// What to do instead.
-        why: &'static str,
-    },
     /// The options ask for something this platform cannot do.
     #[error("{0}")]
     Option(String),

@@ -1,0 +1,50 @@
+//! Permissions: the TCC probes, none of which prompts. Screen Recording
+//! from `CGPreflightScreenCaptureAccess`, Accessibility from
+//! `AXIsProcessTrustedWithOptions` with the prompt option off, Input
+//! Monitoring from `CGPreflightListenEventAccess`; Automation cannot be
+//! probed without naming an app (and may prompt), so it is unknown.
+
+use deskhand_backend::Permissions;
+use deskhand_protocol::messages::PermissionStatus;
+use objc2_application_services::{AXIsProcessTrustedWithOptions, kAXTrustedCheckOptionPrompt};
+use objc2_core_foundation::{CFBoolean, CFDictionary, CFString};
+use objc2_core_graphics::{CGPreflightListenEventAccess, CGPreflightScreenCaptureAccess};
+
+use crate::tcc::{PERMISSIONS, status};
+
+/// Whether this process is trusted for Accessibility, asked without the
+/// prompt.
+pub(crate) fn accessibility_trusted() -> bool {
+    // SAFETY: a static CFString constant of the framework.
+    let key: &CFString = unsafe { kAXTrustedCheckOptionPrompt };
+    let options =
+        CFDictionary::<CFString, CFBoolean>::from_slices(&[key], &[CFBoolean::new(false)]);
+    let opaque: &CFDictionary = AsRef::<CFDictionary>::as_ref(&*options);
+    // SAFETY: a dictionary of the documented key and a CFBoolean.
+    unsafe { AXIsProcessTrustedWithOptions(Some(opaque)) }
+}
+
+/// The probe of permission `name`: `None` when it cannot be told.
+pub(crate) fn probe(name: &str) -> Option<bool> {
+    match name {
+        "screen_recording" => Some(CGPreflightScreenCaptureAccess()),
+        "accessibility" => Some(accessibility_trusted()),
+        "input_monitoring" => Some(CGPreflightListenEventAccess()),
+        _ => None,
+    }
+}
+
+pub(crate) struct MacPermissions;
+
+impl Permissions for MacPermissions {
+    fn known(&self) -> Vec<&'static str> {
+        PERMISSIONS.iter().map(|p| p.name).collect()
+    }
+
+    fn check(&mut self, name: &str) -> PermissionStatus {
+        if !PERMISSIONS.iter().any(|p| p.name == name) {
+            return PermissionStatus::Unknown;
+        }
+        status(probe(name))
+    }
+}
