@@ -4,8 +4,15 @@
 //! events as JSON lines on stdout (`ready`, `shown`, `changed`, `hidden`,
 //! `continue_clicked`, `lost`). It exits when stdin closes or deskhand
 //! dies. What differs per desktop is in its platform module (X11,
-//! Windows; the macOS overlay comes with its backend).
+//! Windows, macOS).
 
+#[cfg(target_os = "macos")]
+mod macos;
+// The macOS display mapping is plain code: its tests run everywhere.
+#[cfg(all(test, not(target_os = "macos")))]
+#[allow(dead_code)]
+#[path = "macos/screens.rs"]
+mod macos_screens;
 #[cfg(target_os = "linux")]
 mod parent;
 #[cfg(windows)]
@@ -41,16 +48,34 @@ fn main() -> anyhow::Result<()> {
     run(event_loop, windows::WindowsSide::default())
 }
 
-#[cfg(not(any(target_os = "linux", windows)))]
+#[cfg(target_os = "macos")]
+fn main() -> anyhow::Result<()> {
+    use winit::platform::macos::{ActivationPolicy, EventLoopBuilderExtMacOS};
+
+    macos::exit_with_parent();
+    // An accessory app: no Dock icon, no menu bar, and started without
+    // taking the keyboard from the person's app.
+    let event_loop = EventLoop::<UserEvent>::with_user_event()
+        .with_activation_policy(ActivationPolicy::Accessory)
+        .with_default_menu(false)
+        .with_activate_ignoring_other_apps(false)
+        .build()?;
+    run(event_loop, macos::MacSide::from_env())
+}
+
+#[cfg(not(any(target_os = "linux", windows, target_os = "macos")))]
 fn main() -> anyhow::Result<()> {
     anyhow::bail!(
-        "deskhand-overlay has no platform module for this OS yet (X11 and Windows so far)"
+        "deskhand-overlay has no platform module for this OS yet (X11, Windows and macOS so far)"
     )
 }
 
 /// Feeds stdin's commands and the desktop's news to the app, says
 /// `ready`, and runs the event loop until it ends.
-#[cfg_attr(not(any(target_os = "linux", windows)), allow(dead_code))]
+#[cfg_attr(
+    not(any(target_os = "linux", windows, target_os = "macos")),
+    allow(dead_code)
+)]
 fn run<D: Desktop>(event_loop: EventLoop<UserEvent>, desktop: D) -> anyhow::Result<()> {
     let proxy = event_loop.create_proxy();
     std::thread::spawn(move || read_commands(&proxy));
@@ -72,7 +97,10 @@ fn run<D: Desktop>(event_loop: EventLoop<UserEvent>, desktop: D) -> anyhow::Resu
 }
 
 /// Reads command lines from stdin until it closes.
-#[cfg_attr(not(any(target_os = "linux", windows)), allow(dead_code))]
+#[cfg_attr(
+    not(any(target_os = "linux", windows, target_os = "macos")),
+    allow(dead_code)
+)]
 fn read_commands(proxy: &EventLoopProxy<UserEvent>) {
     use std::io::BufRead;
     for line in std::io::stdin().lock().lines() {

@@ -126,12 +126,21 @@ pub fn modifier_pressed(before: u64, after: u64) -> bool {
     (after & !before) & MODIFIER_BITS != 0
 }
 
+/// Whether the person's device made the event: the HID system's state,
+/// and no posting process (`EventSourceUnixProcessID` 0). Only such
+/// events are reported as not synthetic, which is what the engine's
+/// Continue rule asks of a click's press.
+pub fn from_device(f: EventFields) -> bool {
+    source(f) == Source::Hardware && f.source_pid == 0
+}
+
 /// What an event of type `event` with `fields` means; `modifier_down`
 /// says, for `FlagsChanged`, whether a modifier went down (see
-/// [`modifier_pressed`]).
+/// [`modifier_pressed`]). Every untagged press hands back, synthetic or
+/// not; `synthetic` says whether it could click Continue.
 pub fn classify(event: u32, fields: EventFields, modifier_down: bool) -> Seen {
     use kind::*;
-    let synthetic = source(fields) != Source::Hardware;
+    let synthetic = !from_device(fields);
     match event {
         TAP_DISABLED_BY_TIMEOUT | TAP_DISABLED_BY_USER_INPUT => Seen::Reenable,
         MOUSE_MOVED | LEFT_MOUSE_DRAGGED | RIGHT_MOUSE_DRAGGED | OTHER_MOUSE_DRAGGED => {
@@ -151,7 +160,7 @@ pub fn classify(event: u32, fields: EventFields, modifier_down: bool) -> Seen {
 /// the hardware that no process posted, never one a program posted
 /// (deskhand's included), whatever source state it claims.
 pub fn may_continue(event: u32, fields: EventFields) -> bool {
-    event == kind::LEFT_MOUSE_DOWN && source(fields) == Source::Hardware && fields.source_pid == 0
+    event == kind::LEFT_MOUSE_DOWN && from_device(fields)
 }
 
 #[cfg(test)]
@@ -248,15 +257,18 @@ mod tests {
         assert!(!may_continue(kind::LEFT_MOUSE_DOWN, OTHER));
         assert!(!may_continue(kind::RIGHT_MOUSE_DOWN, PERSON));
         // A program posting from a source of the HID state: its press
-        // hands back, but it cannot click Continue.
+        // hands back (as synthetic, not in deskhand's log), but it cannot
+        // click Continue, which takes only a press the engine saw as not
+        // synthetic.
         let posing = EventFields {
             source_pid: 777,
             ..PERSON
         };
         assert_eq!(
             classify(kind::LEFT_MOUSE_DOWN, posing, false),
-            Seen::Input(WatchedInput::ButtonPress { synthetic: false })
+            Seen::Input(WatchedInput::ButtonPress { synthetic: true })
         );
+        assert!(from_device(PERSON) && !from_device(posing));
         assert!(!may_continue(kind::LEFT_MOUSE_DOWN, posing));
     }
 

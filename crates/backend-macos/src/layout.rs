@@ -8,40 +8,8 @@
 //! display a point or pixel is on.
 
 use deskhand_backend::{Monitor, Point, Rect};
-
-/// A rectangle in global display coordinates (points).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PointRect {
-    /// Left edge.
-    pub x: f64,
-    /// Top edge.
-    pub y: f64,
-    /// Width.
-    pub width: f64,
-    /// Height.
-    pub height: f64,
-}
-
-impl PointRect {
-    fn right(&self) -> f64 {
-        self.x + self.width
-    }
-
-    fn bottom(&self) -> f64 {
-        self.y + self.height
-    }
-
-    fn contains(&self, x: f64, y: f64) -> bool {
-        x >= self.x && x < self.right() && y >= self.y && y < self.bottom()
-    }
-
-    /// The area this rectangle shares with `o`.
-    fn overlap(&self, o: &PointRect) -> f64 {
-        let w = self.right().min(o.right()) - self.x.max(o.x);
-        let h = self.bottom().min(o.bottom()) - self.y.max(o.y);
-        if w > 0.0 && h > 0.0 { w * h } else { 0.0 }
-    }
-}
+pub use deskhand_protocol::geometry::PointRect;
+use deskhand_protocol::overlay::DisplayPlacement;
 
 /// One display as macOS reports it.
 #[derive(Debug, Clone, PartialEq)]
@@ -191,6 +159,27 @@ impl Layout {
                 scale: d.scale(),
             })
             .collect()
+    }
+
+    /// Each display's pixel rectangle and its bounds in points, in the
+    /// order given (what the overlay process needs to place its windows).
+    pub fn placements(&self) -> Vec<DisplayPlacement> {
+        self.placed
+            .iter()
+            .map(|(d, r)| DisplayPlacement {
+                pixels: *r,
+                points: d.bounds,
+            })
+            .collect()
+    }
+
+    /// The bounds in points of the display whose pixel rectangle is
+    /// exactly `pixels` (a monitor as the engine knows it).
+    pub fn bounds_of(&self, pixels: Rect) -> Option<PointRect> {
+        self.placed
+            .iter()
+            .find(|(_, r)| *r == pixels)
+            .map(|(d, _)| d.bounds)
     }
 
     /// The display pixel `p` is on, and `p` in global points there.

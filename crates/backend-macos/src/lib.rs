@@ -4,10 +4,11 @@
 //! private event source with every event tagged as deskhand's own, the
 //! window list from `CGWindowListCopyWindowInfo`, apps through
 //! `NSWorkspace`, the hand-back event tap, accessibility through AX and
-//! the TCC permission probes. The clipboard and the red frame are not
-//! written against the OS yet: the backend leaves them out (`None`), and
-//! the engine answers that they are unavailable (no red frame: no
-//! takeover).
+//! the TCC permission probes, the clipboard through `NSPasteboard`
+//! (without fetch counting: see `mac/clipboard.rs`), and the red frame
+//! through the `deskhand-overlay` process (its macOS module places
+//! borderless windows at screen-saver level on every Space, left out of
+//! captures).
 //!
 //! The decisions (which event is whose, key codes, click counts, which
 //! windows count, points and pixels, AX roles, the launch rules, concealed
@@ -22,6 +23,7 @@ pub mod events;
 pub mod keys;
 pub mod launch;
 pub mod layout;
+pub mod overlay;
 pub mod pasteboard;
 pub mod pixels;
 pub mod policy;
@@ -89,7 +91,7 @@ pub fn program_of_process(pid: u32) -> Option<String> {
     }
 }
 
-/// What the doctor reports of this Mac: the permissions as probed, and
-/// the capabilities not yet written.
+/// What the doctor reports of this Mac: the permissions as probed and
+/// what each capability needs.
 #[cfg(target_os = "macos")]
 pub use mac::doctor::macos_findings;

@@ -122,6 +122,44 @@ impl Rect {
     }
 }
 
+/// A rectangle in points, as macOS lays out its displays (global display
+/// coordinates: the main display's top left is the origin, y grows down).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointRect {
+    /// Left edge.
+    pub x: f64,
+    /// Top edge.
+    pub y: f64,
+    /// Width.
+    pub width: f64,
+    /// Height.
+    pub height: f64,
+}
+
+impl PointRect {
+    /// One past the right edge.
+    pub fn right(&self) -> f64 {
+        self.x + self.width
+    }
+
+    /// One past the bottom edge.
+    pub fn bottom(&self) -> f64 {
+        self.y + self.height
+    }
+
+    /// Whether the point `(x, y)` is inside.
+    pub fn contains(&self, x: f64, y: f64) -> bool {
+        x >= self.x && x < self.right() && y >= self.y && y < self.bottom()
+    }
+
+    /// The area this rectangle shares with `o`.
+    pub fn overlap(&self, o: &PointRect) -> f64 {
+        let w = self.right().min(o.right()) - self.x.max(o.x);
+        let h = self.bottom().min(o.bottom()) - self.y.max(o.y);
+        if w > 0.0 && h > 0.0 { w * h } else { 0.0 }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

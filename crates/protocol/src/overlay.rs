@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::geometry::Rect;
+use crate::geometry::{PointRect, Rect};
 
 /// A command from the daemon.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,6 +69,104 @@ pub enum Event {
     },
 }
 
+/// The variable a macOS overlay reads its displays from: AppKit places
+/// windows in points while the engine's monitors are pixels. One display
+/// per `;`, `x,y,w,h@x,y,w,h` (desktop pixels, then global points).
+pub const DISPLAYS_ENV: &str = "DESKHAND_OVERLAY_DISPLAYS";
+
+/// One display: its rectangle in desktop pixels and in points.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DisplayPlacement {
+    /// Desktop pixels, as the engine's monitor.
+    pub pixels: Rect,
+    /// Global display points, as AppKit places windows.
+    pub points: PointRect,
+}
+
+impl DisplayPlacement {
+    /// Pixels per point (1 when the rectangles are degenerate).
+    pub fn scale(&self) -> f64 {
+        if self.points.width > 0.0 && self.pixels.width > 0 {
+            f64::from(self.pixels.width) / self.points.width
+        } else {
+            1.0
+        }
+    }
+
+    /// `r`, in pixels from the display's top left, in points from there.
+    pub fn local_points(&self, r: Rect) -> PointRect {
+        let s = self.scale();
+        PointRect {
+            x: f64::from(r.x) / s,
+            y: f64::from(r.y) / s,
+            width: f64::from(r.width) / s,
+            height: f64::from(r.height) / s,
+        }
+    }
+
+    /// `r`, in pixels from the display's top left, in global points.
+    pub fn global_points(&self, r: Rect) -> PointRect {
+        let local = self.local_points(r);
+        PointRect {
+            x: self.points.x + local.x,
+            y: self.points.y + local.y,
+            ..local
+        }
+    }
+}
+
+/// The value of [`DISPLAYS_ENV`] for `displays`.
+pub fn encode_displays(displays: &[DisplayPlacement]) -> String {
+    displays
+        .iter()
+        .map(|d| {
+            let (px, pt) = (d.pixels, d.points);
+            format!(
+                "{},{},{},{}@{},{},{},{}",
+                px.x, px.y, px.width, px.height, pt.x, pt.y, pt.width, pt.height
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+fn four<T: std::str::FromStr>(text: &str) -> Option<[T; 4]> {
+    let mut parts = text.split(',').map(|n| n.trim().parse::<T>().ok());
+    let out = [
+        parts.next()??,
+        parts.next()??,
+        parts.next()??,
+        parts.next()??,
+    ];
+    parts.next().is_none().then_some(out)
+}
+
+/// The displays in a [`DISPLAYS_ENV`] value; one that does not read is
+/// left out.
+pub fn parse_displays(text: &str) -> Vec<DisplayPlacement> {
+    text.split(';')
+        .filter(|s| !s.trim().is_empty())
+        .filter_map(|one| {
+            let (px, pt) = one.split_once('@')?;
+            let [x, y, w, h] = four::<i64>(px)?;
+            let pixels = Rect::new(
+                i32::try_from(x).ok()?,
+                i32::try_from(y).ok()?,
+                u32::try_from(w).ok()?,
+                u32::try_from(h).ok()?,
+            );
+            let [x, y, width, height] = four::<f64>(pt)?;
+            let points = PointRect {
+                x,
+                y,
+                width,
+                height,
+            };
+            (width > 0.0 && height > 0.0).then_some(DisplayPlacement { pixels, points })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +211,36 @@ mod tests {
                 rects: vec![Rect::new(-5, 0, 6, 9)]
             }
         );
+    }
+
+    #[test]
+    fn the_displays_variable_reads_back_and_a_bad_display_is_left_out() {
+        let retina = DisplayPlacement {
+            pixels: Rect::new(0, 0, 2880, 1800),
+            points: PointRect {
+                x: 0.0,
+                y: 0.0,
+                width: 1440.0,
+                height: 900.0,
+            },
+        };
+        let side = DisplayPlacement {
+            pixels: Rect::new(2880, 0, 1920, 1080),
+            points: PointRect {
+                x: 1440.0,
+                y: 0.0,
+                width: 1920.0,
+                height: 1080.0,
+            },
+        };
+        let text = encode_displays(&[retina, side]);
+        assert_eq!(
+            text,
+            "0,0,2880,1800@0,0,1440,900;2880,0,1920,1080@1440,0,1920,1080"
+        );
+        assert_eq!(parse_displays(&text), vec![retina, side]);
+        assert_eq!(parse_displays("1,2,3@4,5,6,7;x;0,0,1,1@0,0,0,1"), vec![]);
+        assert_eq!(retina.scale(), 2.0);
+        assert_eq!(side.global_points(Rect::new(10, 20, 30, 40)).x, 1450.0);
     }
 }

@@ -1,6 +1,6 @@
 //! What the macOS backend tells the doctor: the displays it read, each
 //! TCC permission as probed (with the System Settings pane to open), and
-//! the capabilities not written yet, said as such.
+//! what each capability needs.
 
 use deskhand_backend::BackendFindings;
 use deskhand_protocol::doctor::{
@@ -46,9 +46,17 @@ fn capture() -> Verdict {
     }
 }
 
+/// The red frame needs the overlay program.
+fn indicator() -> Verdict {
+    if deskhand_backend::overlay_process::find_overlay().is_some() {
+        Verdict::AVAILABLE
+    } else {
+        Verdict::because(Availability::Unavailable, ReasonCode::IndicatorNotFound)
+    }
+}
+
 /// The macOS backend's findings.
 pub fn macos_findings() -> BackendFindings {
-    let not_built = Verdict::because(Availability::Unavailable, ReasonCode::NotBuilt);
     let no_api = Verdict::because(Availability::Unsupported, ReasonCode::NoPlatformApi);
     let read = super::displays::read_layout();
     let displays = match &read {
@@ -69,19 +77,18 @@ pub fn macos_findings() -> BackendFindings {
         backends: vec![BackendEntry::new("macos", true, backend)],
         capabilities: vec![
             CapabilityEntry::new(C::CaptureWindow, capture(), K::Session),
-            CapabilityEntry::new(C::InputTakeover, not_built, K::Takeover),
-            CapabilityEntry::new(C::TakeoverIndicator, not_built, K::Takeover),
+            // Posting events to other apps needs Accessibility.
+            CapabilityEntry::new(C::InputTakeover, granted("accessibility"), K::Takeover),
+            CapabilityEntry::new(C::TakeoverIndicator, indicator(), K::Takeover),
             CapabilityEntry::new(
                 C::TakeoverHandback,
                 granted("input_monitoring"),
                 K::Takeover,
             ),
             CapabilityEntry::new(C::ReadTree, granted("accessibility"), K::Session),
-            // Acts are written, but come with takeover, which needs the
-            // red frame.
-            CapabilityEntry::new(C::ActSemantic, not_built, K::Takeover),
-            CapabilityEntry::new(C::ClipboardRead, not_built, K::Separate),
-            CapabilityEntry::new(C::ClipboardWrite, not_built, K::Session),
+            CapabilityEntry::new(C::ActSemantic, granted("accessibility"), K::Takeover),
+            CapabilityEntry::new(C::ClipboardRead, Verdict::AVAILABLE, K::Separate),
+            CapabilityEntry::new(C::ClipboardWrite, Verdict::AVAILABLE, K::Session),
             CapabilityEntry::new(C::ListNotifications, no_api, K::Session),
             CapabilityEntry::new(C::DismissNotification, no_api, K::Session),
             CapabilityEntry::new(C::InvokeNotificationAction, no_api, K::Session),
@@ -92,7 +99,12 @@ pub fn macos_findings() -> BackendFindings {
             Probe::new(
                 "macos backend",
                 false,
-                "partial and not yet run on a Mac: displays, capture (macOS 14 and later), input, the window list, apps, the hand-back event tap, accessibility (AX) and the permission probes are written; the clipboard and the red frame (so takeover) are not",
+                "written and type-checked, not yet run on a Mac (docs/macos.md has the first-run checklist); the clipboard does not count other apps' fetches, so a paste never restores the old clipboard",
+            ),
+            Probe::new(
+                "capture exclusion",
+                true,
+                "the red frame's windows are left out of ScreenCaptureKit's captures by the content filter, and ask other apps' captures to leave them out (NSWindowSharingNone, which recent macOS versions may ignore)",
             ),
         ],
     }

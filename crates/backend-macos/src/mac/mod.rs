@@ -5,8 +5,10 @@
 mod apps;
 mod ax;
 mod capture;
+mod clipboard;
 mod displays;
 pub mod doctor;
+mod indicator;
 mod input;
 mod permissions;
 pub(crate) mod process;
@@ -15,7 +17,8 @@ mod window_list;
 
 use std::sync::{Arc, Mutex};
 
-use deskhand_backend::{Backend, BackendError, KillSwitchHotkey};
+use deskhand_backend::overlay_process::find_overlay;
+use deskhand_backend::{Backend, BackendError, Clipboard, Indicator, KillSwitchHotkey};
 
 use crate::layout::Layout;
 use crate::{MacError, MacOptions};
@@ -62,6 +65,23 @@ fn capture(layout: &SharedLayout) -> Option<Box<dyn deskhand_backend::Capture>> 
     }
 }
 
+/// The red frame through `deskhand-overlay`, when it is found (next to
+/// deskhand, on `PATH`, or `$DESKHAND_OVERLAY`); without it, no takeover.
+fn indicator(layout: &SharedLayout) -> Option<Box<dyn Indicator>> {
+    match find_overlay() {
+        Some(program) => Some(Box::new(indicator::MacIndicator::new(
+            &program,
+            layout.clone(),
+        ))),
+        None => {
+            tracing::warn!(
+                "deskhand-overlay not found (next to deskhand, on PATH, or $DESKHAND_OVERLAY): takeover is unavailable"
+            );
+            None
+        }
+    }
+}
+
 pub(crate) fn open(options: &MacOptions) -> Result<Backend, MacError> {
     let kill = match &options.kill_switch {
         Some(hotkey) => hotkey.clone(),
@@ -88,9 +108,7 @@ pub(crate) fn open(options: &MacOptions) -> Result<Backend, MacError> {
         call: "CGEventSourceCreate",
         message: e.to_string(),
     })?;
-    tracing::warn!(
-        "the macOS backend is partial: no clipboard or red frame yet, so no takeover (see the doctor)"
-    );
+    tracing::warn!("the macOS backend has not run on a Mac yet: see docs/macos.md");
     Ok(Backend {
         name: "macos",
         policy: &crate::MACOS,
@@ -100,8 +118,8 @@ pub(crate) fn open(options: &MacOptions) -> Result<Backend, MacError> {
         windows: Some(Box::new(window_list::MacWindows::new(layout.clone()))),
         apps: Some(Box::new(apps::MacApps)),
         permissions: Some(Box::new(permissions::MacPermissions)),
-        clipboard: None,
-        indicator: None,
+        clipboard: Some(Arc::new(clipboard::MacClipboard::default()) as Arc<dyn Clipboard>),
+        indicator: indicator(&layout),
         watcher: Some(Box::new(watcher::TapWatcher::new(kill, layout.clone()))),
         accessibility: Some(std::sync::Arc::new(ax::MacAccessibility::new(layout))),
     })

@@ -70,6 +70,16 @@ impl TapState {
                 CGEventField::EventSourceUnixProcessID,
             ),
         };
+        if event_type == kind::LEFT_MOUSE_DOWN {
+            // The Continue rule counts on a real click naming no posting
+            // process: the first run on a Mac checks it here.
+            tracing::debug!(
+                source_state = fields.source_state,
+                source_pid = fields.source_pid,
+                tagged = fields.user_data == crate::events::TAG,
+                "left mouse down seen by the event tap"
+            );
+        }
         let flags = CGEvent::flags(Some(event)).0;
         let modifier_down =
             event_type == kind::FLAGS_CHANGED && modifier_pressed(self.flags.replace(flags), flags);

@@ -86,6 +86,17 @@ fn on_screen() -> Result<Vec<WindowInfo>, BackendError> {
         .collect())
 }
 
+/// What the list says of window `id` alone, on screen or not; `None`
+/// when it is gone (the frame check reads the overlay's windows so).
+pub(crate) fn one(id: u32) -> Option<WindowInfo> {
+    let list = CGWindowListCopyWindowInfo(CGWindowListOption::OptionIncludingWindow, id)?;
+    // SAFETY: documented as an array of dictionaries with string keys.
+    let list: CFRetained<CFArray<CFDictionary<CFString, CFType>>> =
+        unsafe { CFRetained::cast_unchecked(list) };
+    let info = list.iter().next()?;
+    WindowInfo::from_dict(&dict_of(&info)).filter(|w| w.number == id)
+}
+
 /// The running app of process `pid`.
 fn app(pid: u32) -> Option<objc2::rc::Retained<NSRunningApplication>> {
     NSRunningApplication::runningApplicationWithProcessIdentifier(i32::try_from(pid).ok()?)
