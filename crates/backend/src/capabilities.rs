@@ -450,8 +450,17 @@ pub enum WatchedInput {
         /// Sent through the synthetic-input device.
         synthetic: bool,
     },
-    /// A button went down.
+    /// The primary (left) button went down: the press a click on
+    /// Continue is made of.
     ButtonPress {
+        /// Sent through the synthetic-input device.
+        synthetic: bool,
+    },
+    /// Another button went down (right, middle, a wheel notch): it hands
+    /// control back as any press does, and never counts as the press of a
+    /// click on Continue (a person scrolling must not vouch for a
+    /// program's click).
+    OtherButtonPress {
         /// Sent through the synthetic-input device.
         synthetic: bool,
     },

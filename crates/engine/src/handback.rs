@@ -238,6 +238,7 @@ impl HandBack {
                 }
                 synthetic && self.consume(true)
             }
+            WatchedInput::OtherButtonPress { synthetic } => synthetic && self.consume(true),
             _ => false,
         };
         if !self.is_armed() {
@@ -256,8 +257,12 @@ impl HandBack {
                 }
             }
             WatchedInput::KeyPress { .. } if !ours => self.trip(PausedReason::KeyPressed),
-            WatchedInput::ButtonPress { .. } if !ours => self.trip(PausedReason::ButtonPressed),
-            WatchedInput::KeyPress { .. } | WatchedInput::ButtonPress { .. } => {}
+            WatchedInput::ButtonPress { .. } | WatchedInput::OtherButtonPress { .. } if !ours => {
+                self.trip(PausedReason::ButtonPressed)
+            }
+            WatchedInput::KeyPress { .. }
+            | WatchedInput::ButtonPress { .. }
+            | WatchedInput::OtherButtonPress { .. } => {}
             // Motion alone proves nothing (a nudge of a pixel); the
             // position check decides. The kill switch is the engine's.
             WatchedInput::Motion { .. } | WatchedInput::KillSwitch | WatchedInput::WatcherLost => {}
@@ -455,6 +460,9 @@ mod tests {
         // Another program's click right after the person's: its press is
         // the one that counts.
         hb.observe(WatchedInput::ButtonPress { synthetic: true });
+        assert_eq!(hb.last_press_by_device(Instant::now(), within), Some(false));
+        // The person scrolling (or a right click) vouches for no click.
+        hb.observe(WatchedInput::OtherButtonPress { synthetic: false });
         assert_eq!(hb.last_press_by_device(Instant::now(), within), Some(false));
     }
 

@@ -12,14 +12,14 @@ use deskhand_backend::{BackendError, Button, Input, Key, Point, ScrollDirection,
 use objc2_core_foundation::{CFRetained, CGPoint};
 use objc2_core_graphics::{
     CGEvent, CGEventField, CGEventFlags, CGEventSource, CGEventSourceStateID, CGEventTapLocation,
-    CGEventType, CGMouseButton, CGScrollEventUnit,
+    CGEventType, CGMouseButton, CGPreflightPostEventAccess, CGScrollEventUnit,
 };
 
 use super::displays::pointer_points;
 use super::{SharedLayout, failed};
 use crate::clicks::{Clicks, DEFAULT_INTERVAL};
 use crate::events::TAG;
-use crate::keys::{Held, Typed, typed, virtual_key};
+use crate::keys::{Held, MacKey, Typed, typed, virtual_key};
 
 /// deskhand's private event source. CoreFoundation objects may be
 /// retained and released on any thread, and the source is only used
@@ -36,6 +36,9 @@ pub(crate) struct MacInput {
     held: Held,
     buttons: HashSet<u32>,
     clicks: Clicks,
+    /// Where deskhand last moved the pointer (points): a click goes there,
+    /// since a posted move may not have reached the pointer yet.
+    last: Option<CGPoint>,
 }
 
 /// The `CGMouseButton` of `b`: Back and Forward are buttons 3 and 4.
@@ -67,18 +70,29 @@ impl MacInput {
             .ok_or_else(|| failed("CGEventSourceCreate", "no source"))?;
         // Every event made from the source carries the tag.
         CGEventSource::set_user_data(Some(&source), TAG);
+        // The person's own input right after one of deskhand's events is
+        // not held back (the default suppresses it for 0.25 s): hand-back
+        // sees it at once.
+        CGEventSource::set_local_events_suppression_interval(Some(&source), 0.0);
         Ok(Self {
             source: Source(source),
             layout,
             held: Held::default(),
             buttons: HashSet::new(),
             clicks: Clicks::new(DEFAULT_INTERVAL),
+            last: None,
         })
     }
 
     /// Tags `event` (again: the source's user data should already be
-    /// there) and posts it at the HID tap.
+    /// there) and posts it at the HID tap. Without the Accessibility
+    /// permission macOS drops posted events silently: refused here instead.
     fn post(&self, event: Option<CFRetained<CGEvent>>, call: &str) -> Result<(), BackendError> {
+        if !CGPreflightPostEventAccess() {
+            return Err(BackendError::Unsupported(
+                "macOS drops deskhand's input without the Accessibility permission: allow deskhand in System Settings > Privacy & Security > Accessibility".into(),
+            ));
+        }
         let event = event.ok_or_else(|| failed(call, "no event"))?;
         CGEvent::set_integer_value_field(Some(&event), CGEventField::EventSourceUserData, TAG);
         CGEvent::post(CGEventTapLocation::HIDEventTap, Some(&event));
@@ -132,6 +146,39 @@ impl MacInput {
         self.post(event, "CGEventCreateKeyboardEvent")
     }
 
+    /// The key that types `c` on the keyboard layout in use (with Shift
+    /// when only that way), found by asking CoreGraphics what each key code
+    /// types now: a chord's letter goes by the person's layout, not the US
+    /// one (on AZERTY the US position of A is Q, and command-A would quit).
+    fn layout_key(&self, c: char) -> Option<MacKey> {
+        let shifted = [false, true];
+        (0u16..0x80).find_map(|code| {
+            shifted
+                .iter()
+                .find(|&&shift| self.types(code, shift) == Some(c))
+                .map(|&shift| MacKey { code, shift })
+        })
+    }
+
+    /// The one character key `code` types now, with Shift or not.
+    fn types(&self, code: u16, shift: bool) -> Option<char> {
+        let event = CGEvent::new_keyboard_event(Some(&self.source.0), code, true)?;
+        let flags = if shift { crate::keys::flag::SHIFT } else { 0 };
+        CGEvent::set_flags(Some(&event), CGEventFlags(flags));
+        let mut units = [0u16; 4];
+        let mut len = 0;
+        // SAFETY: `units` holds the 4 units asked for at most, and `len`
+        // receives how many were written.
+        unsafe {
+            CGEvent::keyboard_get_unicode_string(Some(&event), 4, &mut len, units.as_mut_ptr());
+        }
+        let mut chars = char::decode_utf16(units.iter().take(len as usize).copied());
+        match (chars.next(), chars.next()) {
+            (Some(Ok(ch)), None) => Some(ch),
+            _ => None,
+        }
+    }
+
     fn type_char(&self, c: char) -> Result<(), BackendError> {
         match typed(c) {
             Typed::Key(code) => {
@@ -155,11 +202,16 @@ impl Input for MacInput {
             .ok_or_else(|| BackendError::InvalidTarget(format!("{to:?} is on no display")))?;
         let (kind, button) = self.move_kind();
         let event = self.mouse(kind, CGPoint { x, y }, button);
-        self.post(event, "CGEventCreateMouseEvent")
+        self.post(event, "CGEventCreateMouseEvent")?;
+        self.last = Some(CGPoint { x, y });
+        Ok(())
     }
 
     fn button(&mut self, button: Button, press: bool) -> Result<(), BackendError> {
-        let (x, y) = pointer_points()?;
+        let (x, y) = match self.last {
+            Some(p) => (p.x, p.y),
+            None => pointer_points()?,
+        };
         let at = self
             .layout
             .current()?
@@ -185,7 +237,11 @@ impl Input for MacInput {
     }
 
     fn key(&mut self, key: Key, press: bool) -> Result<(), BackendError> {
-        let Some(k) = virtual_key(key) else {
+        let found = match key {
+            Key::Char(c) => self.layout_key(c).or_else(|| virtual_key(key)),
+            _ => virtual_key(key),
+        };
+        let Some(k) = found else {
             return match key {
                 // A character with no key of its own: its string, on a
                 // key event of no particular key.
@@ -229,6 +285,10 @@ impl Input for MacInput {
                 horizontal,
                 0,
             );
+            // Held modifiers apply (shift-scroll, command-scroll).
+            if let Some(e) = &event {
+                CGEvent::set_flags(Some(e), CGEventFlags(self.held.flags()));
+            }
             self.post(event, "CGEventCreateScrollWheelEvent2")?;
         }
         Ok(())

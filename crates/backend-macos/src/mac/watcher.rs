@@ -122,7 +122,14 @@ unsafe extern "C-unwind" fn on_event(
     // as its run loop runs, which is the only time this is called.
     let state = unsafe { &*state.cast::<TapState>() };
     // SAFETY: the event is valid for the duration of the callback.
-    state.seen(event_type.0, unsafe { event.as_ref() });
+    let event_ref = unsafe { event.as_ref() };
+    // A panic must not unwind through CoreGraphics' frames.
+    let seen = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        state.seen(event_type.0, event_ref);
+    }));
+    if seen.is_err() {
+        tracing::error!("the event tap's handler panicked; the event passes on");
+    }
     event.as_ptr()
 }
 

@@ -178,10 +178,16 @@ impl MacWindows {
 }
 
 /// Activates the app of process `pid`, which brings its front window
-/// forward (a Mac cannot focus a window without raising it).
+/// forward (a Mac cannot focus a window without raising it). With no
+/// options macOS activates an app only when none is active, so deskhand,
+/// a background process, asks to ignore the other apps (before macOS 14;
+/// from 14 on activation is cooperative and the flag is ignored).
 fn activate(pid: u32) -> Result<(), BackendError> {
     let app = app(pid).ok_or_else(|| BackendError::Stale(format!("process {pid} is gone")))?;
-    if app.activateWithOptions(NSApplicationActivationOptions::empty()) {
+    #[allow(deprecated)]
+    let options = NSApplicationActivationOptions::ActivateIgnoringOtherApps
+        | NSApplicationActivationOptions::ActivateAllWindows;
+    if app.activateWithOptions(options) {
         Ok(())
     } else {
         Err(failed(

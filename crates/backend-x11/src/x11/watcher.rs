@@ -252,9 +252,15 @@ impl X11Watcher {
                 Event::XinputRawKeyPress(e) => sink(WatchedInput::KeyPress {
                     synthetic: synthetic(e.sourceid)?,
                 }),
-                Event::XinputRawButtonPress(e) => sink(WatchedInput::ButtonPress {
-                    synthetic: synthetic(e.sourceid)?,
-                }),
+                Event::XinputRawButtonPress(e) => {
+                    let synthetic = synthetic(e.sourceid)?;
+                    // Button 1 is the primary; 2 and 3 the others, 4 to 7 the wheel.
+                    sink(if e.detail == 1 {
+                        WatchedInput::ButtonPress { synthetic }
+                    } else {
+                        WatchedInput::OtherButtonPress { synthetic }
+                    })
+                }
                 Event::XinputRawMotion(e) => {
                     let synthetic = synthetic(e.sourceid)?;
                     moved |= !synthetic;
