@@ -146,12 +146,12 @@ pub fn classify(event: u32, fields: EventFields, modifier_down: bool) -> Seen {
         MOUSE_MOVED | LEFT_MOUSE_DRAGGED | RIGHT_MOUSE_DRAGGED | OTHER_MOUSE_DRAGGED => {
             Seen::Input(WatchedInput::Motion { synthetic })
         }
-        LEFT_MOUSE_DOWN => Seen::Input(WatchedInput::ButtonPress { synthetic }),
-        // A wheel turn is a press of another button, as on X11 (4 to 7):
-        // it hands back but never vouches for a click on Continue.
-        RIGHT_MOUSE_DOWN | OTHER_MOUSE_DOWN | SCROLL_WHEEL => {
-            Seen::Input(WatchedInput::OtherButtonPress { synthetic })
+        LEFT_MOUSE_DOWN | RIGHT_MOUSE_DOWN | OTHER_MOUSE_DOWN => {
+            Seen::Input(WatchedInput::ButtonPress { synthetic })
         }
+        // A wheel turn, as X11's buttons 4 to 7: it hands back but never
+        // vouches for a click on Continue.
+        SCROLL_WHEEL => Seen::Input(WatchedInput::WheelTurn { synthetic }),
         KEY_DOWN => Seen::Input(WatchedInput::KeyPress { synthetic }),
         FLAGS_CHANGED if modifier_down => Seen::Input(WatchedInput::KeyPress { synthetic }),
         _ => Seen::Ignore,
@@ -219,7 +219,7 @@ mod tests {
         );
         assert_eq!(
             classify(kind::SCROLL_WHEEL, OTHER, false),
-            Seen::Input(WatchedInput::OtherButtonPress { synthetic: true })
+            Seen::Input(WatchedInput::WheelTurn { synthetic: true })
         );
         assert_eq!(
             classify(kind::LEFT_MOUSE_DRAGGED, PERSON, false),
@@ -258,14 +258,12 @@ mod tests {
         assert!(!may_continue(kind::LEFT_MOUSE_DOWN, OURS));
         assert!(!may_continue(kind::LEFT_MOUSE_DOWN, OTHER));
         assert!(!may_continue(kind::RIGHT_MOUSE_DOWN, PERSON));
-        // The person's scroll or right click hands back but vouches for no
-        // click on Continue.
-        for other in [kind::SCROLL_WHEEL, kind::RIGHT_MOUSE_DOWN] {
-            assert_eq!(
-                classify(other, PERSON, false),
-                Seen::Input(WatchedInput::OtherButtonPress { synthetic: false })
-            );
-        }
+        // The person's scroll hands back but vouches for no click on
+        // Continue.
+        assert_eq!(
+            classify(kind::SCROLL_WHEEL, PERSON, false),
+            Seen::Input(WatchedInput::WheelTurn { synthetic: false })
+        );
         // A program posting from a source of the HID state: its press
         // hands back (as synthetic, not in deskhand's log), but it cannot
         // click Continue, which takes only a press the engine saw as not

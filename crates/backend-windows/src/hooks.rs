@@ -49,13 +49,12 @@ pub fn mouse(msg: u32, flags: u32, extra: usize) -> Option<WatchedInput> {
     let synthetic = synthetic(flags, MOUSE_INJECTED, extra);
     match msg {
         message::MOUSEMOVE => Some(WatchedInput::Motion { synthetic }),
-        message::LBUTTONDOWN => Some(WatchedInput::ButtonPress { synthetic }),
-        // A wheel notch is a press of another button, as on X11 (4 to 7).
-        message::RBUTTONDOWN
+        message::LBUTTONDOWN
+        | message::RBUTTONDOWN
         | message::MBUTTONDOWN
-        | message::XBUTTONDOWN
-        | message::MOUSEWHEEL
-        | message::MOUSEHWHEEL => Some(WatchedInput::OtherButtonPress { synthetic }),
+        | message::XBUTTONDOWN => Some(WatchedInput::ButtonPress { synthetic }),
+        // A wheel notch, as X11's buttons 4 to 7.
+        message::MOUSEWHEEL | message::MOUSEHWHEEL => Some(WatchedInput::WheelTurn { synthetic }),
         _ => None,
     }
 }
@@ -88,13 +87,11 @@ mod tests {
             mouse(message::LBUTTONDOWN, 0, 0),
             Some(WatchedInput::ButtonPress { synthetic: false })
         );
-        // Only the left button's press can be a click on Continue.
-        for other in [message::RBUTTONDOWN, message::MOUSEWHEEL] {
-            assert_eq!(
-                mouse(other, 0, 0),
-                Some(WatchedInput::OtherButtonPress { synthetic: false })
-            );
-        }
+        // A wheel notch hands back but never vouches for Continue.
+        assert_eq!(
+            mouse(message::MOUSEWHEEL, 0, 0),
+            Some(WatchedInput::WheelTurn { synthetic: false })
+        );
         assert_eq!(
             key(message::KEYDOWN, 0, 0),
             Some(WatchedInput::KeyPress { synthetic: false })
@@ -147,7 +144,7 @@ mod tests {
         assert_eq!(key(0x0101, 0, 0), None, "WM_KEYUP");
         assert_eq!(
             mouse(message::MOUSEHWHEEL, 0, 0),
-            Some(WatchedInput::OtherButtonPress { synthetic: false })
+            Some(WatchedInput::WheelTurn { synthetic: false })
         );
         assert_eq!(
             mouse(message::MOUSEMOVE, MOUSE_INJECTED, 0),

@@ -450,17 +450,16 @@ pub enum WatchedInput {
         /// Sent through the synthetic-input device.
         synthetic: bool,
     },
-    /// The primary (left) button went down: the press a click on
-    /// Continue is made of.
+    /// A button went down.
     ButtonPress {
         /// Sent through the synthetic-input device.
         synthetic: bool,
     },
-    /// Another button went down (right, middle, a wheel notch): it hands
-    /// control back as any press does, and never counts as the press of a
-    /// click on Continue (a person scrolling must not vouch for a
-    /// program's click).
-    OtherButtonPress {
+    /// A wheel notch (X11's buttons 4 to 7): it hands control back as a
+    /// press does, and never counts as the press of a click on Continue
+    /// (a person scrolling, a steady stream of device events, must not
+    /// vouch for a program's click).
+    WheelTurn {
         /// Sent through the synthetic-input device.
         synthetic: bool,
     },

@@ -238,7 +238,7 @@ impl HandBack {
                 }
                 synthetic && self.consume(true)
             }
-            WatchedInput::OtherButtonPress { synthetic } => synthetic && self.consume(true),
+            WatchedInput::WheelTurn { synthetic } => synthetic && self.consume(true),
             _ => false,
         };
         if !self.is_armed() {
@@ -257,12 +257,12 @@ impl HandBack {
                 }
             }
             WatchedInput::KeyPress { .. } if !ours => self.trip(PausedReason::KeyPressed),
-            WatchedInput::ButtonPress { .. } | WatchedInput::OtherButtonPress { .. } if !ours => {
+            WatchedInput::ButtonPress { .. } | WatchedInput::WheelTurn { .. } if !ours => {
                 self.trip(PausedReason::ButtonPressed)
             }
             WatchedInput::KeyPress { .. }
             | WatchedInput::ButtonPress { .. }
-            | WatchedInput::OtherButtonPress { .. } => {}
+            | WatchedInput::WheelTurn { .. } => {}
             // Motion alone proves nothing (a nudge of a pixel); the
             // position check decides. The kill switch is the engine's.
             WatchedInput::Motion { .. } | WatchedInput::KillSwitch | WatchedInput::WatcherLost => {}
@@ -461,8 +461,8 @@ mod tests {
         // the one that counts.
         hb.observe(WatchedInput::ButtonPress { synthetic: true });
         assert_eq!(hb.last_press_by_device(Instant::now(), within), Some(false));
-        // The person scrolling (or a right click) vouches for no click.
-        hb.observe(WatchedInput::OtherButtonPress { synthetic: false });
+        // The person scrolling vouches for no click.
+        hb.observe(WatchedInput::WheelTurn { synthetic: false });
         assert_eq!(hb.last_press_by_device(Instant::now(), within), Some(false));
     }
 

@@ -254,11 +254,11 @@ impl X11Watcher {
                 }),
                 Event::XinputRawButtonPress(e) => {
                     let synthetic = synthetic(e.sourceid)?;
-                    // Button 1 is the primary; 2 and 3 the others, 4 to 7 the wheel.
-                    sink(if e.detail == 1 {
-                        WatchedInput::ButtonPress { synthetic }
+                    // Buttons 4 to 7 are the wheel's notches.
+                    sink(if (4..=7).contains(&e.detail) {
+                        WatchedInput::WheelTurn { synthetic }
                     } else {
-                        WatchedInput::OtherButtonPress { synthetic }
+                        WatchedInput::ButtonPress { synthetic }
                     })
                 }
                 Event::XinputRawMotion(e) => {
