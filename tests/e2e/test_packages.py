@@ -49,9 +49,15 @@ def dpkg(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["dpkg", *args], capture_output=True, text=True, timeout=300)
 
 
+def is_installed() -> bool:
+    """deskhand is installed (not merely remembered: a package with a
+    postrm stays in the `config-files` state after `dpkg -r`)."""
+    return "Status: install ok installed" in dpkg("-s", "deskhand").stdout
+
+
 def test_the_deb_installs_runs_and_removes_cleanly(packages, tmp_path):
     deb, _ = packages
-    assert dpkg("-s", "deskhand").returncode != 0, "deskhand was already installed"
+    assert not is_installed(), "deskhand was already installed"
     listing = subprocess.run(["dpkg-deb", "-c", str(deb)], capture_output=True, text=True,
                              check=True).stdout
     contents = {"/" + line.split()[-1].removeprefix("./") for line in listing.splitlines()}
@@ -71,9 +77,13 @@ def test_the_deb_installs_runs_and_removes_cleanly(packages, tmp_path):
     finally:
         removed = dpkg("-r", "deskhand")
     assert removed.returncode == 0, removed.stderr
-    assert dpkg("-s", "deskhand").returncode != 0 or "deinstall" in dpkg("-s", "deskhand").stdout
+    assert not is_installed()
     for path in [*INSTALLED, *files, EXTENSION]:
         assert not os.path.lexists(path), f"{path} left behind by dpkg -r"
+    # Purged, dpkg forgets it too (its postrm runs once more, for purge).
+    purged = dpkg("-P", "deskhand")
+    assert purged.returncode == 0, purged.stderr
+    assert dpkg("-s", "deskhand").returncode != 0
 
 
 def the_extension_is_linked_for_this_gnome_shell() -> None:
