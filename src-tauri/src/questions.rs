@@ -85,6 +85,10 @@ pub struct Questions {
     engine: Arc<Engine>,
     chord: Box<dyn Fn() -> String + Send + Sync>,
     open: Mutex<HashMap<String, Open>>,
+    /// Held while a click is judged and applied, so clicks count in the
+    /// order they were made: Allow right after a box waits for the box
+    /// (whose judging waits for the watcher's report of the press).
+    turn: tokio::sync::Mutex<()>,
 }
 
 fn label_of(id: &str) -> String {
@@ -225,6 +229,7 @@ impl Questions {
             engine,
             chord,
             open: Mutex::new(HashMap::new()),
+            turn: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -356,7 +361,9 @@ async fn on_real_click(
     id: &str,
     change: impl FnOnce(&mut Open),
 ) -> Result<View, AskError> {
+    let _turn = questions.turn.lock().await;
     let real = questions.engine.person_clicked().await;
+    tracing::debug!(question = id, real, "a click on the dialog");
     let mut open = questions.open();
     let o = open.get_mut(id).ok_or(AskError::Over)?;
     if !real {
@@ -406,6 +413,7 @@ pub async fn allow<R: Runtime>(
     app: AppHandle<R>,
     questions: tauri::State<'_, Arc<Questions>>,
 ) -> Result<View, AskError> {
+    let _turn = questions.turn.lock().await;
     if !questions.engine.person_clicked().await {
         return questions.view(&id, Some(NOT_A_MOUSE));
     }

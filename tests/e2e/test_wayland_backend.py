@@ -500,6 +500,15 @@ def test_a_second_start_reuses_the_screencast_grant_and_denials_and_stops_are_sa
     time.sleep(0.2)
 
 
+def dialog_words(gnome: GnomeDesktop) -> str | None:
+    """The consent dialog's words, as a screen reader reads them, once its
+    page has them."""
+    done = subprocess.run([SYSTEM_PYTHON, str(REPO / "tests/fixtures/window_text.py"),
+                           "deskhand: your answer"], env=gnome.env(), capture_output=True,
+                          text=True, timeout=60)
+    return done.stdout if done.returncode == 0 and "To stop it" in done.stdout else None
+
+
 def test_the_tray_app_asks_the_person_in_a_wayland_dialog(gnome, served):
     """The tray app in the GNOME session (no tray host there: its window
     stands in): an agent's takeover opens the consent dialog as a Wayland
@@ -521,6 +530,11 @@ def test_the_tray_app_asks_the_person_in_a_wayland_dialog(gnome, served):
         assert answered.get("dialog") == "Remote desktop", answered
         c = app.client(takeover=False, hello_ack={"client": "wayland dialog agent"})
         mid = c.send("TAKEOVER_REQUEST", {"on": True})
+        placed(gnome, "deskhand: your answer")
+        # A click before the page has loaded does nothing, and the window
+        # may still be placed and sized: wait until a screen reader reads
+        # its words, then take where it is.
+        poll(lambda: dialog_words(gnome), timeout=30, what="the consent page's words")
         dialog = placed(gnome, "deskhand: your answer")["rect"]
         # GTK draws its title bar inside the window: the page is below it.
         top = dialog["y"] + dialog["height"] - 520

@@ -104,6 +104,11 @@ class GnomePerson(Person):
             self._do("keysym", keysym=keysym(c), press=False)
 
     def real_click(self, x: int, y: int, button: int = 1) -> None:
+        # As a hand does: onto the place, a moment, then the click (on a
+        # busy machine a press that comes with the pointer's first arrival
+        # may reach a WebKit page before it knows the pointer is there).
+        self.move(x, y)
+        time.sleep(0.25)
         self.click(x, y, button)
 
     def stop_sharing(self, x: int, y: int) -> None:
@@ -126,6 +131,16 @@ class GnomePerson(Person):
         if self._proc.poll() is None:
             self._proc.stdin.close()
             self._proc.wait(10)
+
+
+def x11_sockets_dir() -> None:
+    """/tmp/.X11-unix as a booted system has it (systemd-tmpfiles: 1777):
+    mutter refuses to start when it is missing or not writable, as on a
+    fresh machine where no X server ran yet."""
+    sockets = Path("/tmp/.X11-unix")
+    sockets.mkdir(exist_ok=True)
+    if sockets.stat().st_uid == os.getuid():
+        sockets.chmod(0o1777)
 
 
 class GnomeDesktop(Desktop):
@@ -165,6 +180,7 @@ class GnomeDesktop(Desktop):
         self.gsettings("org.gnome.shell", "enabled-extensions", f"['{EXTENSION}', '{PROBE}']")
         self.gsettings("org.gnome.shell", "welcome-dialog-last-shown-version", "'999'")
         self._start_keyring()
+        x11_sockets_dir()
         self._spawn("pipewire")
         self._spawn("wireplumber")
         w, h = self.size
