@@ -4,11 +4,12 @@
 //! carries no tag came from the person or from another program: the HID
 //! system's own state (`EventSourceStateID` 1) marks hardware, anything
 //! else was posted by some program. Any untagged press hands control
-//! back; only a hardware click may click Continue. A program can post
-//! from a source of the HID state too, so Continue also asks that the
-//! event name no posting process (`EventSourceUnixProcessID` 0): where
-//! in doubt, hand-back errs towards the person and Continue towards
-//! refusing.
+//! back; the engine lets a click on Continue through only when the last
+//! button press (any button, never the wheel) was reported as not
+//! synthetic. A program can post from a source of the HID state too, so
+//! a press counts as the device's only when it also names no posting
+//! process (`EventSourceUnixProcessID` 0): where in doubt, hand-back errs
+//! towards the person and Continue towards refusing.
 
 use deskhand_backend::WatchedInput;
 
@@ -158,13 +159,6 @@ pub fn classify(event: u32, fields: EventFields, modifier_down: bool) -> Seen {
     }
 }
 
-/// Whether a left click with `fields` may click Continue: only one from
-/// the hardware that no process posted, never one a program posted
-/// (deskhand's included), whatever source state it claims.
-pub fn may_continue(event: u32, fields: EventFields) -> bool {
-    event == kind::LEFT_MOUSE_DOWN && from_device(fields)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,11 +247,13 @@ mod tests {
     }
 
     #[test]
-    fn only_a_hardware_left_click_may_click_continue() {
-        assert!(may_continue(kind::LEFT_MOUSE_DOWN, PERSON));
-        assert!(!may_continue(kind::LEFT_MOUSE_DOWN, OURS));
-        assert!(!may_continue(kind::LEFT_MOUSE_DOWN, OTHER));
-        assert!(!may_continue(kind::RIGHT_MOUSE_DOWN, PERSON));
+    fn only_a_device_s_press_is_reported_as_not_synthetic() {
+        assert!(from_device(PERSON));
+        assert!(!from_device(OURS) && !from_device(OTHER));
+        assert_eq!(
+            classify(kind::RIGHT_MOUSE_DOWN, PERSON, false),
+            Seen::Input(WatchedInput::ButtonPress { synthetic: false })
+        );
         // The person's scroll hands back but vouches for no click on
         // Continue.
         assert_eq!(
@@ -276,8 +272,7 @@ mod tests {
             classify(kind::LEFT_MOUSE_DOWN, posing, false),
             Seen::Input(WatchedInput::ButtonPress { synthetic: true })
         );
-        assert!(from_device(PERSON) && !from_device(posing));
-        assert!(!may_continue(kind::LEFT_MOUSE_DOWN, posing));
+        assert!(!from_device(posing));
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! (`/Applications/Safari.app`), opened with `NSWorkspace`, never through
 //! a shell. A script (`.command`, `.sh`, `.scpt`, …), a program inside a
 //! bundle or any other file is refused here; Terminal, iTerm, the
-//! shells, `osascript` and the interpreters are refused by the engine from
-//! the names [`aliases`] gives (see [`crate::policy`]).
+//! shells, `osascript`, AppleScript applets and the interpreters are
+//! refused by the engine from the names [`aliases`] gives (see
+//! [`crate::policy`]).
 
 use deskhand_backend::{AppEntry, EntryArgs, LaunchTarget};
 
@@ -166,6 +167,9 @@ pub fn aliases(
 /// Whether an app at `path` is one the person's account could have
 /// written: inside their home directory (`~/Applications`, Downloads).
 /// Such an app is named, never made launchable, as on the other OSes.
+/// (Not "any bundle the account may write": an admin account may write
+/// `/Applications` and owns every app it dragged there, so that rule
+/// would leave nearly nothing launchable.)
 pub fn in_home(path: &str, home: &str) -> bool {
     let home = home.trim_end_matches('/');
     !home.is_empty()
@@ -355,5 +359,22 @@ mod tests {
         assert!(!in_home("/Applications/X.app", ""));
         let e = entry("com.apple.TextEdit", false);
         assert_eq!((e.args, e.terminal), (EntryArgs::Many, false));
+    }
+
+    #[test]
+    fn applescript_applets_are_known_as_command_runners() {
+        // A saved AppleScript or JXA app runs its script through the
+        // `applet` (or `droplet`) executable, whatever the bundle is called.
+        for exe in ["applet", "droplet"] {
+            let names = aliases(
+                "/Users/me/Applications/Tidy Up.app",
+                Some("com.apple.ScriptEditor.id.Tidy-Up"),
+                Some(&format!(
+                    "/Users/me/Applications/Tidy Up.app/Contents/MacOS/{exe}"
+                )),
+            );
+            assert!(names.contains(&exe.to_owned()), "{names:?}");
+            assert!(runs_commands(&names), "{exe}");
+        }
     }
 }

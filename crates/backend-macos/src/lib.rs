@@ -11,11 +11,12 @@
 //! captures).
 //!
 //! The decisions (which event is whose, key codes, click counts, which
-//! windows count, points and pixels, AX roles, the launch rules, concealed
-//! pasteboard types, the permissions' panes) are plain functions in the
-//! modules compiled on every OS, so Linux runs their tests; the calls into
-//! macOS are in `mac/`, compiled on macOS only. Nothing here has run on a
-//! Mac yet: it is type-checked for both Apple targets.
+//! windows count, points and pixels, AX roles, the launch rules, the app
+//! list's names, concealed pasteboard types, the permissions' panes) are
+//! plain functions in the modules compiled on every OS, so Linux runs
+//! their tests; the calls into macOS are in `mac/`, compiled on macOS
+//! only. Nothing here has run on a Mac yet: it is type-checked for both
+//! Apple targets.
 
 pub mod ax;
 pub mod clicks;
@@ -27,6 +28,7 @@ pub mod overlay;
 pub mod pasteboard;
 pub mod pixels;
 pub mod policy;
+pub mod processes;
 pub mod tcc;
 pub mod window_list;
 

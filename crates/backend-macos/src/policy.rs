@@ -126,6 +126,11 @@ const COMMAND_RUNNERS: &[&str] = &[
     "automator",
     "com.apple.automator",
     "automator application stub",
+    // the executable of every AppleScript/JXA app Script Editor saves
+    // (an applet, or a droplet that takes dropped files): it runs the
+    // bundle's script, whatever the bundle is called
+    "applet",
+    "droplet",
     "shortcuts",
     "com.apple.shortcuts",
     // command wrappers and openers
@@ -170,7 +175,17 @@ mod tests {
 
     #[test]
     fn the_issue_s_programs_are_refused() {
-        for name in ["osascript", "sh", "bash", "zsh", "python", "perl", "open"] {
+        for name in [
+            "osascript",
+            "sh",
+            "bash",
+            "zsh",
+            "python",
+            "perl",
+            "open",
+            "applet",
+            "droplet",
+        ] {
             assert!(MACOS.launch.command_runners.contains(&name), "{name}");
         }
         for name in [

@@ -73,6 +73,12 @@ pub fn advice(p: &Tcc) -> String {
     )
 }
 
+/// Why a call that needs permission `p` was not made: checked first so
+/// that the call cannot make macOS prompt on an agent's behalf.
+pub fn not_granted(p: &Tcc) -> String {
+    format!("the {} permission is not granted: {}", p.name, advice(p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,5 +107,13 @@ mod tests {
         assert_eq!(status(None), PermissionStatus::Unknown);
         assert_eq!(grant(Some(false)), GrantStatus::Missing);
         assert!(advice(&PERMISSIONS[0]).contains("Privacy_ScreenCapture"));
+    }
+
+    #[test]
+    fn a_refused_call_names_the_permission_and_its_pane() {
+        let why = not_granted(&PERMISSIONS[2]);
+        assert!(why.starts_with("the input_monitoring permission is not granted"));
+        assert!(why.contains("Privacy_ListenEvent"), "{why}");
+        assert!(why.contains("restart deskhand"), "{why}");
     }
 }

@@ -1,5 +1,6 @@
-//! Apps: the person's processes (libproc), launches resolved from a
-//! bundle id or an app bundle ([`crate::launch`]) and started with
+//! Apps: the person's processes (their pids from libproc, each app named
+//! by `NSRunningApplication`, [`crate::processes`]), launches resolved
+//! from a bundle id or an app bundle ([`crate::launch`]) and started with
 //! `NSWorkspace`'s `openApplicationAtURL` (documents with `openURLs`),
 //! never through a shell. What makes a program launchable is its app
 //! bundle: one outside the person's home directory makes it an installed
@@ -21,6 +22,7 @@ use super::process::image_of;
 use crate::launch::{
     Document, MacTarget, aliases, bundle_of_executable, classify, documents, entry, in_home,
 };
+use crate::processes::{AppFacts, process_info};
 
 /// How long a launch may take to answer.
 const LAUNCH_WAIT: Duration = Duration::from_secs(30);
@@ -54,6 +56,25 @@ fn bundle_info(path: &str) -> Option<(Option<String>, Option<String>)> {
     let id = bundle.bundleIdentifier().map(|s| s.to_string());
     let exe = bundle.executablePath().map(|s| s.to_string());
     Some((id, exe))
+}
+
+/// What `NSRunningApplication` says of process `pid` (nothing for a
+/// process that is not an app). Looked up by pid each time: a name and a
+/// bundle id never change, while `NSWorkspace`'s `runningApplications`
+/// list is refreshed only by a main run loop, which the daemon does not
+/// run.
+fn app_facts(pid: i32) -> AppFacts {
+    let Some(app) = NSRunningApplication::runningApplicationWithProcessIdentifier(pid) else {
+        return AppFacts::default();
+    };
+    AppFacts {
+        localized_name: app.localizedName().map(|s| s.to_string()),
+        bundle_id: app.bundleIdentifier().map(|s| s.to_string()),
+        executable: app
+            .executableURL()
+            .and_then(|u| u.path())
+            .map(|s| s.to_string()),
+    }
 }
 
 /// The entries an app bundle gives: one, by its bundle id.
@@ -138,14 +159,11 @@ impl Apps for MacApps {
             .into_iter()
             .filter(|pid| *pid > 0 && owner_of(*pid) == Some(me))
             .filter_map(|pid| {
+                let facts = app_facts(pid);
                 let pid = u32::try_from(pid).ok()?;
-                let exe = image_of(pid)?;
-                let name = exe.rsplit('/').next().unwrap_or(&exe).to_owned();
-                Some(ProcessInfo {
-                    pid,
-                    name,
-                    exe: Some(exe),
-                })
+                // libproc only where AppKit has no executable.
+                let image = facts.needs_image().then(|| image_of(pid)).flatten();
+                process_info(pid, &facts, image)
             })
             .collect())
     }

@@ -4,7 +4,8 @@
 //! filter, and the parts composed into one BGRX frame; a window's own
 //! image (as it would look uncovered) through a filter of that window
 //! alone. The pointer is not in the image and its own image is not read
-//! yet.
+//! yet. Without Screen Recording nothing is asked of ScreenCaptureKit
+//! (which would prompt): the capture is refused with the pane to open.
 
 use std::sync::mpsc;
 use std::time::Duration;
@@ -21,6 +22,7 @@ use objc2_screen_capture_kit::{
     SCWindow,
 };
 
+use super::permissions::require;
 use super::{SharedLayout, failed};
 use crate::layout::{Part, PointRect};
 use crate::pixels::{blit, channel_offsets, to_bgrx};
@@ -48,8 +50,12 @@ fn error_text(e: *mut NSError) -> String {
     )
 }
 
-/// What may be captured now (displays and windows).
+/// What may be captured now (displays and windows). Every capture path
+/// (a screen's frame, a window's own image) starts here, so Screen
+/// Recording is checked here first: ScreenCaptureKit would otherwise ask
+/// the person on an agent's behalf.
 fn shareable() -> Result<Retained<SCShareableContent>, BackendError> {
+    require("screen_recording")?;
     let (tx, rx) = mpsc::channel();
     let done = RcBlock::new(
         move |content: *mut SCShareableContent, error: *mut NSError| {

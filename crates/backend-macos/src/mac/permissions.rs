@@ -3,14 +3,16 @@
 //! `AXIsProcessTrustedWithOptions` with the prompt option off, Input
 //! Monitoring from `CGPreflightListenEventAccess`; Automation cannot be
 //! probed without naming an app (and may prompt), so it is unknown.
+//! [`require`] lets a capability check its permission before a call that
+//! would prompt (ScreenCaptureKit, the event tap).
 
-use deskhand_backend::Permissions;
+use deskhand_backend::{BackendError, Permissions};
 use deskhand_protocol::messages::PermissionStatus;
 use objc2_application_services::{AXIsProcessTrustedWithOptions, kAXTrustedCheckOptionPrompt};
 use objc2_core_foundation::{CFBoolean, CFDictionary, CFString};
 use objc2_core_graphics::{CGPreflightListenEventAccess, CGPreflightScreenCaptureAccess};
 
-use crate::tcc::{PERMISSIONS, status};
+use crate::tcc::{PERMISSIONS, named, not_granted, status};
 
 /// Whether this process is trusted for Accessibility, asked without the
 /// prompt.
@@ -32,6 +34,19 @@ pub(crate) fn probe(name: &str) -> Option<bool> {
         "input_monitoring" => Some(CGPreflightListenEventAccess()),
         _ => None,
     }
+}
+
+/// Ok when permission `name` is granted; else the refusal naming its
+/// System Settings pane, so that no call prompts from an agent's request.
+pub(crate) fn require(name: &str) -> Result<(), BackendError> {
+    let Some(p) = named(name) else {
+        return Err(BackendError::Failed(format!("no permission named {name}")));
+    };
+    if probe(name) == Some(true) {
+        return Ok(());
+    }
+    tracing::warn!(permission = name, "not granted: the call is not made");
+    Err(BackendError::Unsupported(not_granted(p)))
 }
 
 pub(crate) struct MacPermissions;

@@ -3,8 +3,9 @@
 //! person's or synthetic ([`crate::events::classify`]) and the kill
 //! switch's chord; a second thread polls the pointer every 20 ms while
 //! the engine arms it. A listen-only tap needs the Input Monitoring
-//! permission: without it the tap cannot be made and the watcher does
-//! not start.
+//! permission: without it (`CGPreflightListenEventAccess`, checked first,
+//! since making the tap would prompt) the watcher does not start and
+//! says which pane to open.
 
 use std::cell::{Cell, OnceCell};
 use std::ffi::c_void;
@@ -22,6 +23,7 @@ use objc2_core_graphics::{
 
 use super::SharedLayout;
 use super::displays::pointer_points;
+use super::permissions::require;
 use crate::events::{
     EventFields, Seen, Source, classify, kind, modifier_pressed, source, tap_mask,
 };
@@ -193,6 +195,8 @@ fn poll_pointer(sink: Sink, armed: Arc<AtomicBool>, layout: SharedLayout) {
 
 impl InputWatcher for TapWatcher {
     fn start(self: Box<Self>, sink: Sink, armed: Arc<AtomicBool>) -> Result<(), BackendError> {
+        // Making the tap without the permission would prompt the person.
+        require("input_monitoring")?;
         let (ready, answer) = mpsc::channel();
         let tap_sink = sink.clone();
         let kill = self.kill.clone();
