@@ -4,11 +4,14 @@
 //! events as JSON lines on stdout (`ready`, `shown`, `changed`, `hidden`,
 //! `continue_clicked`, `lost`). It exits when stdin closes or deskhand
 //! dies. What differs per desktop is in its platform module (X11,
-//! Windows, macOS).
+//! Windows, macOS); on Wayland compositors with the wlr layer shell the
+//! frame is drawn by `layer`, without winit.
 
 #[cfg(target_os = "macos")]
 mod macos;
 // The macOS display mapping is plain code: its tests run everywhere.
+#[cfg(target_os = "linux")]
+mod layer;
 #[cfg(all(test, not(target_os = "macos")))]
 #[allow(dead_code)]
 #[path = "macos/screens.rs"]
@@ -28,9 +31,13 @@ use winit::event_loop::{EventLoop, EventLoopProxy};
 
 #[cfg(target_os = "linux")]
 fn main() -> anyhow::Result<()> {
+    use deskhand_protocol::overlay::{LAYER_SHELL, SURFACE_ENV};
     use winit::platform::x11::EventLoopBuilderExtX11;
 
     parent::exit_with_parent();
+    if std::env::var(SURFACE_ENV).as_deref() == Ok(LAYER_SHELL) {
+        return layer::run();
+    }
     let event_loop = EventLoop::<UserEvent>::with_user_event()
         .with_x11()
         .build()?;
@@ -102,22 +109,8 @@ fn run<D: Desktop>(event_loop: EventLoop<UserEvent>, desktop: D) -> anyhow::Resu
     allow(dead_code)
 )]
 fn read_commands(proxy: &EventLoopProxy<UserEvent>) {
-    use std::io::BufRead;
-    for line in std::io::stdin().lock().lines() {
-        let Ok(line) = line else { break };
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str(&line) {
-            Ok(cmd) => {
-                if proxy.send_event(UserEvent::Command(cmd)).is_err() {
-                    return;
-                }
-            }
-            Err(e) => emit(&Event::Error {
-                message: format!("bad command: {e}"),
-            }),
-        }
-    }
-    let _ = proxy.send_event(UserEvent::StdinClosed);
+    deskhand_overlay::read_commands(|cmd| {
+        let event = cmd.map_or(UserEvent::StdinClosed, UserEvent::Command);
+        proxy.send_event(event).is_ok()
+    });
 }

@@ -69,6 +69,14 @@ pub enum Event {
     },
 }
 
+/// The variable that picks how a Linux overlay draws: unset, X11 windows;
+/// [`LAYER_SHELL`], layer surfaces of a Wayland compositor that offers the
+/// wlr layer shell (KDE Plasma, sway and other wlroots desktops).
+pub const SURFACE_ENV: &str = "DESKHAND_OVERLAY_SURFACE";
+
+/// [`SURFACE_ENV`]'s value for the wlr layer shell.
+pub const LAYER_SHELL: &str = "layer-shell";
+
 /// The variable a macOS overlay reads its displays from: AppKit places
 /// windows in points while the engine's monitors are pixels. One display
 /// per `;`, `x,y,w,h@x,y,w,h` (desktop pixels, then global points).

@@ -1,0 +1,146 @@
+"""The red frame on a Wayland compositor with the wlr layer shell (KDE
+Plasma, sway and the other wlroots desktops): `deskhand-overlay` draws it
+as layer surfaces (`DESKHAND_OVERLAY_SURFACE=layer-shell`), here on a
+headless sway. Driven with the engine's own commands, read back from the
+compositor's own screen copy (grim) and clicked with the compositor's
+own pointer: the frame shows above a window, the rest of the screen
+stays visible and takes clicks, only Continue and Stop answer, and the
+overlay goes when it is told or when deskhand's end of its stdin closes,
+and says so when the compositor goes away."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from daemon import binary
+from desktop import CONTINUE_Y, stop_button
+from desktop.sway import Sway
+from xhelpers import REPO, poll
+
+RED = (0xE0, 0x1B, 0x24)
+BLUE = (0x33, 0x66, 0x99)
+SCREEN = {"x": 0, "y": 0, "width": 1280, "height": 800}
+
+
+class Overlay:
+    """deskhand-overlay in the layer-shell mode, as the engine drives it."""
+
+    def __init__(self, sway: Sway):
+        program = sway.program(str(Path(binary()).parent / "deskhand-overlay"))
+        self.proc = sway.spawn(program, env={"DESKHAND_OVERLAY_SURFACE": "layer-shell"},
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.events: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        assert self.event()["event"] == "ready"
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.events.put(json.loads(line))
+
+    def send(self, **cmd) -> None:
+        self.proc.stdin.write(json.dumps(cmd) + "\n")
+        self.proc.stdin.flush()
+
+    def event(self, timeout: float = 10) -> dict:
+        return self.events.get(timeout=timeout)
+
+    def quiet(self, seconds: float = 0.7) -> bool:
+        """Nothing said for `seconds`."""
+        try:
+            said = self.events.get(timeout=seconds)
+        except queue.Empty:
+            return True
+        raise AssertionError(f"the overlay said {said}")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+@pytest.fixture()
+def sway():
+    s = Sway()
+    yield s
+    s.stop()
+
+
+@pytest.fixture()
+def overlay(sway):
+    o = Overlay(sway)
+    yield o
+    o.close()
+
+
+def start_form(sway: Sway) -> Path:
+    """The GTK form (tests/fixtures/wayland_form.py) filling the screen
+    under the frame: its Save button the bottom half. Answers the file
+    Save writes."""
+    saved = sway.runtime / "saved.txt"
+    form = sway.spawn("/usr/bin/python3", str(REPO / "tests/fixtures/wayland_form.py"),
+                      "--saved", str(saved), env={"GDK_BACKEND": "wayland"},
+                      stdout=subprocess.PIPE, text=True)
+    assert json.loads(form.stdout.readline()).get("ready"), "the form did not start"
+    return saved
+
+
+def test_the_frame_shows_above_a_window_and_leaves_the_rest_seen(sway, overlay):
+    start_form(sway)
+    overlay.send(cmd="show", monitors=[SCREEN], paused=False)
+    shown = overlay.event()
+    assert shown["event"] == "shown" and len(shown["windows"]) == 1, shown
+    assert {"x": 0, "y": 0, "width": 1280, "height": 6} in shown["rects"], shown
+    screen = poll(lambda: (s := sway.screen()).pixel(640, 2) == RED and s, timeout=5,
+                  what="the red frame's top edge on screen")
+    assert screen.pixel(2, 400) == RED and screen.pixel(1277, 400) == RED
+    assert screen.pixel(640, 797) == RED, "above the window's Save button"
+    assert screen.pixel(640, 400) != RED, "the middle is the window's"
+    overlay.send(cmd="hide")
+    assert overlay.event()["event"] == "hidden"
+    poll(lambda: sway.screen().pixel(640, 2) != RED, timeout=5, what="the frame gone")
+
+
+def test_a_click_on_the_frame_reaches_the_window_and_only_the_buttons_answer(sway, overlay):
+    saved = start_form(sway)
+    overlay.send(cmd="show", monitors=[SCREEN], paused=True)
+    assert overlay.event()["event"] == "shown"
+    poll(lambda: sway.screen().pixel(640, CONTINUE_Y) != BLUE, timeout=5,
+         what="Continue on screen")
+    # The frame's bottom edge lies over the form's Save button: the click
+    # goes through to it, and the overlay says nothing.
+    sway.click(640, 797)
+    poll(saved.exists, timeout=5, what="Save clicked through the frame")
+    overlay.quiet()
+    sway.click(640, CONTINUE_Y)
+    assert overlay.event()["event"] == "continue_clicked"
+    x, y, w, h = stop_button(1280)
+    sway.click(x + w // 2, y + h // 2)
+    assert overlay.event()["event"] == "stop_clicked"
+    overlay.send(cmd="resume")
+    changed = overlay.event()
+    assert changed == {"event": "changed", "paused": False, "rects": changed["rects"]}
+    # Unpaused there is no button: a click there is the window's.
+    sway.click(640, CONTINUE_Y)
+    overlay.quiet()
+
+
+def test_the_compositor_going_away_is_a_lost_frame(sway, overlay):
+    overlay.send(cmd="show", monitors=[SCREEN], paused=False)
+    assert overlay.event()["event"] == "shown"
+    sway.stop()
+    assert overlay.event() == {"event": "lost", "reason": "display_closed"}
+    assert overlay.proc.wait(5) != 0
+
+
+def test_the_overlay_ends_with_its_stdin(sway, overlay):
+    overlay.send(cmd="show", monitors=[SCREEN], paused=False)
+    assert overlay.event()["event"] == "shown"
+    overlay.proc.stdin.close()
+    assert overlay.proc.wait(5) == 0
+    poll(lambda: sway.screen().pixel(640, 2) != RED, timeout=5, what="the frame gone")
