@@ -1,7 +1,9 @@
 // The Doctor window: the doctor's report (as `deskhand doctor --json`
 // gives it) as a checklist, each failing item with what to do; a command
-// to run can be copied, "Run again" asks the app for a new report, and
-// "Retry the backend" restarts deskhand so that it opens the desktop anew.
+// to run can be copied, a missing macOS permission has "Ask macOS" (its
+// prompt and its System Settings pane, asked by the app on the person's
+// click), "Run again" asks the app for a new report, and "Retry the
+// backend" restarts deskhand so that it opens the desktop anew.
 "use strict";
 
 const MARK = { ok: "✔", warn: "!", fail: "✘" };
@@ -9,6 +11,7 @@ const MARK = { ok: "✔", warn: "!", fail: "✘" };
 // What the report's names mean, in the person's words.
 const NAMES = {
   x11: "The X11 desktop",
+  macos: "The macOS desktop",
   atspi: "Reading apps' controls (accessibility)",
   "wayland-portal": "Wayland desktops",
   read_tree: "Read the controls in a window",
@@ -24,6 +27,9 @@ const NAMES = {
   clipboard_write: "Write the clipboard",
   accessibility: "Accessibility permission",
   screen_capture: "Screen recording permission",
+  screen_recording: "Screen Recording permission",
+  input_monitoring: "Input Monitoring permission",
+  automation: "Automation permission",
 };
 const REASONS = {
   display_unreachable: "no desktop to connect to",
@@ -56,31 +62,45 @@ const STATUS = {
 };
 
 // One row per backend, capability, permission and probe: [state, what,
-// found, action]. A row fails only where the headline's `ready` depends
-// on it (`required`), as the report's next steps say.
+// found, action, ask]. A row fails only where the headline's `ready`
+// depends on it (`required`), as the report's next steps say; `ask` names
+// a missing macOS permission macOS can be asked for.
 function rows(report) {
   const needed = new Set(report.next_steps.filter((s) => s.required)
     .flatMap((s) => s.capabilities || []));
   const state = (s, required) => (["available", "granted", "ok", "not_applicable"].includes(s) ? "ok"
     : ["unavailable", "missing", "fail"].includes(s) && required ? "fail" : "warn");
   const found = (e) => (e.reason_code ? REASONS[e.reason_code] || e.reason_code : STATUS[e.status] || e.status);
+  const ask = (p) => (report.platform === "macos" && p.status === "missing" ? p.name : null);
   return [
     ...report.backends.map((b) => [state(b.status, b.required), NAMES[b.id] || b.id, found(b), b.action]),
     ...report.capabilities.map((c) => [state(c.status, needed.has(c.name)), NAMES[c.name] || c.name, found(c), c.action]),
-    ...report.permissions.map((p) => [state(p.status, false), NAMES[p.name] || p.name, found(p), p.action]),
+    ...report.permissions.map((p) => [state(p.status, false), NAMES[p.name] || p.name, found(p), p.action, ask(p)]),
     ...report.probes.map((p) => [state(p.status, true), p.label, p.message, null]),
   ];
 }
 
-// An action with a command in backticks gets a Copy button for it.
-function actionCell(action) {
-  if (!action) {
+// An action with a command in backticks gets a Copy button for it; a
+// permission macOS can be asked for gets an Ask macOS button.
+function actionCell(action, name) {
+  if (!action && !name) {
     return panel.el("td");
   }
-  const command = /`([^`]+)`/.exec(action);
-  return panel.el("td", { class: "todo" }, action, command
+  const command = action && /`([^`]+)`/.exec(action);
+  return panel.el("td", { class: "todo" }, action || null, command
     ? panel.el("button", { type: "button", class: "copy", onclick: () => copy(command[1]) }, "Copy command")
+    : null, name
+    ? panel.el("button", { type: "button", class: "ask", onclick: () => askMacos(name) }, "Ask macOS")
     : null);
+}
+
+// The app asks macOS (only on a real click of the person's mouse) and
+// says what happened.
+function askMacos(name) {
+  panel.say(`Asking macOS for the ${NAMES[name] || name}…`);
+  panel.invoke("permission_ask", { name }).then(
+    (asked) => panel.say(asked.summary),
+    (why) => panel.say(String(why), true));
 }
 
 function copy(command) {
@@ -97,12 +117,12 @@ function render(report) {
   document.getElementById("steps").replaceChildren(...(report.next_steps.length
     ? report.next_steps.map((s) => panel.el("li", { class: s.required ? "bad" : "warn" }, s.action))
     : [panel.el("li", { class: "ok" }, "Nothing to do.")]));
-  document.getElementById("checks").replaceChildren(...rows(report).map(([st, what, found, action]) =>
+  document.getElementById("checks").replaceChildren(...rows(report).map(([st, what, found, action, ask]) =>
     panel.el("tr", { class: `check ${st}` },
       panel.el("td", { class: st }, MARK[st]),
       panel.el("td", {}, what),
       panel.el("td", {}, String(found)),
-      actionCell(action))));
+      actionCell(action, ask))));
 }
 
 function run() {

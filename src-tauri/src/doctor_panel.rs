@@ -1,12 +1,13 @@
 //! The Doctor window's commands: the doctor's report of this display, as
 //! `deskhand doctor --json` gives it (the page renders it as a checklist),
-//! and retrying the backend once the person fixed what it lacked.
+//! asking macOS for a missing permission, and retrying the backend once
+//! the person fixed what it lacked.
 
 use std::sync::Arc;
 
 use deskhand_engine::Engine;
 use deskhand_host::doctor;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tauri::{AppHandle, Runtime};
 
 use crate::panels::PanelError;
@@ -49,4 +50,33 @@ pub async fn deskhand_restart<R: Runtime>(
     tracing::warn!("restart asked from the Doctor window: the backend is opened again");
     app.request_restart();
     Ok(())
+}
+
+/// Asks the OS for permission `name` (macOS: its prompt, then its System
+/// Settings pane). Where deskhand can send input, only a click of the
+/// person's own mouse asks: an agent could otherwise make macOS prompt the
+/// person on its behalf. Where it cannot (no takeover yet, as before
+/// Input Monitoring is granted, which telling the person's click apart
+/// needs), no agent can click at all, so the click asks.
+#[tauri::command]
+pub async fn permission_ask(
+    panel: tauri::State<'_, DoctorPanel>,
+    name: String,
+) -> Result<Value, PanelError> {
+    if panel.engine.takeover_available() && !panel.engine.person_clicked().await {
+        tracing::warn!(permission = %name, "a permission prompt that was not the person's click was refused");
+        return Err(PanelError::AskNotThePerson);
+    }
+    let asked =
+        tauri::async_runtime::spawn_blocking(move || deskhand_platform::ask_permission(&name))
+            .await
+            .map_err(|e| PanelError::Task(e.to_string()))?
+            .map_err(|e| PanelError::Permission(e.to_string()))?;
+    tracing::info!(permission = %asked.name, granted = ?asked.granted, pane_opened = asked.pane_opened, "permission asked from the Doctor window");
+    Ok(json!({
+        "name": asked.name,
+        "granted": asked.granted,
+        "pane_opened": asked.pane_opened,
+        "summary": asked.summary,
+    }))
 }

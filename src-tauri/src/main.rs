@@ -83,6 +83,7 @@ fn main() -> anyhow::Result<()> {
             settings_panel::audit_folder_pick,
             doctor_panel::doctor_run,
             doctor_panel::deskhand_restart,
+            doctor_panel::permission_ask,
             activity::activity,
             activity::session_end,
             activity::activity_thumbnail,

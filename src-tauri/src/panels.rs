@@ -75,6 +75,14 @@ pub enum PanelError {
         "Only a click of your own mouse on Retry the backend can restart deskhand (a restart also lifts a pause). Nothing changed."
     )]
     RestartNotThePerson,
+    /// A permission prompt that no real mouse click asked for.
+    #[error(
+        "Only a click of your own mouse on Ask macOS can make macOS ask for a permission. Nothing was asked."
+    )]
+    AskNotThePerson,
+    /// The OS could not ask for the permission.
+    #[error("The permission was not asked for: {0}")]
+    Permission(String),
     /// Start at login could not change.
     #[error("Start at login could not change: {0}")]
     Autostart(String),

@@ -17,6 +17,27 @@ const READY = {
   next_steps: [],
   probes: [{ label: "display server", status: "ok", message: "X11 :0" }],
 };
+// A Mac's report (as `macos_findings` gives it) with two permissions missing.
+const PANE = "x-apple.systempreferences:com.apple.preference.security?Privacy_";
+const MAC = {
+  ...READY,
+  platform: "macos",
+  session_type: "none",
+  backends: [{ id: "macos", status: "available", required: true, reason_code: null, action: null }],
+  permissions: [
+    { name: "screen_recording", status: "missing", reason_code: null, action: `Allow deskhand in System Settings → Privacy & Security (open ${PANE}ScreenCapture), for screenshots and window titles; then restart deskhand` },
+    { name: "accessibility", status: "granted", reason_code: null, action: null },
+    { name: "input_monitoring", status: "missing", reason_code: null, action: `Allow deskhand in System Settings → Privacy & Security (open ${PANE}ListenEvent), for seeing the person's input to hand control back; then restart deskhand` },
+    { name: "automation", status: "unknown", reason_code: null, action: null },
+  ],
+  probes: [],
+};
+const ASKED = {
+  name: "screen_recording",
+  granted: false,
+  pane_opened: true,
+  summary: "macOS asked you for Screen Recording; System Settings is open at Privacy & Security → Screen Recording: turn deskhand on there, then Retry the backend.",
+};
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -66,4 +87,37 @@ test("a doctor that cannot run says so", async () => {
   const tab = await open(browser, "doctor.html", { doctor_run: { reject: "the app's background task failed: boom" } });
   await tab.waitForFunction(() => document.getElementById("message").className === "error");
   assert.match(await tab.textContent("#message"), /boom/);
+});
+
+test("a missing macOS permission can be asked for, and the answer shows", async () => {
+  const tab = await open(browser, "doctor.html", { doctor_run: MAC, permission_ask: ASKED });
+  await tab.waitForSelector("tr.check");
+  const screen = tab.locator("tr.check", { hasText: "Screen Recording permission" });
+  assert.equal(await screen.locator("button.ask").textContent(), "Ask macOS");
+  assert.equal(await tab.locator("button.ask").count(), 2, "only the missing ones, not the granted or unknown");
+  assert.equal(await tab.locator("tr.check", { hasText: "Accessibility permission" }).locator("button.ask").count(), 0);
+  assert.equal(await tab.locator("tr.check", { hasText: "Automation permission" }).locator("button.ask").count(), 0);
+  assert.equal(await tab.locator("tr.check", { hasText: "The macOS desktop" }).count(), 1);
+  await screen.locator("button.ask").click();
+  await tab.waitForFunction(() => document.getElementById("message").textContent.startsWith("macOS asked"));
+  assert.deepEqual(await calls(tab, "permission_ask"), [["permission_ask", { name: "screen_recording" }]]);
+  assert.equal(await tab.textContent("#message"), ASKED.summary);
+  assert.deepEqual(tab.errors, []);
+});
+
+test("a refused ask says why", async () => {
+  const why = "Only a click of your own mouse on Ask macOS can make macOS ask for a permission. Nothing was asked.";
+  const tab = await open(browser, "doctor.html", { doctor_run: MAC, permission_ask: { reject: why } });
+  const monitoring = tab.locator("tr.check", { hasText: "Input Monitoring permission" });
+  await monitoring.locator("button.ask").click();
+  await tab.waitForFunction(() => document.getElementById("message").className === "error");
+  assert.deepEqual(await calls(tab, "permission_ask"), [["permission_ask", { name: "input_monitoring" }]]);
+  assert.equal(await tab.textContent("#message"), why);
+});
+
+test("Linux findings have no Ask macOS button, even for a missing permission", async () => {
+  const tab = await open(browser, "doctor.html", { doctor_run: NO_DISPLAY });
+  await tab.waitForSelector("tr.check");
+  assert.equal(await tab.locator("tr.check", { hasText: "Accessibility permission" }).getAttribute("class"), "check warn");
+  assert.equal(await tab.locator("button.ask").count(), 0);
 });

@@ -193,6 +193,7 @@ impl Apps for LinuxApps {
                 pid,
                 name,
                 exe: Some(exe.to_string_lossy().into_owned()),
+                app_id: None,
             });
         }
         out.sort_by_key(|p| p.pid);

@@ -57,6 +57,11 @@ pub enum MacError {
     /// macOS does not exist on this OS.
     #[error("the macOS backend is only available on macOS")]
     NotMacOs,
+    /// No permission has this name.
+    #[error(
+        "no macOS permission named {0:?} (screen_recording, accessibility, input_monitoring or automation)"
+    )]
+    UnknownPermission(String),
 }
 
 /// Options of the macOS backend.
@@ -76,6 +81,21 @@ pub fn open(options: &MacOptions) -> Result<Backend, MacError> {
     #[cfg(not(target_os = "macos"))]
     {
         let _ = options;
+        Err(MacError::NotMacOs)
+    }
+}
+
+/// Asks macOS for permission `name` (see [`tcc::PERMISSIONS`]): its
+/// prompt, then its System Settings pane unless it is granted already.
+/// Only the app calls it, on the person's click, never an agent's call.
+pub fn ask_permission(name: &str) -> Result<tcc::Asked, MacError> {
+    #[cfg(target_os = "macos")]
+    {
+        mac::permissions::ask(name)
+    }
+    #[cfg(not(target_os = "macos"))]
+    {
+        tcc::to_ask(name)?;
         Err(MacError::NotMacOs)
     }
 }

@@ -39,7 +39,12 @@ pub fn process_info(pid: u32, app: &AppFacts, image: Option<String>) -> Option<P
         .or_else(|| non_empty(&app.bundle_id))
         .or(file_name.filter(|n| !n.is_empty()))?
         .to_owned();
-    Some(ProcessInfo { pid, name, exe })
+    Some(ProcessInfo {
+        pid,
+        name,
+        exe,
+        app_id: non_empty(&app.bundle_id).map(str::to_owned),
+    })
 }
 
 #[cfg(test)]

@@ -135,6 +135,7 @@ impl Apps for MockDesktop {
                 .unwrap_or_default()
                 .to_owned(),
             exe: Some(plan.program.clone()),
+            app_id: None,
         });
         Ok(pid)
     }

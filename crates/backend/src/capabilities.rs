@@ -264,6 +264,9 @@ pub struct ProcessInfo {
     pub name: String,
     /// Executable, when readable.
     pub exe: Option<String>,
+    /// The app's own identifier where the OS gives one (macOS: its bundle
+    /// id); else the engine takes its first window's.
+    pub app_id: Option<String>,
 }
 
 /// What to launch: a program and its arguments, never through a shell.

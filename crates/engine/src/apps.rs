@@ -24,8 +24,8 @@ pub struct RunningApp {
     pub name: String,
     /// Executable, when readable.
     pub exe: Option<String>,
-    /// The app's identifier as the desktop names it (X11: the WM_CLASS
-    /// instance of its first window).
+    /// The app's identifier as the desktop names it (macOS: its bundle id;
+    /// X11: the WM_CLASS instance of its first window).
     pub app_id: Option<String>,
     /// Owns the focused window.
     pub frontmost: bool,
@@ -62,10 +62,11 @@ impl Engine {
                         pid: p.pid,
                         name: p.name,
                         exe: p.exe,
-                        app_id: own
-                            .first()
-                            .map(|w| w.instance.clone())
-                            .filter(|i| !i.is_empty()),
+                        app_id: p.app_id.or_else(|| {
+                            own.first()
+                                .map(|w| w.instance.clone())
+                                .filter(|i| !i.is_empty())
+                        }),
                         frontmost: own.iter().any(|w| w.focused),
                         window_count: own.len() as u32,
                     }

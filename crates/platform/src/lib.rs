@@ -47,6 +47,14 @@ pub enum PlatformError {
     /// The backend failed to start.
     #[error("{0}")]
     Backend(String),
+    /// The OS refused to ask for a permission (an unknown name).
+    #[error("{0}")]
+    Permission(String),
+    /// This OS has no permission prompts for the app to ask.
+    #[error(
+        "{0} has no permission prompts deskhand can ask: follow the doctor's action for each permission instead"
+    )]
+    NoPermissionPrompts(&'static str),
 }
 
 /// The backends deskhand knows of.
@@ -168,6 +176,34 @@ impl Site {
     }
 }
 
+/// What asking the OS for a permission did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermissionAsked {
+    /// The permission, as the doctor names it.
+    pub name: String,
+    /// Whether it is granted now; `None` when the OS cannot tell.
+    pub granted: Option<bool>,
+    /// Whether the OS's settings opened at the permission's page.
+    pub pane_opened: bool,
+    /// What happened and what the person does next, in their words.
+    pub summary: String,
+}
+
+/// Asks the OS for permission `name` with its own prompt and opens its
+/// settings page (macOS only). For the app, on the person's click only:
+/// never from an agent's call, which would prompt on the agent's behalf.
+pub fn ask_permission(name: &str) -> Result<PermissionAsked, PlatformError> {
+    #[cfg(target_os = "macos")]
+    {
+        macos::ask_permission(name)
+    }
+    #[cfg(not(target_os = "macos"))]
+    {
+        tracing::info!(permission = name, "no permission prompt on this OS");
+        Err(PlatformError::NoPermissionPrompts(std::env::consts::OS))
+    }
+}
+
 /// Whether `pid` is a live process running deskhand or the tray app (a
 /// connection file whose daemon is gone, or whose pid now belongs to
 /// another program, is stale).
@@ -184,4 +220,22 @@ pub fn session_desktop(named: Option<&str>) -> Option<DesktopId> {
 /// Where the state of `id` goes in `dir`, as `<stem>-<tag>.json`.
 pub fn state_file(dir: &Path, stem: &str, id: &DesktopId) -> std::path::PathBuf {
     dir.join(format!("{stem}-{}.json", id.tag()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[cfg(not(target_os = "macos"))]
+    #[test]
+    fn only_macos_has_permission_prompts_to_ask() {
+        let why = super::ask_permission("screen_recording")
+            .map(|asked| asked.summary)
+            .expect_err("no prompt off macOS");
+        assert!(
+            matches!(why, super::PlatformError::NoPermissionPrompts(os) if os == std::env::consts::OS)
+        );
+        assert!(
+            why.to_string().contains("has no permission prompts"),
+            "{why}"
+        );
+    }
 }

@@ -5,7 +5,7 @@
 use deskhand_backend::Backend;
 use deskhand_backend_macos::MacOptions;
 
-use crate::{BackendKind, DesktopId, OpenOptions, PlatformError, SiteOptions};
+use crate::{BackendKind, DesktopId, OpenOptions, PermissionAsked, PlatformError, SiteOptions};
 
 /// The name of the one desktop of this session.
 const DESKTOP: &str = "macos";
@@ -65,6 +65,19 @@ pub(crate) fn attach(o: &SiteOptions) -> Result<(DesktopId, BackendKind, Site), 
         )));
     }
     Ok((DesktopId::named(DESKTOP), BackendKind::MacOs, Site))
+}
+
+/// Asks macOS for permission `name` through the backend (its prompt, then
+/// its System Settings pane).
+pub(crate) fn ask_permission(name: &str) -> Result<PermissionAsked, PlatformError> {
+    let asked = deskhand_backend_macos::ask_permission(name)
+        .map_err(|e| PlatformError::Permission(e.to_string()))?;
+    Ok(PermissionAsked {
+        name: asked.permission.name.to_owned(),
+        granted: asked.granted,
+        pane_opened: asked.pane_opened,
+        summary: asked.summary(),
+    })
 }
 
 /// The macOS menu bar is always there.

@@ -10,7 +10,7 @@ mod displays;
 pub mod doctor;
 mod indicator;
 mod input;
-mod permissions;
+pub(crate) mod permissions;
 pub(crate) mod process;
 mod watcher;
 mod window_list;

@@ -139,6 +139,7 @@ impl Apps for WinApps {
                         pid,
                         name: program_name(&exe_name),
                         exe: image_of(pid),
+                        app_id: None,
                     });
                 }
                 more = Process32NextW(snapshot, &mut entry).is_ok();

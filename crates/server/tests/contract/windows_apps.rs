@@ -168,6 +168,7 @@ fn process(pid: u32, name: &str) -> ProcessInfo {
         pid,
         name: name.into(),
         exe: Some(format!("/usr/bin/{name}")),
+        app_id: None,
     }
 }
 
