@@ -6,7 +6,8 @@ compositor's own screen copy (grim) and clicked with the compositor's
 own pointer: the frame shows above a window, the rest of the screen
 stays visible and takes clicks, only Continue and Stop answer, and the
 overlay goes when it is told or when deskhand's end of its stdin closes,
-and says so when the compositor goes away."""
+and says so when the compositor goes away. And deskhand's doctor there
+names the layer shell as the frame and says what hand-back lacks."""
 
 from __future__ import annotations
 
@@ -144,3 +145,24 @@ def test_the_overlay_ends_with_its_stdin(sway, overlay):
     overlay.proc.stdin.close()
     assert overlay.proc.wait(5) == 0
     poll(lambda: sway.screen().pixel(640, 2) != RED, timeout=5, what="the frame gone")
+
+
+def test_the_doctor_on_a_wlroots_desktop_names_the_layer_shell_and_its_missing_detector(sway):
+    """deskhand's Wayland backend where there is no GNOME: the frame is the
+    overlay's on the layer shell; sway 1.7 has no ext-idle-notify, so
+    nothing can tell the person's input from deskhand's, and takeover is
+    unavailable for that reason."""
+    program = sway.program(binary())
+    sway.program(str(Path(binary()).parent / "deskhand-overlay"))
+    done = sway.spawn(program, "doctor", "--json", stdout=subprocess.PIPE,
+                      stderr=subprocess.PIPE, text=True)
+    out, err = done.communicate(timeout=60)
+    report = json.loads(out)
+    assert report["session_type"] == "wayland", err[-800:]
+    caps = {c["name"]: c for c in report["capabilities"]}
+    assert caps["takeover_indicator"]["status"] == "available", caps["takeover_indicator"]
+    assert caps["input_takeover"]["reason_code"] == "compositor_unsupported", caps["input_takeover"]
+    probes = {p["label"]: p for p in report["probes"]}
+    assert probes["layer shell"]["status"] == "ok", probes["layer shell"]
+    assert "ext_idle_notifier_v1" in probes["hand-back"]["message"], probes["hand-back"]
+    assert probes["hand-back"]["status"] != "ok"

@@ -1,7 +1,8 @@
 //! What the Wayland backend tells the doctor: the portals' grants as this
 //! process's backend holds them (the daemon's own answer to MCP's
 //! `health_report`; a separate `deskhand doctor` has asked for none), the
-//! extension, and the hand-back detector with its limit.
+//! extension or else the compositor's layer shell, and the hand-back
+//! detector with its limit.
 
 use std::time::Duration;
 
@@ -11,6 +12,10 @@ use deskhand_protocol::doctor::{
     ReasonCode as R, SessionType, Verdict,
 };
 
+use deskhand_backend::overlay_process::find_overlay;
+
+use crate::compositor::{IDLE_NOTIFIER, LAYER_SHELL, Offers};
+use crate::idle_notify::IDLE_MS;
 use crate::open::LIVE;
 use crate::portal::Grant;
 use crate::rt::Rt;
@@ -87,6 +92,74 @@ fn kill_switch_probe() -> Probe {
     }
 }
 
+/// The frame: the extension's, else the overlay's on the layer shell.
+pub(crate) fn frame_verdict(extension: bool, offers: Offers, overlay: bool) -> Verdict {
+    match () {
+        _ if extension => Verdict::AVAILABLE,
+        _ if offers.layer_shell && overlay => Verdict::AVAILABLE,
+        _ if offers.layer_shell => Verdict::unavailable(R::IndicatorNotFound),
+        _ => Verdict::unavailable(R::ShellExtensionMissing),
+    }
+}
+
+fn layer_shell_says(extension: bool, offers: Offers) -> String {
+    match () {
+        _ if extension => "not needed: the GNOME Shell extension draws the frame".into(),
+        _ if offers.layer_shell => format!(
+            "{LAYER_SHELL}: deskhand-overlay draws the frame above every window (KDE Plasma, wlroots desktops)"
+        ),
+        _ => format!(
+            "this compositor offers no {LAYER_SHELL} and no deskhand extension answers: no frame, so no takeover (on GNOME, enable the deskhand@deskhand.dev extension)"
+        ),
+    }
+}
+
+/// What tells the person's input from deskhand's here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HandBackDetector {
+    /// mutter's `org.gnome.Mutter.IdleMonitor` (with the extension's pointer).
+    Mutter,
+    /// The compositor's ext-idle-notify.
+    IdleNotify,
+    /// Neither.
+    None,
+}
+
+impl HandBackDetector {
+    /// GNOME's monitor with its extension, else ext-idle-notify.
+    pub(crate) fn of(extension: bool, offers: Offers) -> Self {
+        match () {
+            _ if extension => Self::Mutter,
+            _ if offers.idle_notifier => Self::IdleNotify,
+            _ => Self::None,
+        }
+    }
+
+    fn says(self) -> String {
+        match self {
+            Self::Mutter => "GNOME's idle monitor: the person's input is seen between deskhand's own events (not within 200 ms after one); a click is not told from a key".into(),
+            Self::IdleNotify => format!(
+                "the compositor's {IDLE_NOTIFIER}: the person's input is seen when it comes {IDLE_MS} ms after any other and clearly after deskhand's own; every such input counts as a press (no pointer position)"
+            ),
+            Self::None => format!(
+                "no detector: neither mutter's idle monitor nor {IDLE_NOTIFIER} (KDE Plasma 5.27 on, sway 1.8 on) is here, so no takeover"
+            ),
+        }
+    }
+
+    /// The limit of its word on who clicked Continue.
+    fn real_clicks_say(self) -> &'static str {
+        match self {
+            Self::Mutter => {
+                "GNOME cannot tell the person's click from one a program sends through mutter's RemoteDesktop API (open to every program of the session): such a click on Continue passes for the person's"
+            }
+            _ => {
+                "idle notifications cannot tell the person's click from a program's virtual pointer or keyboard: such a click on Continue passes for the person's"
+            }
+        }
+    }
+}
+
 /// The Wayland backend's findings.
 pub fn wayland_findings() -> BackendFindings {
     let (screencast, remote) = match LIVE.get() {
@@ -98,12 +171,19 @@ pub fn wayland_findings() -> BackendFindings {
     let input = verdict(&remote, R::PortalRemoteDesktopDenied);
     let ext = extension();
     let clipboard = clipboard_verdict(&remote);
-    let frame = match &ext {
-        Ok(_) => Verdict::AVAILABLE,
-        Err(_) => Verdict::unavailable(R::ShellExtensionMissing),
+    // Without the extension, what the compositor itself offers.
+    let offers = match &ext {
+        Ok(_) => Offers::default(),
+        Err(_) => crate::compositor::probe().unwrap_or_default(),
     };
-    // No frame, no takeover: input is refused without it.
-    let takeover = if frame.is_available() { input } else { frame };
+    let frame = frame_verdict(ext.is_ok(), offers, find_overlay().is_some());
+    let detector = HandBackDetector::of(ext.is_ok(), offers);
+    // No frame or no hand-back, no takeover: input is refused without them.
+    let takeover = match detector {
+        _ if !frame.is_available() => frame,
+        HandBackDetector::None => Verdict::unavailable(R::CompositorUnsupported),
+        _ => input,
+    };
     let no_api = Verdict::because(Availability::Unsupported, R::NoPlatformApi);
     let own = if LIVE.get().is_some() {
         "as this deskhand holds them"
@@ -130,15 +210,16 @@ pub fn wayland_findings() -> BackendFindings {
             },
         ),
         Probe::new(
-            "hand-back",
-            true,
-            "GNOME's idle monitor: the person's input is seen between deskhand's own events (not within 200 ms after one); a click is not told from a key",
+            "layer shell",
+            offers.layer_shell,
+            layer_shell_says(ext.is_ok(), offers),
         ),
         Probe::new(
-            "real-device clicks",
-            false,
-            "GNOME cannot tell the person's click from one a program sends through mutter's RemoteDesktop API (open to every program of the session): such a click on Continue passes for the person's",
+            "hand-back",
+            detector != HandBackDetector::None,
+            detector.says(),
         ),
+        Probe::new("real-device clicks", false, detector.real_clicks_say()),
         kill_switch_probe(),
     ];
     BackendFindings {
@@ -163,6 +244,37 @@ pub fn wayland_findings() -> BackendFindings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_frame_and_the_detector_come_from_the_extension_else_the_compositor() {
+        let kde = Offers {
+            layer_shell: true,
+            idle_notifier: true,
+        };
+        assert!(frame_verdict(true, Offers::default(), false).is_available());
+        assert!(frame_verdict(false, kde, true).is_available());
+        assert_eq!(
+            frame_verdict(false, kde, false).reason,
+            Some(R::IndicatorNotFound)
+        );
+        assert_eq!(
+            frame_verdict(false, Offers::default(), true).reason,
+            Some(R::ShellExtensionMissing)
+        );
+        assert_eq!(HandBackDetector::of(true, kde), HandBackDetector::Mutter);
+        assert_eq!(
+            HandBackDetector::of(false, kde),
+            HandBackDetector::IdleNotify
+        );
+        let sway_1_7 = Offers {
+            layer_shell: true,
+            idle_notifier: false,
+        };
+        assert_eq!(
+            HandBackDetector::of(false, sway_1_7),
+            HandBackDetector::None
+        );
+    }
 
     #[test]
     fn each_grant_gives_its_verdict_and_a_denial_names_its_portal() {

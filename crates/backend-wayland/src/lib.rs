@@ -3,13 +3,18 @@
 //! portal session, and the person's own input is told from deskhand's by
 //! GNOME's idle monitor. The red frame, the window list and the pointer
 //! come from deskhand's GNOME Shell extension, since Wayland gives clients
-//! none of them: without it there is no frame, so no takeover. The
-//! portals' dialogs are the person's grant, said in the doctor.
+//! none of them. Elsewhere (KDE Plasma, the wlroots desktops) the frame
+//! is drawn on the wlr layer shell and input is watched through
+//! ext-idle-notify, where the compositor offers them; without a frame
+//! there is no takeover. The portals' dialogs are the person's grant,
+//! said in the doctor.
 
 #[cfg(target_os = "linux")]
 mod capture;
 #[cfg(target_os = "linux")]
 mod clipboard;
+#[cfg(target_os = "linux")]
+mod compositor;
 #[cfg(target_os = "linux")]
 mod displays;
 #[cfg(target_os = "linux")]
@@ -17,9 +22,13 @@ mod doctor;
 #[cfg(target_os = "linux")]
 mod frames;
 #[cfg(target_os = "linux")]
+mod idle_notify;
+#[cfg(target_os = "linux")]
 mod indicator;
 #[cfg(target_os = "linux")]
 mod input;
+#[cfg(target_os = "linux")]
+mod layer_frame;
 #[cfg(target_os = "linux")]
 mod open;
 #[cfg(target_os = "linux")]

@@ -10,7 +10,9 @@ use zbus::Connection;
 
 use crate::capture::PortalCapture;
 use crate::clipboard::PortalClipboard;
+use crate::compositor::Offers;
 use crate::displays::PortalDisplays;
+use crate::idle_notify::IdleNotifyWatcher;
 use crate::indicator::ShellIndicator;
 use crate::input::PortalInput;
 use crate::portal::Portals;
@@ -78,11 +80,41 @@ pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, Wa
     let _ = LIVE.set(portals.clone());
     rt.spawn(portals.clone().start(options.grants.clone()));
     let with_extension = extension.is_ok();
+    // Without GNOME's extension, what the compositor itself offers.
+    let offers = if with_extension {
+        Offers::default()
+    } else {
+        crate::compositor::probe().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the compositor's globals were not read");
+            Offers::default()
+        })
+    };
+    let notify = offers
+        .idle_notifier
+        .then(|| IdleNotifyWatcher::open(last.clone()))
+        .and_then(|opened| {
+            opened
+                .map_err(|e| tracing::warn!(error = %e, "no ext-idle-notify"))
+                .ok()
+        });
     tracing::info!(
         backend = "wayland",
         extension = with_extension,
+        layer_shell = offers.layer_shell,
+        idle_notify = notify.is_some(),
         "picked the Wayland backend"
     );
+    let indicator: Option<Box<dyn deskhand_backend::Indicator>> = if with_extension {
+        Some(Box::new(ShellIndicator {
+            rt: rt.clone(),
+            shell: shell.clone(),
+            layout: None,
+        }))
+    } else if offers.layer_shell {
+        crate::layer_frame::indicator(portals.clone())
+    } else {
+        None
+    };
     Ok(Backend {
         name: "wayland",
         policy: &deskhand_backend_linux::LINUX,
@@ -118,20 +150,17 @@ pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, Wa
             rt: rt.clone(),
             portals: portals.clone(),
         })),
-        indicator: with_extension.then(|| {
-            Box::new(ShellIndicator {
-                rt: rt.clone(),
-                shell: shell.clone(),
-                layout: None,
-            }) as Box<dyn deskhand_backend::Indicator>
-        }),
-        watcher: Some(Box::new(IdleWatcher {
-            rt,
-            conn,
-            shell,
-            last,
-            portals: portals.clone(),
-            kill: options.kill_switch.clone(),
+        indicator,
+        watcher: Some(Box::new(HandBack {
+            gnome: IdleWatcher {
+                rt,
+                conn,
+                shell,
+                last,
+                portals: portals.clone(),
+                kill: options.kill_switch.clone(),
+            },
+            other: notify,
         })),
         accessibility: None,
     })
@@ -144,4 +173,28 @@ fn wayland_env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
         .into_iter()
         .filter_map(|k| std::env::var_os(k).map(|v| (k.into(), v)))
         .collect()
+}
+
+/// Hand-back's watcher: mutter's idle monitor where it answers (GNOME),
+/// else the compositor's ext-idle-notify where it has one.
+struct HandBack {
+    gnome: IdleWatcher,
+    other: Option<IdleNotifyWatcher>,
+}
+
+impl deskhand_backend::InputWatcher for HandBack {
+    fn start(
+        self: Box<Self>,
+        sink: Arc<dyn Fn(deskhand_backend::WatchedInput) + Send + Sync>,
+        armed: Arc<std::sync::atomic::AtomicBool>,
+    ) -> Result<(), deskhand_backend::BackendError> {
+        let HandBack { gnome, other } = *self;
+        match Box::new(gnome).start(sink.clone(), armed.clone()) {
+            Err(e) if other.is_some() => {
+                tracing::info!(gnome = %e, "hand-back through ext-idle-notify");
+                other.map_or(Err(e), |w| Box::new(w).start(sink, armed))
+            }
+            started => started,
+        }
+    }
 }
