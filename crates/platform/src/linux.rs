@@ -190,7 +190,7 @@ pub(crate) fn choose(
         }
         None => {
             tracing::warn!(
-                "a Wayland session of a compositor other than GNOME: deskhand drives XWayland (X11 apps only); `--backend wayland` for screenshots through the portals"
+                "a Wayland session of a compositor other than GNOME: deskhand drives XWayland (X11 apps only); `--backend wayland` for the portals, with the frame on the layer shell and hand-back through ext-idle-notify where the compositor has them"
             );
             Ok(BackendKind::X11)
         }
