@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use deskhand_backend::{BackendError, InputWatcher, WatchedInput};
 use wayland_client::globals::{GlobalListContents, registry_queue_init};
 use wayland_client::protocol::{wl_registry, wl_seat};
-use wayland_client::{Connection, Dispatch, EventQueue, QueueHandle};
+use wayland_client::{Connection, Dispatch, EventQueue, Proxy, QueueHandle};
 use wayland_protocols::ext::idle_notify::v1::client::{
     ext_idle_notification_v1::{self, ExtIdleNotificationV1},
     ext_idle_notifier_v1::ExtIdleNotifierV1,
@@ -40,13 +40,23 @@ struct Watch {
 }
 
 /// The watcher: its connection is made, and the notifier bound, when it
-/// is opened, so that a compositor without one is known at once.
+/// is opened, so that a compositor without one is known at once; the
+/// notification itself is asked for when it starts, so that no input
+/// from before is taken for the person's.
 pub(crate) struct IdleNotifyWatcher {
     conn: Connection,
     queue: Mutex<EventQueue<Watch>>,
-    /// Kept alive: dropping it would end the notifications.
-    _notification: ExtIdleNotificationV1,
+    notifier: ExtIdleNotifierV1,
+    seat: wl_seat::WlSeat,
     last: Arc<LastInput>,
+}
+
+/// Whether a notifier of `version` ignores idle inhibitors (a video
+/// playing, a fullscreen app): version 2's input notification does;
+/// version 1's never idles while one is active, so input then goes
+/// unseen.
+pub(crate) fn ignores_inhibitors(version: u32) -> bool {
+    version >= 2
 }
 
 impl IdleNotifyWatcher {
@@ -57,16 +67,16 @@ impl IdleNotifyWatcher {
             registry_queue_init::<Watch>(&conn).map_err(|e| format!("its globals: {e}"))?;
         let qh = queue.handle();
         let notifier: ExtIdleNotifierV1 = globals
-            .bind(&qh, 1..=1, ())
+            .bind(&qh, 1..=2, ())
             .map_err(|e| format!("no ext-idle-notify: {e}"))?;
         let seat: wl_seat::WlSeat = globals
             .bind(&qh, 1..=1, ())
             .map_err(|e| format!("no seat: {e}"))?;
-        let notification = notifier.get_idle_notification(IDLE_MS, &seat, &qh, ());
         Ok(Self {
             conn,
             queue: Mutex::new(queue),
-            _notification: notification,
+            notifier,
+            seat,
             last,
         })
     }
@@ -77,12 +87,22 @@ impl InputWatcher for IdleNotifyWatcher {
         let IdleNotifyWatcher {
             conn,
             queue,
-            _notification,
+            notifier,
+            seat,
             last,
         } = *self;
         let mut queue = queue
             .into_inner()
             .map_err(|_| BackendError::Failed("the idle watcher's queue".into()))?;
+        let qh = queue.handle();
+        let notification = if ignores_inhibitors(notifier.version()) {
+            notifier.get_input_idle_notification(IDLE_MS, &seat, &qh, ())
+        } else {
+            tracing::warn!(
+                "ext-idle-notify version 1: while an app inhibits idling (a video, a fullscreen app) the person's input is not seen"
+            );
+            notifier.get_idle_notification(IDLE_MS, &seat, &qh, ())
+        };
         let mut watch = Watch {
             sink: sink.clone(),
             last,
@@ -93,7 +113,7 @@ impl InputWatcher for IdleNotifyWatcher {
         std::thread::Builder::new()
             .name("deskhand-idle-notify".into())
             .spawn(move || {
-                let _keep = (_notification, conn);
+                let _keep = (notification, notifier, seat, conn);
                 loop {
                     if let Err(e) = queue.blocking_dispatch(&mut watch) {
                         tracing::error!(error = %e, "the compositor's idle notifications ended");
@@ -128,7 +148,7 @@ impl Dispatch<ExtIdleNotifierV1, ()> for Watch {
     fn event(
         _: &mut Self,
         _: &ExtIdleNotifierV1,
-        _: <ExtIdleNotifierV1 as wayland_client::Proxy>::Event,
+        _: <ExtIdleNotifierV1 as Proxy>::Event,
         _: &(),
         _: &Connection,
         _: &QueueHandle<Self>,
@@ -171,5 +191,11 @@ mod tests {
         assert!(persons(None, now), "deskhand never sent any");
         assert!(persons(now.checked_sub(ms(500)), now));
         assert!(!persons(now.checked_sub(ms(60)), now), "that was ours");
+    }
+
+    #[test]
+    fn only_version_2_sees_input_while_an_app_inhibits_idling() {
+        assert!(!ignores_inhibitors(1));
+        assert!(ignores_inhibitors(2));
     }
 }

@@ -1,8 +1,9 @@
 //! The red frame where GNOME's extension is missing and the compositor
 //! has the wlr layer shell (KDE Plasma, the wlroots desktops): the
 //! overlay process draws it as layer surfaces, and before each act the
-//! frame is looked for in the compositor's own screencast, never taken
-//! on the overlay's word: a frame another surface covers is no frame.
+//! frame is looked for in the compositor's own screencast, in a picture
+//! taken since it took its shape, never on the overlay's word: a frame
+//! another surface covers, or one that cannot be seen, is no frame.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,7 +33,10 @@ pub(crate) fn indicator(portals: Arc<Portals>) -> Option<Box<dyn Indicator>> {
     Some(Box::new(OverlayIndicator::new(
         &program,
         env,
-        Box::new(ScreencastInspector { portals }),
+        Box::new(ScreencastInspector {
+            portals,
+            shown: None,
+        }),
     )))
 }
 
@@ -70,6 +74,26 @@ fn edge_points(covered: &[Rect]) -> Vec<Point> {
 
 struct ScreencastInspector {
     portals: Arc<Portals>,
+    /// What the frame last covered, and since when: only a picture taken
+    /// after that counts (one from before a change of shape does not).
+    shown: Option<(Vec<Rect>, Instant)>,
+}
+
+impl ScreencastInspector {
+    /// When the frame took its current shape.
+    fn since(&mut self, covered: &[Rect]) -> Instant {
+        match &self.shown {
+            Some((rects, at)) if rects == covered => *at,
+            _ => {
+                // First checked right after it was shown: the picture that
+                // shows it may have come just before this check.
+                let now = Instant::now();
+                let at = now.checked_sub(SHOWN_WITHIN * 3).unwrap_or(now);
+                self.shown = Some((covered.to_vec(), at));
+                at
+            }
+        }
+    }
 }
 
 impl FrameInspector for ScreencastInspector {
@@ -79,18 +103,18 @@ impl FrameInspector for ScreencastInspector {
         _monitors: &[Rect],
         covered: &[Rect],
     ) -> Result<Option<FrameCheck>, BackendError> {
+        let since = self.since(covered);
         let Some(cast) = self.portals.cast().filter(|c| c.frames.running()) else {
-            // No screencast (not granted): nothing to look with, and no
-            // screenshot for an agent either; the compositor keeps the
-            // layer surfaces above every window.
-            tracing::debug!("the frame is not checked: no screencast");
-            return Ok(Some(FrameCheck::Intact));
+            // Without the screencast the frame cannot be seen: no act
+            // without a frame that was seen.
+            tracing::warn!("the frame cannot be checked: no screencast");
+            return Ok(None);
         };
         let points = edge_points(covered);
         let origin = cast.stream.position;
-        let seen = |f: &Frame| shows_frame(f, origin, &points);
+        let seen = |f: &Frame| f.at >= since && shows_frame(f, origin, &points);
         let latest = &cast.frames.latest;
-        let now = latest.read(None, Duration::ZERO, seen) == Some(true)
+        let now = latest.read(Some(since), SHOWN_WITHIN, seen) == Some(true)
             || latest.read(Some(Instant::now()), SHOWN_WITHIN, seen) == Some(true);
         Ok(now.then_some(FrameCheck::Intact))
     }

@@ -75,7 +75,7 @@ struct State {
 pub fn run() -> anyhow::Result<()> {
     let conn = Connection::connect_to_env()
         .map_err(|e| anyhow::anyhow!("no Wayland compositor to draw the frame on: {e}"))?;
-    let (globals, queue) = registry_queue_init::<State>(&conn)?;
+    let (globals, mut queue) = registry_queue_init::<State>(&conn)?;
     let qh = queue.handle();
     let shell = LayerShell::bind(&globals, &qh).map_err(|e| {
         anyhow::anyhow!("this compositor has no wlr layer shell for the frame: {e}")
@@ -102,6 +102,9 @@ pub fn run() -> anyhow::Result<()> {
         armed: None,
         exit: false,
     };
+    // The outputs' places and scales (and the seat) before any `show`.
+    queue.roundtrip(&mut state)?;
+    queue.roundtrip(&mut state)?;
     let mut event_loop = EventLoop::<State>::try_new()?;
     let handle = event_loop.handle();
     WaylandSource::new(conn.clone(), queue)
@@ -165,8 +168,11 @@ impl State {
         self.layout = Layout { monitors, paused };
         self.armed = None;
         if same {
-            self.redraw_all()?;
-            self.announce_shown();
+            // Surfaces not configured yet draw, and say shown, when they are.
+            if !self.showing {
+                self.redraw_all()?;
+                self.announce_shown();
+            }
             return Ok(());
         }
         self.frames.clear();
@@ -246,6 +252,7 @@ impl State {
 
     fn draw(&mut self, k: usize) -> anyhow::Result<()> {
         let frame = &self.frames[k];
+        self.set_input(frame);
         let m = self.layout.monitors[frame.monitor];
         let (w, h) = (m.width as i32, m.height as i32);
         let (buffer, canvas) = self
@@ -260,10 +267,13 @@ impl State {
         Ok(())
     }
 
+    /// Draws every frame again; one the compositor has not configured yet
+    /// may not get a buffer: its configure draws it.
     fn redraw_all(&mut self) -> anyhow::Result<()> {
         for k in 0..self.frames.len() {
-            self.set_input(&self.frames[k]);
-            self.draw(k)?;
+            if self.frames[k].drawn {
+                self.draw(k)?;
+            }
         }
         Ok(())
     }
