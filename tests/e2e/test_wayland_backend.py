@@ -448,6 +448,9 @@ def test_the_health_report_says_how_the_grants_stand(served):
     kill = probes["kill switch"]
     assert kill["status"] != "ok" and "no global-shortcuts portal" in kill["message"], kill
     assert "Stop button" in kill["message"], kill
+    # GNOME 43's RemoteDesktop portal (version 1) has no ConnectToEIS.
+    remote = probes["remote desktop portal"]
+    assert "input through the portal's Notify calls" in remote["message"], remote
 
 
 def test_a_second_start_reuses_the_screencast_grant_and_denials_and_stops_are_said(gnome, served):

@@ -39,6 +39,16 @@ fn describe(grant: &Grant) -> String {
     }
 }
 
+/// How this deskhand's input reaches the desktop, once granted: libei
+/// where the portal connected the session to EIS, else its calls.
+fn input_path() -> &'static str {
+    match LIVE.get().and_then(|p| p.input()) {
+        Some(s) if s.eis.is_some() => ", input through libei (ConnectToEIS)",
+        Some(_) => ", input through the portal's Notify calls",
+        None => "",
+    }
+}
+
 /// Whether deskhand's GNOME Shell extension answers, and what it said.
 fn extension() -> Result<u32, String> {
     let rt = Rt::new().map_err(|e| e.to_string())?;
@@ -199,7 +209,7 @@ pub fn wayland_findings() -> BackendFindings {
         Probe::new(
             "remote desktop portal",
             remote == Grant::Granted,
-            format!("{} ({own})", describe(&remote)),
+            format!("{}{} ({own})", describe(&remote), input_path()),
         ),
         Probe::new(
             "GNOME Shell extension",

@@ -1,6 +1,6 @@
-//! Input through the RemoteDesktop portal: the pointer in the session's
-//! stream (desktop pixels less the stream's position), buttons by evdev
-//! code, keys by keysym. Text goes as GNOME's own on-screen keyboard sends
+//! Input through the RemoteDesktop portal's session (its `Notify*` calls,
+//! or libei where the portal connects it to the compositor's EIS server):
+//! the pointer in desktop pixels, buttons by evdev code, keys by keysym. Text goes as GNOME's own on-screen keyboard sends
 //! it: committed to the focused field through the input method (the shell
 //! extension), line breaks and tabs as keys; where no field takes
 //! input-method text, as keysyms, which mutter types only when the
@@ -88,7 +88,7 @@ pub(crate) fn plan(text: &str, commit: bool) -> Result<Vec<Piece>, BackendError>
 }
 
 /// The evdev code of a button.
-pub(crate) fn button_code(b: Button) -> i32 {
+pub(crate) fn button_code(b: Button) -> u32 {
     match b {
         Button::Left => 0x110,
         Button::Right => 0x111,
@@ -180,8 +180,7 @@ impl PortalInput {
 impl Input for PortalInput {
     fn move_pointer(&mut self, to: Point) -> Result<(), BackendError> {
         self.send("a pointer move", move |s| async move {
-            let (x0, y0) = s.stream.position;
-            s.motion(f64::from(to.x - x0), f64::from(to.y - y0)).await
+            s.motion(f64::from(to.x), f64::from(to.y)).await
         })
     }
 

@@ -20,6 +20,8 @@ mod displays;
 #[cfg(target_os = "linux")]
 mod doctor;
 #[cfg(target_os = "linux")]
+mod eis;
+#[cfg(target_os = "linux")]
 mod frames;
 #[cfg(target_os = "linux")]
 mod idle_notify;

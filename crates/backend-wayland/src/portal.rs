@@ -19,6 +19,7 @@ use ashpd::enumflags2::BitFlags;
 use deskhand_backend::BackendError;
 use futures_util::StreamExt;
 
+use crate::eis::Eis;
 use crate::frames::Frames;
 use crate::watcher::LastInput;
 
@@ -88,6 +89,9 @@ pub(crate) struct RemoteSession {
     /// The session's clipboard, where the portal offers one and the
     /// person left it on.
     pub(crate) clipboard: Option<Clipboard>,
+    /// libei, where the portal connected the session to the compositor's
+    /// EIS server: then every event goes there, not through `Notify*`.
+    pub(crate) eis: Option<Eis>,
 }
 
 fn state(down: bool) -> KeyState {
@@ -103,7 +107,14 @@ fn sent(e: ashpd::Error) -> BackendError {
 }
 
 impl RemoteSession {
+    /// The pointer to desktop pixel (`x`, `y`).
     pub(crate) async fn motion(&self, x: f64, y: f64) -> Result<(), BackendError> {
+        if let Some(eis) = &self.eis {
+            return eis.motion(x, y);
+        }
+        // Notify takes a position in the stream.
+        let (x0, y0) = self.stream.position;
+        let (x, y) = (x - f64::from(x0), y - f64::from(y0));
         let node = self.stream.node;
         self.proxy
             .notify_pointer_motion_absolute(&self.session, node, x, y, Default::default())
@@ -112,7 +123,12 @@ impl RemoteSession {
     }
 
     /// A button by its evdev code (`BTN_LEFT` 0x110).
-    pub(crate) async fn button(&self, code: i32, down: bool) -> Result<(), BackendError> {
+    pub(crate) async fn button(&self, code: u32, down: bool) -> Result<(), BackendError> {
+        if let Some(eis) = &self.eis {
+            return eis.button(code, down);
+        }
+        let code = i32::try_from(code)
+            .map_err(|_| BackendError::InvalidTarget(format!("button {code}")))?;
         self.proxy
             .notify_pointer_button(&self.session, code, state(down), Default::default())
             .await
@@ -120,6 +136,9 @@ impl RemoteSession {
     }
 
     pub(crate) async fn axis(&self, vertical: bool, steps: i32) -> Result<(), BackendError> {
+        if let Some(eis) = &self.eis {
+            return eis.scroll(vertical, steps);
+        }
         use ashpd::desktop::remote_desktop::Axis;
         let axis = if vertical {
             Axis::Vertical
@@ -133,6 +152,9 @@ impl RemoteSession {
     }
 
     pub(crate) async fn keysym(&self, sym: u32, down: bool) -> Result<(), BackendError> {
+        if let Some(eis) = &self.eis {
+            return eis.keysym(sym, down);
+        }
         self.proxy
             .notify_keyboard_keysym(&self.session, sym as i32, state(down), Default::default())
             .await
@@ -379,15 +401,41 @@ async fn start_remote(
     let stream = started.streams().first().map(place).ok_or_else(no_stream)?;
     let token = started.restore_token().map(str::to_owned);
     let clipboard = clipboard.filter(|_| started.is_clipboard_enabled());
+    let eis = connect_eis(&proxy, &session).await;
     Ok((
         RemoteSession {
             proxy,
             session,
             stream,
             clipboard,
+            eis,
         },
         token,
     ))
+}
+
+/// libei for the session where the portal offers it (version 2); none
+/// otherwise, and input goes through the `Notify*` calls.
+async fn connect_eis(proxy: &RemoteDesktop, session: &Session<RemoteDesktop>) -> Option<Eis> {
+    if proxy.version() < 2 {
+        return None;
+    }
+    let socket = proxy
+        .connect_to_eis(session, Default::default())
+        .await
+        .map_err(|e| tracing::info!(error = %e, "no libei: input through the portal's calls"))
+        .ok()?;
+    match Eis::connect(socket).await {
+        Ok(eis) => {
+            tracing::info!("input through libei");
+            Some(eis)
+        }
+        Err(why) => {
+            // The portal refuses Notify* on a session it gave to EIS.
+            tracing::warn!(reason = %why, "libei failed: input will be refused");
+            None
+        }
+    }
 }
 
 /// The portal's clipboard for this session, asked for before it starts;

@@ -1,0 +1,330 @@
+//! The libei client against an EIS server: reis's own server side, run on
+//! a socket pair as a compositor would run it behind the portal's
+//! `ConnectToEIS`, offering an absolute pointer (one 1280×800 region) and a
+//! keyboard with a real XKB keymap, and writing down every event it gets.
+
+use std::io::Write;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use reis::calloop::{EisRequestSource, EisRequestSourceEvent};
+use reis::eis;
+use reis::request::{Connection as EisConnection, Device as EisDevice, EisRequest};
+
+use super::*;
+
+/// What the test asks the server to do.
+enum Command {
+    Pause,
+    Resume,
+    Disconnect,
+}
+
+struct ServerState {
+    log: Arc<Mutex<Vec<String>>>,
+    keymap: std::fs::File,
+    keymap_size: u32,
+    connection: Option<EisConnection>,
+    devices: Vec<EisDevice>,
+}
+
+impl ServerState {
+    fn write(&self, line: String) {
+        self.log.lock().expect("log").push(line);
+    }
+
+    fn bind(&mut self, seat: &reis::request::Seat) {
+        let pointer = seat.add_device(
+            Some("pointer"),
+            eis::device::DeviceType::Virtual,
+            DeviceCapability::PointerAbsolute | DeviceCapability::Button | DeviceCapability::Scroll,
+            |d| d.device().region(0, 0, 1280, 800, 1.0),
+        );
+        let (file, size) = (&self.keymap, self.keymap_size);
+        let keyboard = seat.add_device(
+            Some("keyboard"),
+            eis::device::DeviceType::Virtual,
+            DeviceCapability::Keyboard.into(),
+            |d| {
+                if let Some(k) = d.interface::<eis::Keyboard>() {
+                    k.keymap(eis::keyboard::KeymapType::Xkb, size, file.as_fd());
+                }
+            },
+        );
+        for d in [&pointer, &keyboard] {
+            d.resumed();
+        }
+        self.devices = vec![pointer, keyboard];
+    }
+
+    fn request(&mut self, request: EisRequest) {
+        let name = |d: &EisDevice| d.name().unwrap_or("?").to_owned();
+        let line = match request {
+            EisRequest::Bind(b) => return self.bind(&b.seat),
+            EisRequest::DeviceStartEmulating(e) => format!("{}: start", name(&e.device)),
+            EisRequest::Frame(e) => format!("{}: frame", name(&e.device)),
+            EisRequest::PointerMotionAbsolute(e) => format!(
+                "{}: motion {} {}",
+                name(&e.device),
+                e.dx_absolute,
+                e.dy_absolute
+            ),
+            EisRequest::Button(e) => {
+                format!(
+                    "{}: button {} {}",
+                    name(&e.device),
+                    e.button,
+                    e.state as u32
+                )
+            }
+            EisRequest::ScrollDiscrete(e) => format!(
+                "{}: scroll {} {}",
+                name(&e.device),
+                e.discrete_dx,
+                e.discrete_dy
+            ),
+            EisRequest::KeyboardKey(e) => {
+                format!("{}: key {} {}", name(&e.device), e.key, e.state as u32)
+            }
+            other => format!("other: {other:?}"),
+        };
+        self.write(line);
+    }
+
+    fn command(&mut self, command: Command) {
+        match command {
+            Command::Pause => self.devices.iter().for_each(EisDevice::paused),
+            Command::Resume => self.devices.iter().for_each(EisDevice::resumed),
+            Command::Disconnect => {
+                if let Some(c) = &self.connection {
+                    c.disconnected(
+                        eis::connection::DisconnectReason::Disconnected,
+                        Some("the person stopped sharing"),
+                    );
+                }
+            }
+        }
+        if let Some(c) = &self.connection {
+            let _ = c.flush();
+        }
+    }
+}
+
+/// An EIS server on its own thread, writing down what it gets.
+struct Server {
+    log: Arc<Mutex<Vec<String>>>,
+    commands: calloop::channel::Sender<Command>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Server {
+    fn start(socket: UnixStream, layout: &str) -> Self {
+        let text = keys::layout_text(layout);
+        let path = std::env::temp_dir().join(format!(
+            "deskhand-eis-keymap-{}-{layout}",
+            std::process::id()
+        ));
+        std::fs::File::create(&path)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .expect("keymap written");
+        let keymap = std::fs::File::open(&path).expect("keymap opened");
+        let _ = std::fs::remove_file(&path);
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (commands, received) = calloop::channel::channel();
+        let mut state = ServerState {
+            log: log.clone(),
+            keymap,
+            keymap_size: u32::try_from(text.len()).expect("small"),
+            connection: None,
+            devices: Vec::new(),
+        };
+        let halt = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut event_loop = calloop::EventLoop::<ServerState>::try_new().expect("loop");
+            let context = eis::Context::new(socket).expect("eis context");
+            let handle = event_loop.handle();
+            handle
+                .insert_source(
+                    EisRequestSource::new(context, 1),
+                    |event, connection, state| {
+                        match event {
+                            Ok(EisRequestSourceEvent::Connected) => {
+                                let _seat = connection.add_seat(Some("seat0"), BitFlags::all());
+                                state.connection = Some(connection.clone());
+                            }
+                            Ok(EisRequestSourceEvent::Request(r)) => state.request(r),
+                            Err(e) => state.write(format!("error: {e}")),
+                        }
+                        let _ = connection.flush();
+                        Ok(calloop::PostAction::Continue)
+                    },
+                )
+                .expect("source");
+            handle
+                .insert_source(received, |event, (), state| {
+                    if let calloop::channel::Event::Msg(c) = event {
+                        state.command(c);
+                    }
+                })
+                .expect("channel");
+            while !halt.load(Ordering::Relaxed) {
+                let _ = event_loop.dispatch(Duration::from_millis(10), &mut state);
+            }
+        });
+        Self {
+            log,
+            commands,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Waits until the log holds `n` lines (at most 3 s), and takes them.
+    fn take(&self, n: usize) -> Vec<String> {
+        let end = Instant::now() + Duration::from_secs(3);
+        while self.log.lock().expect("log").len() < n && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::mem::take(&mut *self.log.lock().expect("log"))
+    }
+
+    fn send(&self, command: Command) {
+        self.commands.send(command).expect("server running");
+    }
+}
+
+fn connected(layout: &str) -> (tokio::runtime::Runtime, Server, Eis) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let (ours, theirs) = UnixStream::pair().expect("socket pair");
+    let server = Server::start(theirs, layout);
+    let eis = rt
+        .block_on(Eis::connect(OwnedFd::from(ours)))
+        .expect("the client connects and gets resumed devices");
+    (rt, server, eis)
+}
+
+/// Waits up to 2 s for `what` to hold.
+fn eventually(what: impl Fn() -> bool) -> bool {
+    let end = Instant::now() + Duration::from_secs(2);
+    while !what() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    what()
+}
+
+#[test]
+fn a_click_the_wheel_and_a_shifted_key_reach_the_server_as_evdev_events_in_frames() {
+    let (_rt, server, eis) = connected("us");
+    eis.motion(100.0, 200.5).expect("inside the region");
+    eis.button(0x110, true).expect("press");
+    eis.button(0x110, false).expect("release");
+    eis.scroll(true, 3).expect("wheel");
+    eis.keysym('A' as u32, true).expect("A down");
+    eis.keysym('A' as u32, false).expect("A up");
+    let expected = [
+        "pointer: start",
+        "pointer: motion 100 200.5",
+        "pointer: frame",
+        "pointer: button 272 1",
+        "pointer: frame",
+        "pointer: button 272 0",
+        "pointer: frame",
+        "pointer: scroll 0 360",
+        "pointer: frame",
+        "keyboard: start",
+        "keyboard: key 42 1",
+        "keyboard: frame",
+        "keyboard: key 30 1",
+        "keyboard: frame",
+        "keyboard: key 30 0",
+        "keyboard: frame",
+        "keyboard: key 42 0",
+        "keyboard: frame",
+    ];
+    assert_eq!(server.take(expected.len()), expected);
+}
+
+#[test]
+fn the_layout_the_server_sends_decides_the_keys() {
+    let (_rt, server, eis) = connected("de");
+    // On a German keyboard '@' is AltGr+Q and 'y' is where a US 'z' is.
+    eis.keysym('@' as u32, true).expect("@ down");
+    eis.keysym('@' as u32, false).expect("@ up");
+    eis.keysym('y' as u32, true).expect("y down");
+    let expected = [
+        "keyboard: start",
+        "keyboard: key 100 1",
+        "keyboard: frame",
+        "keyboard: key 16 1",
+        "keyboard: frame",
+        "keyboard: key 16 0",
+        "keyboard: frame",
+        "keyboard: key 100 0",
+        "keyboard: frame",
+        "keyboard: key 44 1",
+        "keyboard: frame",
+    ];
+    assert_eq!(server.take(expected.len()), expected);
+}
+
+#[test]
+fn a_point_off_the_desktop_or_a_key_the_layout_lacks_sends_nothing() {
+    let (_rt, server, eis) = connected("us");
+    let off = eis.motion(1280.0, 10.0).expect_err("right of the region");
+    assert!(matches!(off, BackendError::InvalidTarget(_)), "{off:?}");
+    let lacking = eis.keysym(0x100_65e5, true).expect_err("日");
+    assert!(
+        matches!(lacking, BackendError::InvalidTarget(_)),
+        "{lacking:?}"
+    );
+    eis.motion(1279.0, 799.0).expect("the last pixel");
+    // Only the last move arrived: the refused ones sent nothing at all.
+    assert_eq!(
+        server.take(3),
+        [
+            "pointer: start",
+            "pointer: motion 1279 799",
+            "pointer: frame"
+        ]
+    );
+}
+
+#[test]
+fn a_paused_device_refuses_input_until_resumed_and_a_disconnect_is_said() {
+    let (_rt, server, eis) = connected("us");
+    eis.button(0x111, true).expect("press");
+    eis.button(0x111, false).expect("release");
+    assert_eq!(server.take(5).len(), 5);
+    server.send(Command::Pause);
+    assert!(eventually(|| eis.button(0x110, true).is_err()));
+    server.send(Command::Resume);
+    assert!(eventually(|| eis.button(0x110, true).is_ok()));
+    eis.button(0x110, false).expect("release");
+    let lines = server.take(5);
+    // A resumed device starts emulating again before its events.
+    assert_eq!(lines.first().map(String::as_str), Some("pointer: start"));
+    assert_eq!(lines.last().map(String::as_str), Some("pointer: frame"));
+    server.send(Command::Disconnect);
+    assert!(eventually(|| {
+        eis.button(0x110, true)
+            .is_err_and(|e| e.to_string().contains("the person stopped sharing"))
+    }));
+}
