@@ -313,15 +313,27 @@ fn a_paused_device_refuses_input_until_resumed_and_a_disconnect_is_said() {
     eis.button(0x111, true).expect("press");
     eis.button(0x111, false).expect("release");
     assert_eq!(server.take(5).len(), 5);
+    let resumed = |eis: &Eis| lock(&eis.devices).held.iter().any(|h| h.resumed);
     server.send(Command::Pause);
-    assert!(eventually(|| eis.button(0x110, true).is_err()));
+    assert!(eventually(|| !resumed(&eis)), "the pause arrives");
+    let paused = eis.button(0x110, true).expect_err("paused");
+    assert!(paused.to_string().contains("paused"), "{paused}");
     server.send(Command::Resume);
-    assert!(eventually(|| eis.button(0x110, true).is_ok()));
+    assert!(eventually(|| resumed(&eis)), "the resume arrives");
+    eis.button(0x110, true).expect("press");
     eis.button(0x110, false).expect("release");
-    let lines = server.take(5);
-    // A resumed device starts emulating again before its events.
-    assert_eq!(lines.first().map(String::as_str), Some("pointer: start"));
-    assert_eq!(lines.last().map(String::as_str), Some("pointer: frame"));
+    // A resumed device starts emulating again before its events; nothing
+    // was sent while it was paused.
+    assert_eq!(
+        server.take(5),
+        [
+            "pointer: start",
+            "pointer: button 272 1",
+            "pointer: frame",
+            "pointer: button 272 0",
+            "pointer: frame"
+        ]
+    );
     server.send(Command::Disconnect);
     assert!(eventually(|| {
         eis.button(0x110, true)
