@@ -47,6 +47,7 @@ const REASONS = {
   portal_pending: "waiting for your answer",
   portal_screencast_denied: "screen sharing denied",
   portal_remote_desktop_denied: "remote interaction denied",
+  portal_screenshot_denied: "screenshots denied",
   compositor_unsupported: "not offered by this desktop",
   shell_extension_missing: "the GNOME Shell extension is off",
 };

@@ -3,6 +3,8 @@
 //! so it never shows the desktop from before the act; with the frame
 //! shown, what it covers is painted from the newest frame taken before it
 //! appeared (the compositor draws the frame into every screencast).
+//! Where the desktop's portal has no ScreenCast, each capture is a shot
+//! of the Screenshot portal.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,10 +22,14 @@ const FIRST_FRAME: Duration = Duration::from_secs(3);
 const AFTER_INPUT: Duration = Duration::from_millis(120);
 /// How long the indicator's going may take to reach the screencast.
 const CLEAN_WAIT: Duration = Duration::from_millis(300);
+/// How long a Screenshot portal shot may take, the person's first answer
+/// in the desktop's dialog included.
+pub(crate) const SHOT_WAIT: Duration = Duration::from_secs(60);
 /// Input older than this has shown on screen if it changed anything.
 const SETTLED: Duration = Duration::from_millis(500);
 
 pub(crate) struct PortalCapture {
+    pub(crate) rt: Arc<crate::rt::Rt>,
     pub(crate) portals: Arc<Portals>,
     pub(crate) last: Arc<LastInput>,
     /// The frame before the indicator first showed, and what it covers.
@@ -97,16 +103,36 @@ pub(crate) fn crop(
     Ok(out)
 }
 
+impl PortalCapture {
+    /// `rect` from a fresh shot of the Screenshot portal (no ScreenCast).
+    fn shot(&self, rect: Rect, sink: &mut dyn FnMut(&Bitmap<'_>)) -> Result<(), BackendError> {
+        let frame = self
+            .rt
+            .run(SHOT_WAIT, "a screenshot", self.portals.clone().shoot())?;
+        let pixels = crop(&frame, (0, 0), rect, None, &[])?;
+        sink(&Bitmap {
+            width: rect.width,
+            height: rect.height,
+            stride: rect.width as usize * 4,
+            format: PixelFormat::Bgrx,
+            pixels: &pixels,
+        });
+        Ok(())
+    }
+}
+
 impl Capture for PortalCapture {
     fn capture(
         &mut self,
         rect: Rect,
         sink: &mut dyn FnMut(&Bitmap<'_>),
     ) -> Result<(), BackendError> {
-        let cast = self
-            .portals
-            .cast()
-            .ok_or_else(|| no_frames(&self.portals.screencast_grant()))?;
+        let Some(cast) = self.portals.cast() else {
+            if self.portals.shots_instead() {
+                return self.shot(rect, sink);
+            }
+            return Err(no_frames(&self.portals.screencast_grant()));
+        };
         if !cast.frames.running() {
             return Err(no_frames(&Grant::Granted));
         }

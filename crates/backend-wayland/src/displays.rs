@@ -1,6 +1,6 @@
 //! The monitor from the ScreenCast stream (its place from the portal, its
-//! size in pixels from the frames), and the pointer from the shell
-//! extension.
+//! size in pixels from the frames), or else the compositor's outputs, and
+//! the pointer from the shell extension.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,12 +35,25 @@ pub(crate) fn monitor(position: (i32, i32), pixels: (u32, u32), logical: (u32, u
     }
 }
 
+/// The monitors where screenshots come from the Screenshot portal: the
+/// compositor's outputs (no shot is taken, so nothing is asked).
+fn output_monitors() -> Result<Vec<Monitor>, BackendError> {
+    let outputs = crate::outputs::read().map_err(BackendError::Failed)?;
+    let monitors: Vec<Monitor> = outputs.iter().zip(0..).map(|(o, i)| o.monitor(i)).collect();
+    if monitors.is_empty() {
+        return Err(BackendError::Failed("the compositor has no output".into()));
+    }
+    Ok(monitors)
+}
+
 impl Displays for PortalDisplays {
     fn monitors(&mut self) -> Result<Vec<Monitor>, BackendError> {
-        let cast = self
-            .portals
-            .cast()
-            .ok_or_else(|| no_frames(&self.portals.screencast_grant()))?;
+        let Some(cast) = self.portals.cast() else {
+            if self.portals.shots_instead() {
+                return output_monitors();
+            }
+            return Err(no_frames(&self.portals.screencast_grant()));
+        };
         let pixels = cast
             .frames
             .latest

@@ -177,7 +177,15 @@ pub fn wayland_findings() -> BackendFindings {
         // Each process is granted its own sessions: the doctor has none.
         None => (Grant::Pending, Grant::Pending),
     };
-    let capture = verdict(&screencast, R::PortalScreencastDenied);
+    // Without ScreenCast, screenshots come from the Screenshot portal.
+    let shots = LIVE
+        .get()
+        .filter(|p| p.shots_instead())
+        .map(|p| p.shots_grant());
+    let capture = match &shots {
+        Some(g) => verdict(g, R::PortalScreenshotDenied),
+        None => verdict(&screencast, R::PortalScreencastDenied),
+    };
     let input = verdict(&remote, R::PortalRemoteDesktopDenied);
     let ext = extension();
     let clipboard = clipboard_verdict(&remote);
@@ -200,7 +208,7 @@ pub fn wayland_findings() -> BackendFindings {
     } else {
         "asked for when `deskhand serve` starts; its MCP health_report says how they stand"
     };
-    let probes = vec![
+    let mut probes = vec![
         Probe::new(
             "screencast portal",
             screencast == Grant::Granted,
@@ -232,6 +240,19 @@ pub fn wayland_findings() -> BackendFindings {
         Probe::new("real-device clicks", false, detector.real_clicks_say()),
         kill_switch_probe(),
     ];
+    if let Some(g) = &shots {
+        probes.insert(
+            1,
+            Probe::new(
+                "screenshot portal",
+                *g == Grant::Granted,
+                format!(
+                    "{}: each screenshot is a shot of the Screenshot portal (a few hundred milliseconds); the desktop asks once",
+                    describe(g)
+                ),
+            ),
+        );
+    }
     BackendFindings {
         session_type: Some(SessionType::Wayland),
         backends: vec![BackendEntry::new("wayland-portal", true, capture)],

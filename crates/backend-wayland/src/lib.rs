@@ -34,9 +34,13 @@ mod layer_frame;
 #[cfg(target_os = "linux")]
 mod open;
 #[cfg(target_os = "linux")]
+mod outputs;
+#[cfg(target_os = "linux")]
 mod portal;
 #[cfg(target_os = "linux")]
 mod rt;
+#[cfg(target_os = "linux")]
+mod screenshot;
 #[cfg(target_os = "linux")]
 mod shell;
 #[cfg(target_os = "linux")]

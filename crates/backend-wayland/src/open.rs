@@ -124,6 +124,7 @@ pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, Wa
             shell: shell.clone(),
         }),
         capture: Some(Box::new(PortalCapture {
+            rt: rt.clone(),
             portals: portals.clone(),
             last: last.clone(),
             clean: None,

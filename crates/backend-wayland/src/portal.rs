@@ -20,7 +20,7 @@ use deskhand_backend::BackendError;
 use futures_util::StreamExt;
 
 use crate::eis::Eis;
-use crate::frames::Frames;
+use crate::frames::{Frame, Frames};
 use crate::watcher::LastInput;
 
 /// Where a portal's grant stands.
@@ -52,7 +52,7 @@ impl Grant {
     }
 }
 
-fn grant_of(e: &ashpd::Error) -> Grant {
+pub(crate) fn grant_of(e: &ashpd::Error) -> Grant {
     match e {
         ashpd::Error::Response(ResponseError::Cancelled) => Grant::Denied,
         ashpd::Error::PortalNotFound(_) => Grant::Unavailable(e.to_string()),
@@ -182,6 +182,9 @@ pub(crate) struct Portals {
     pub(crate) kill: Mutex<crate::shortcuts::KillChord>,
     /// What is known of the clipboard.
     pub(crate) clip: Arc<Mutex<crate::clipboard::ClipState>>,
+    /// The Screenshot portal's grant, once asked (only where there is no
+    /// ScreenCast).
+    pub(crate) shots: Mutex<Option<Grant>>,
 }
 
 fn set(slot: &Mutex<Option<Grant>>, g: Grant) {
@@ -206,6 +209,44 @@ impl Portals {
             .ok()
             .and_then(|g| g.clone())
             .unwrap_or(Grant::Pending)
+    }
+
+    /// Whether screenshots come from the Screenshot portal: the desktop's
+    /// portal has no ScreenCast.
+    pub(crate) fn shots_instead(&self) -> bool {
+        matches!(self.screencast_grant(), Grant::Unavailable(_))
+    }
+
+    pub(crate) fn shots_grant(&self) -> Grant {
+        self.shots
+            .lock()
+            .ok()
+            .and_then(|g| g.clone())
+            .unwrap_or(Grant::Pending)
+    }
+
+    /// One shot from the Screenshot portal; a denial is kept and said,
+    /// not asked again.
+    pub(crate) async fn shoot(self: Arc<Self>) -> Result<Frame, BackendError> {
+        if self.shots_grant() == Grant::Denied {
+            return Err(crate::screenshot::refused(&Grant::Denied));
+        }
+        match crate::screenshot::shoot().await {
+            Ok(frame) => {
+                if self.shots_grant() != Grant::Granted {
+                    set(&self.shots, Grant::Granted);
+                }
+                Ok(frame)
+            }
+            Err(e) => {
+                let grant = match grant_of(&e) {
+                    Grant::Failed(_) if crate::screenshot::denied().await => Grant::Denied,
+                    grant => grant,
+                };
+                set(&self.shots, grant.clone());
+                Err(crate::screenshot::refused(&grant))
+            }
+        }
     }
 
     pub(crate) fn cast(&self) -> Option<Arc<CastSession>> {

@@ -71,6 +71,9 @@ pub enum ReasonCode {
     PortalScreencastDenied,
     /// The person denied remote interaction in the portal's dialog.
     PortalRemoteDesktopDenied,
+    /// The person denied screenshots in the desktop's dialog (the
+    /// Screenshot portal, where there is no ScreenCast).
+    PortalScreenshotDenied,
     /// This Wayland compositor offers no way to do it.
     CompositorUnsupported,
     /// deskhand's GNOME Shell extension is not enabled.
@@ -123,6 +126,9 @@ impl ReasonCode {
             }
             Self::PortalRemoteDesktopDenied => {
                 "Restart deskhand and allow remote interaction in the desktop's dialog (the switch is off by default)."
+            }
+            Self::PortalScreenshotDenied => {
+                "Allow deskhand to take screenshots in the desktop's privacy settings, then try again."
             }
             Self::CompositorUnsupported => {
                 "This Wayland desktop offers deskhand no way to do this; log in to an X11 session for it."

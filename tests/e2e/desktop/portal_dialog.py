@@ -4,7 +4,10 @@ reader user would: pick the first monitor, set "Allow remote interaction",
 then Share or Cancel. Runs under /usr/bin/python3 (pyatspi) in the
 session's environment:
 
-    portal_dialog.py share|cancel [--remote yes|no] [--timeout S]
+    portal_dialog.py share|cancel|allow|deny [--remote yes|no] [--timeout S]
+
+(allow and deny find the button of gnome-shell's access question, such
+as "Allow Applications to Take Screenshots?", for the person to click)
 
 Prints what it did as JSON; exit 1 when no dialog came."""
 
@@ -57,6 +60,36 @@ def gone(frame, timeout: float = 5) -> None:
         time.sleep(0.05)
 
 
+def shell_question():
+    """gnome-shell's own access question (the Access portal: "Allow
+    Applications to Take Screenshots?"), if one is showing."""
+    desktop = pyatspi.Registry.getDesktop(0)
+    for i in range(desktop.childCount):
+        app = desktop.getChildAtIndex(i)
+        if app is None or app.name != "gnome-shell":
+            continue
+        for node in descendants(app):
+            if node.getRole() == pyatspi.ROLE_DIALOG and \
+                    node.getState().contains(pyatspi.STATE_SHOWING):
+                return node
+    return None
+
+
+def access_button(dialog, allow: bool) -> dict:
+    """Where the question's Allow (or Deny) button is on screen: the
+    person clicks it (St's buttons take no AT-SPI action)."""
+    label = "allow" if allow else "deny"
+    words = [n.name for n in descendants(dialog)
+             if n.getRole() == pyatspi.ROLE_LABEL and n.name]
+    for node in descendants(dialog):
+        if node.getRole() == pyatspi.ROLE_PUSH_BUTTON and \
+                (node.name or "").replace("_", "").lower().startswith(label):
+            e = node.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+            return {"dialog": words[0] if words else "", "button": label,
+                    "at": [e.x + e.width // 2, e.y + e.height // 2]}
+    raise SystemExit(f"no {label} button in the question {words!r}")
+
+
 def answer(frame, share: bool, remote: bool) -> dict:
     done = {"dialog": frame.name}
     nodes = list(descendants(frame))
@@ -93,12 +126,19 @@ def answer(frame, share: bool, remote: bool) -> dict:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["share", "cancel"])
+    ap.add_argument("what", choices=["share", "cancel", "allow", "deny"])
     ap.add_argument("--remote", choices=["yes", "no"], default="yes")
     ap.add_argument("--timeout", type=float, default=20)
     args = ap.parse_args()
     deadline = time.monotonic() + args.timeout
     while time.monotonic() < deadline:
+        if args.what in ("allow", "deny"):
+            question = shell_question()
+            if question is not None:
+                print(json.dumps(access_button(question, args.what == "allow")))
+                return
+            time.sleep(0.1)
+            continue
         frame = dialog()
         if frame is not None:
             print(json.dumps(answer(frame, args.what == "share", args.remote == "yes")))

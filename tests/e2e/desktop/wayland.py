@@ -147,7 +147,8 @@ class GnomeDesktop(Desktop):
     """A headless GNOME session of the test's own, one monitor of `size`;
     with `xwayland`, XWayland's display for X11 apps (in `DISPLAY`)."""
 
-    def __init__(self, size: str = "1280x800", xwayland: bool = False):
+    def __init__(self, size: str = "1280x800", xwayland: bool = False,
+                 no_portals: tuple[str, ...] = ()):
         self.size = tuple(int(v) for v in size.split("x"))
         self.xwayland = xwayland
         self.name = "wayland-0"
@@ -164,6 +165,8 @@ class GnomeDesktop(Desktop):
                          GDK_BACKEND="wayland", NO_AT_BRIDGE="0")
         self._apps: list[subprocess.Popen] = []
         self.person = None
+        if no_portals:
+            self._env["XDG_DESKTOP_PORTAL_DIR"] = str(self._portals_without(root, no_portals))
         try:
             self._start_session()
         except BaseException:
@@ -199,6 +202,32 @@ class GnomeDesktop(Desktop):
         self.person = GnomePerson(self._env)
         # gnome-shell starts in the overview.
         self.person.key("Escape")
+
+    @staticmethod
+    def _portals_without(root: Path, interfaces: tuple[str, ...]) -> Path:
+        """The system's portal backends as xdg-desktop-portal reads them,
+        less `interfaces` (e.g. "ScreenCast"): a desktop whose portal does
+        not offer them. xdg-desktop-portal 1.16 picks among backends that
+        offer one interface by the order it reads them, which a copy may
+        change: GNOME's own backends keep their interfaces, the GTK one
+        (the fallback) only the rest."""
+        out = root / "portals"
+        out.mkdir()
+        dropped = {f"org.freedesktop.impl.portal.{i}" for i in interfaces}
+        confs = sorted(Path("/usr/share/xdg-desktop-portal/portals").glob("*.portal"))
+
+        def offered(conf: Path) -> list[str]:
+            line = next(l for l in conf.read_text().splitlines() if l.startswith("Interfaces="))
+            return [i for i in line.split("=", 1)[1].split(";") if i]
+
+        gnome_own = {i for c in confs if c.name != "gtk.portal" for i in offered(c)}
+        for conf in confs:
+            drop = dropped | (gnome_own if conf.name == "gtk.portal" else set())
+            kept = [i for i in offered(conf) if i not in drop]
+            lines = [f"Interfaces={';'.join(kept)};" if l.startswith("Interfaces=") else l
+                     for l in conf.read_text().splitlines()]
+            (out / conf.name).write_text("\n".join(lines) + "\n")
+        return out
 
     def _start_keyring(self) -> None:
         """The session's keychain (gnome-keyring's Secret Service, unlocked
@@ -322,13 +351,20 @@ class GnomeDesktop(Desktop):
     def answer_portal(self, what: str = "share", remote: bool = True,
                       timeout: float = 20) -> dict:
         """The person answers the portal's next dialog (`share` or
-        `cancel`, with "Allow remote interaction" set to `remote`); what
-        the dialog was and what was done."""
+        `cancel`, with "Allow remote interaction" set to `remote`; `allow`
+        or `deny` for gnome-shell's own access question, which the person
+        answers with a click); what the dialog was and what was done."""
         out = subprocess.run([SYSTEM_PYTHON, str(HERE / "portal_dialog.py"), what, "--remote",
                               "yes" if remote else "no", "--timeout", str(timeout)],
                              env=self._env, capture_output=True, text=True, timeout=timeout + 30)
         lines = out.stdout.strip().splitlines()
-        return json.loads(lines[-1]) if lines else {"dialog": None, "stderr": out.stderr[-500:]}
+        answered = json.loads(lines[-1]) if lines else {"dialog": None,
+                                                         "stderr": out.stderr[-500:]}
+        if "at" in answered:
+            # gnome-shell's own question: the person clicks the button.
+            self.person.real_click(*answered["at"])
+            answered["pressed"] = answered["button"]
+        return answered
 
     def stop(self) -> None:
         self.close_apps()
@@ -382,7 +418,8 @@ def attach(name: str) -> Desktop:
     raise NotImplementedError("a GNOME session is started by the test (start())")
 
 
-def start(size: str = "1280x800", xwayland: bool = False) -> GnomeDesktop:
+def start(size: str = "1280x800", xwayland: bool = False,
+          no_portals: tuple[str, ...] = ()) -> GnomeDesktop:
     require("gnome-shell", "pipewire", "wireplumber", "dbus-daemon", "gsettings", "gdbus",
             "gnome-keyring-daemon", "secret-tool",
             "gst-launch-1.0")
@@ -392,7 +429,7 @@ def start(size: str = "1280x800", xwayland: bool = False) -> GnomeDesktop:
         missing(SYSTEM_PYTHON)
     if xwayland:
         require("Xwayland")
-    return GnomeDesktop(size, xwayland)
+    return GnomeDesktop(size, xwayland, no_portals)
 
 
 def start_dual() -> GnomeDesktop:
