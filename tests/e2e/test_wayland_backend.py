@@ -108,6 +108,7 @@ def test_doctor_names_the_wayland_backend_and_the_extension(gnome):
     assert any(b["id"] == "wayland-portal" for b in report["backends"]), report["backends"]
     probes = {p["label"]: p for p in report["probes"]}
     assert probes["GNOME Shell extension"]["status"] == "ok", probes
+    assert probes["windows"]["status"] == "ok" and "desktop bounds" in probes["windows"]["message"]
     # XWayland's display (set) shows no Wayland app: not offered.
     assert gnome.env().get("DISPLAY"), "the session has XWayland"
     assert not any(b["id"] == "x11" for b in report["backends"]), report["backends"]

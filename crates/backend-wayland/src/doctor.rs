@@ -49,6 +49,15 @@ fn input_path() -> &'static str {
     }
 }
 
+/// Where the window list comes from, or why there is none.
+fn windows_say(extension: bool) -> String {
+    if extension {
+        "the extension's list: each window's desktop bounds, app and pid; focus and raise".into()
+    } else {
+        "unavailable: Wayland gives clients no window list and deskhand reads only its GNOME Shell extension's (not KWin's scripting or wlroots' foreign-toplevel yet); window ops are refused, and acts go only under whole-desktop consent with no window named".into()
+    }
+}
+
 /// Whether deskhand's GNOME Shell extension answers, and what it said.
 fn extension() -> Result<u32, String> {
     let rt = Rt::new().map_err(|e| e.to_string())?;
@@ -227,6 +236,7 @@ pub fn wayland_findings() -> BackendFindings {
                 Err(e) => e.clone(),
             },
         ),
+        Probe::new("windows", ext.is_ok(), windows_say(ext.is_ok())),
         Probe::new(
             "layer shell",
             offers.layer_shell,
