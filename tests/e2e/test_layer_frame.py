@@ -25,6 +25,7 @@ from desktop.sway import Sway
 from xhelpers import REPO, poll
 
 RED = (0xE0, 0x1B, 0x24)
+DIM_RED = (0x78, 0x28, 0x28)  # the frame while paused
 BLUE = (0x33, 0x66, 0x99)
 SCREEN = {"x": 0, "y": 0, "width": 1280, "height": 800}
 
@@ -129,6 +130,42 @@ def test_a_click_on_the_frame_reaches_the_window_and_only_the_buttons_answer(swa
     # Unpaused there is no button: a click there is the window's.
     sway.click(640, CONTINUE_Y)
     overlay.quiet()
+
+
+def test_at_a_fractional_scale_the_frame_fits_the_output_and_its_buttons_answer():
+    """An output at 150% (KDE's common laptop setting): 1920x1200 pixels
+    are 1280x800 logical units. The engine gives the monitor in pixels;
+    the frame must cover exactly the output (not spill past it, as a
+    surface sized in pixels would), drawn at its pixels, and a click in
+    logical units must land on the button drawn there."""
+    sway = Sway("1920x1200", scale=1.5)
+    overlay = None
+    try:
+        overlay = Overlay(sway)
+        overlay.send(cmd="show", monitors=[{"x": 0, "y": 0, "width": 1920, "height": 1200}],
+                     paused=True)
+        assert overlay.event()["event"] == "shown"
+        screen = poll(lambda: (s := sway.screen()).pixel(960, 2) == DIM_RED and s, timeout=5,
+                      what="the paused frame's top edge on screen")
+        assert (screen.width, screen.height) == (1920, 1200)
+        # Every edge of the output, and only the edges.
+        for x, y in ((2, 600), (1917, 600), (960, 1197), (1917, 1197)):
+            assert screen.pixel(x, y) == DIM_RED, (x, y, screen.pixel(x, y))
+        assert screen.pixel(8, 600) == BLUE, "the frame is 6 pixels wide"
+        assert screen.pixel(960, 600) == BLUE, "the middle shows the desktop"
+        assert screen.pixel(960, CONTINUE_Y) != BLUE, "Continue drawn at its pixels"
+        x, y, w, h = stop_button(1920)
+        sway.click(round(960 / 1.5), round(CONTINUE_Y / 1.5))
+        assert overlay.event()["event"] == "continue_clicked"
+        sway.click(round((x + w // 2) / 1.5), round((y + h // 2) / 1.5))
+        assert overlay.event()["event"] == "stop_clicked"
+        # Beside the buttons the click is not the frame's.
+        sway.click(round(200 / 1.5), round(CONTINUE_Y / 1.5))
+        overlay.quiet()
+    finally:
+        if overlay is not None:
+            overlay.close()
+        sway.stop()
 
 
 def test_the_compositor_going_away_is_a_lost_frame(sway, overlay):

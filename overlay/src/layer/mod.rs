@@ -34,7 +34,11 @@ use smithay_client_toolkit::shm::slot::SlotPool;
 use smithay_client_toolkit::shm::{Shm, ShmHandler};
 use smithay_client_toolkit::{delegate_registry, registry_handlers};
 
-use place::{OutputPlace, argb, buffer_scale, desktop_point, output_for, surface_rect};
+use place::{Fit, OutputPlace, argb, desktop_point, fit, output_for, surface_rect};
+use smithay_client_toolkit::reexports::client::delegate_noop;
+use smithay_client_toolkit::reexports::protocols::wp::viewporter::client::{
+    wp_viewport::WpViewport, wp_viewporter::WpViewporter,
+};
 
 /// The left button's evdev code, as `wl_pointer` reports it.
 const BTN_LEFT: u32 = 0x110;
@@ -46,7 +50,10 @@ struct Frame {
     monitor: usize,
     /// The id the engine knows it by.
     id: u32,
-    scale: i32,
+    /// How the monitor's pixels fit the surface.
+    fit: Fit,
+    /// Scales the buffer to the surface at a fractional output scale.
+    _viewport: Option<WpViewport>,
     /// Drawn at least once since it was made.
     drawn: bool,
 }
@@ -58,6 +65,8 @@ struct State {
     compositor: CompositorState,
     shell: LayerShell,
     shm: Shm,
+    /// For fractional output scales (KDE's 125%, 150%).
+    viewporter: Option<WpViewporter>,
     pool: SlotPool,
     qh: QueueHandle<State>,
     pointer: Option<wl_pointer::WlPointer>,
@@ -89,6 +98,7 @@ pub fn run() -> anyhow::Result<()> {
         compositor: CompositorState::bind(&globals, &qh)?,
         shell,
         shm,
+        viewporter: globals.bind(&qh, 1..=1, ()).ok(),
         pool,
         qh,
         pointer: None,
@@ -203,7 +213,11 @@ impl State {
             .collect();
         let places: Vec<OutputPlace> = outputs.iter().map(|(_, p)| *p).collect();
         let chosen = output_for(&places, &m, i).map(|k| &outputs[k]);
-        let scale = chosen.map_or(1, |(_, p)| buffer_scale(&m, p.logical_size, p.scale));
+        let viewporter = self.viewporter.is_some();
+        let fit = chosen.map_or_else(
+            || fit(&m, None, 1, viewporter),
+            |(_, p)| fit(&m, p.logical_size, p.scale, viewporter),
+        );
         let surface = self.compositor.create_surface(&self.qh);
         let layer = self.shell.create_layer_surface(
             &self.qh,
@@ -213,17 +227,23 @@ impl State {
             chosen.map(|(o, _)| o),
         );
         layer.set_anchor(Anchor::TOP | Anchor::LEFT);
-        layer.set_size(m.width / scale as u32, m.height / scale as u32);
+        layer.set_size(fit.size.0, fit.size.1);
         layer.set_exclusive_zone(-1);
         layer.set_keyboard_interactivity(KeyboardInteractivity::None);
-        layer.wl_surface().set_buffer_scale(scale);
+        layer.wl_surface().set_buffer_scale(fit.buffer_scale);
+        let viewport = self.viewporter.as_ref().filter(|_| fit.viewport).map(|v| {
+            let viewport = v.get_viewport(layer.wl_surface(), &self.qh, ());
+            viewport.set_destination(fit.size.0 as i32, fit.size.1 as i32);
+            viewport
+        });
         let id = self.next_id;
         self.next_id += 1;
         let frame = Frame {
             layer,
             monitor: i,
             id,
-            scale,
+            fit,
+            _viewport: viewport,
             drawn: false,
         };
         self.set_input(&frame);
@@ -240,7 +260,7 @@ impl State {
         let m = self.layout.monitors[frame.monitor];
         if frame.monitor == 0 {
             for (_, r) in self.layout.buttons() {
-                let r = surface_rect(&relative_to(&r, m.x, m.y), frame.scale);
+                let r = surface_rect(&relative_to(&r, m.x, m.y), frame.fit.factor);
                 region.add(r.x, r.y, r.width as i32, r.height as i32);
             }
         }
@@ -315,7 +335,7 @@ impl State {
         let m = self.layout.monitors[frame.monitor];
         let on = self
             .layout
-            .button_at(desktop_point(&m, frame.scale, position));
+            .button_at(desktop_point(&m, frame.fit.factor, position));
         if pressed {
             self.armed = on;
             return;
@@ -485,3 +505,6 @@ impl ProvidesRegistryState for State {
     }
     registry_handlers![OutputState, SeatState];
 }
+
+delegate_noop!(State: ignore WpViewporter);
+delegate_noop!(State: ignore WpViewport);

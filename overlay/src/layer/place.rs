@@ -28,37 +28,72 @@ pub fn output_for(outputs: &[OutputPlace], m: &Rect, i: usize) -> Option<usize> 
         .or_else(|| (i < outputs.len()).then_some(i))
 }
 
-/// The buffer scale for monitor `m` shown on an output of `logical` size
-/// and `scale`: the output's scale when the monitor's pixels are that
-/// many per logical unit, else 1 (drawn at the monitor's pixel size).
-pub fn buffer_scale(m: &Rect, logical: Option<(i32, i32)>, scale: i32) -> i32 {
-    match logical {
-        Some((w, h))
-            if scale > 1
-                && i64::from(w) * i64::from(scale) == i64::from(m.width)
-                && i64::from(h) * i64::from(scale) == i64::from(m.height) =>
-        {
-            scale
-        }
-        _ => 1,
+/// How a monitor's pixels fit its layer surface.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fit {
+    /// The surface's size in logical units.
+    pub size: (u32, u32),
+    /// The surface's buffer scale (whole-number outputs).
+    pub buffer_scale: i32,
+    /// Monitor pixels per logical unit.
+    pub factor: f64,
+    /// A viewport scales the buffer (the monitor's pixels) to `size`:
+    /// a fractional scale, such as KDE's 125% or 150%.
+    pub viewport: bool,
+}
+
+/// How monitor `m` (in pixels) fits an output of `logical` size and
+/// whole-number `scale`: at that scale where the pixels are that many per
+/// unit, else through a viewport where the compositor has one (a
+/// fractional scale), else one pixel a unit.
+pub fn fit(m: &Rect, logical: Option<(i32, i32)>, scale: i32, viewporter: bool) -> Fit {
+    let plain = Fit {
+        size: (m.width, m.height),
+        buffer_scale: 1,
+        factor: 1.0,
+        viewport: false,
+    };
+    let Some((w, h)) = logical.filter(|(w, h)| *w > 0 && *h > 0) else {
+        return plain;
+    };
+    let (lw, lh) = (w as u32, h as u32);
+    if (lw, lh) == (m.width, m.height) {
+        return plain;
     }
+    let whole = scale > 1 && lw * scale as u32 == m.width && lh * scale as u32 == m.height;
+    if whole {
+        return Fit {
+            size: (lw, lh),
+            buffer_scale: scale,
+            factor: f64::from(scale),
+            viewport: false,
+        };
+    }
+    if viewporter {
+        return Fit {
+            size: (lw, lh),
+            buffer_scale: 1,
+            factor: f64::from(m.width) / f64::from(lw),
+            viewport: true,
+        };
+    }
+    plain
 }
 
 /// The desktop pixel under surface position `(x, y)` (logical units) of
-/// a surface on monitor `m` drawn at buffer scale `scale`.
-pub fn desktop_point(m: &Rect, scale: i32, (x, y): (f64, f64)) -> Point {
-    let s = f64::from(scale.max(1));
-    Point::new(m.x + (x * s) as i32, m.y + (y * s) as i32)
+/// a surface on monitor `m` with `factor` pixels a unit.
+pub fn desktop_point(m: &Rect, factor: f64, (x, y): (f64, f64)) -> Point {
+    Point::new(m.x + (x * factor) as i32, m.y + (y * factor) as i32)
 }
 
-/// `r` (monitor-local pixels) in surface units at buffer scale `scale`,
-/// grown to whole units so that nothing of it is left out.
-pub fn surface_rect(r: &Rect, scale: i32) -> Rect {
-    let s = scale.max(1);
-    let x0 = r.x.div_euclid(s);
-    let y0 = r.y.div_euclid(s);
-    let x1 = (r.x + r.width as i32 + s - 1).div_euclid(s);
-    let y1 = (r.y + r.height as i32 + s - 1).div_euclid(s);
+/// `r` (monitor-local pixels) in surface units at `factor` pixels a
+/// unit, grown to whole units so that nothing of it is left out.
+pub fn surface_rect(r: &Rect, factor: f64) -> Rect {
+    let f = if factor > 0.0 { factor } else { 1.0 };
+    let x0 = (f64::from(r.x) / f).floor() as i32;
+    let y0 = (f64::from(r.y) / f).floor() as i32;
+    let x1 = ((f64::from(r.x) + f64::from(r.width)) / f).ceil() as i32;
+    let y1 = ((f64::from(r.y) + f64::from(r.height)) / f).ceil() as i32;
     Rect::new(x0, y0, (x1 - x0).max(0) as u32, (y1 - y0).max(0) as u32)
 }
 
@@ -114,21 +149,47 @@ mod tests {
     #[test]
     fn a_hidpi_output_is_drawn_at_its_pixels() {
         let m = Rect::new(0, 0, 2560, 1600);
-        assert_eq!(buffer_scale(&m, Some((1280, 800)), 2), 2);
-        assert_eq!(buffer_scale(&m, Some((1707, 1067)), 2), 1, "fractional");
-        assert_eq!(buffer_scale(&m, None, 2), 1);
+        let at_2 = fit(&m, Some((1280, 800)), 2, true);
         assert_eq!(
-            desktop_point(&Rect::new(100, 0, 2560, 1600), 2, (10.5, 3.0)),
+            (at_2.size, at_2.buffer_scale, at_2.viewport),
+            ((1280, 800), 2, false)
+        );
+        assert_eq!(fit(&m, None, 2, true).size, (2560, 1600));
+        assert_eq!(fit(&m, Some((2560, 1600)), 1, true).factor, 1.0);
+        assert_eq!(
+            desktop_point(&Rect::new(100, 0, 2560, 1600), 2.0, (10.5, 3.0)),
             Point::new(121, 6)
         );
         assert_eq!(
-            surface_rect(&Rect::new(3, 4, 5, 5), 2),
+            surface_rect(&Rect::new(3, 4, 5, 5), 2.0),
             Rect::new(1, 2, 3, 3)
         );
         assert_eq!(
-            surface_rect(&Rect::new(3, 4, 5, 5), 1),
+            surface_rect(&Rect::new(3, 4, 5, 5), 1.0),
             Rect::new(3, 4, 5, 5)
         );
+    }
+
+    #[test]
+    fn a_fractional_scale_fits_through_a_viewport_else_spills() {
+        // 150%: 1920x1200 pixels are 1280x800 units (sway says scale 2).
+        let m = Rect::new(0, 0, 1920, 1200);
+        let f = fit(&m, Some((1280, 800)), 2, true);
+        assert_eq!((f.size, f.buffer_scale, f.viewport), ((1280, 800), 1, true));
+        assert_eq!(f.factor, 1.5);
+        // A click at unit (640, 41) is pixel (960, 61).
+        assert_eq!(
+            desktop_point(&m, f.factor, (640.0, 41.0)),
+            Point::new(960, 61)
+        );
+        // A button at pixels 100..201 is units 66..134 (grown, not cut).
+        assert_eq!(
+            surface_rect(&Rect::new(100, 46, 101, 32), 1.5),
+            Rect::new(66, 30, 68, 22)
+        );
+        // No viewporter: drawn a pixel a unit (too big: the frame check
+        // then refuses every act, rather than a frame drawn wrong).
+        assert_eq!(fit(&m, Some((1280, 800)), 2, false).size, (1920, 1200));
     }
 
     #[test]

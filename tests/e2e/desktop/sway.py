@@ -22,11 +22,14 @@ RUNUSER = shutil.which("runuser") or "/usr/sbin/runuser"
 
 
 class Sway:
-    """sway on a headless output of `size`."""
+    """sway on a headless output of `size` pixels at `scale` (1.5: a
+    1920x1200 output is 1280x800 logical units, as on a KDE laptop at
+    150%)."""
 
-    def __init__(self, size: str = "1280x800"):
+    def __init__(self, size: str = "1280x800", scale: float = 1):
         require("sway", "swaymsg", "grim")
         self.size = tuple(int(v) for v in size.split("x"))
+        self.scale = scale
         self.runtime = Path(scratch_dir("sway-"))
         as_root = os.getuid() == 0
         # The scratch base is the test run's (root's): let the user in.
@@ -38,7 +41,7 @@ class Sway:
         w, h = self.size
         # A plain blue desktop: what the frame leaves uncovered shows it.
         config.write_text(f"output HEADLESS-1 resolution {w}x{h} position 0 0 "
-                          "bg #336699 solid_color\n")
+                          f"scale {scale} bg #336699 solid_color\n")
         config.chmod(0o644)
         self.env = {"XDG_RUNTIME_DIR": str(self.runtime), "PATH": "/usr/bin:/bin",
                     "HOME": str(self.runtime)}
@@ -54,7 +57,8 @@ class Sway:
         self.env["SWAYSOCK"] = str(poll(lambda: next(self.runtime.glob("sway-ipc.*"), None),
                                         timeout=10, what="sway's IPC socket"))
         self._mouse = self.spawn("/usr/bin/python3", str(REPO / "tests/fixtures/wlr_pointer.py"),
-                                 env={"POINTER_EXTENT": f"{w}x{h}"}, stdin=subprocess.PIPE,
+                                 env={"POINTER_EXTENT": f"{round(w / scale)}x{round(h / scale)}"},
+                                 stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True)
         assert self._mouse.stdout.readline().strip() == "ready", "no pointer device"
 
@@ -89,7 +93,8 @@ class Sway:
         assert self._mouse.stdout.readline().strip() == "ok", line
 
     def click(self, x: int, y: int) -> None:
-        """The person's mouse onto (x, y), a moment, then a left click."""
+        """The person's mouse onto (x, y) (logical units), a moment, then
+        a left click."""
         self._pointer(f"move {x} {y}")
         time.sleep(0.1)
         self._pointer("press")
@@ -98,7 +103,8 @@ class Sway:
     def screen(self) -> Image:
         shot = self.runtime / "screen.png"
         subprocess.run(self.as_user("env", *[f"{k}={v}" for k, v in self.env.items()],
-                                    "grim", str(shot)), check=True, timeout=10)
+                                    "grim", "-s", str(self.scale), str(shot)),
+                       check=True, timeout=10)
         return decode_png(shot.read_bytes())
 
     def stop(self) -> None:
