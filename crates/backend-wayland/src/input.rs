@@ -49,15 +49,21 @@ fn gated_run<'t>(
     (text, false)
 }
 
-/// Whether every layout has a key for `c`.
+/// Whether every layout has a key for `c` (what mutter types from a
+/// keysym the portal sends).
 fn on_the_keys(c: char) -> bool {
     c.is_ascii_graphic() || matches!(c, ' ' | '\n' | '\r' | '\t')
 }
 
 /// How `text` is typed: through the input method where a field takes it
-/// (`commit`), else by keys; a character nothing can send fails it before
-/// anything is sent.
-pub(crate) fn plan(text: &str, commit: bool) -> Result<Vec<Piece>, BackendError> {
+/// (`commit`), else by keys, which send the characters `keys` says the
+/// layout has; a character nothing can send fails it before anything is
+/// sent.
+pub(crate) fn plan(
+    text: &str,
+    commit: bool,
+    keys: &dyn Fn(char) -> bool,
+) -> Result<Vec<Piece>, BackendError> {
     let mut pieces: Vec<Piece> = Vec::new();
     for (index, c) in typed_chars(text) {
         let untypable = |reason| BackendError::Untypable {
@@ -65,9 +71,9 @@ pub(crate) fn plan(text: &str, commit: bool) -> Result<Vec<Piece>, BackendError>
             character: c,
             reason,
         };
-        if !commit && !on_the_keys(c) {
+        if !commit && !keys(c) {
             return Err(untypable(
-                "GNOME types only the layout's keys into a window that takes no input-method text",
+                "the keyboard's layout has no key for it, and the window takes no input-method text",
             ));
         }
         if !commit || matches!(c, '\n' | '\r' | '\t') {
@@ -207,7 +213,12 @@ impl Input for PortalInput {
         text: &str,
         gate: &mut dyn FnMut(usize, usize) -> std::ops::ControlFlow<()>,
     ) -> Result<(), BackendError> {
-        let pieces = plan(text, self.takes_text())?;
+        let eis = self.session()?;
+        let keys = |c: char| match &eis.eis {
+            Some(eis) => keysym_for(c).is_some_and(|sym| eis.has_key(sym)),
+            None => on_the_keys(c),
+        };
+        let pieces = plan(text, self.takes_text(), &keys)?;
         let mut after_key = false;
         for piece in pieces {
             match piece {
@@ -291,7 +302,7 @@ mod tests {
 
     #[test]
     fn text_goes_through_the_input_method_between_line_breaks_else_as_keys() {
-        let pieces = plan("Wörld\r\n日本", true).expect("typable");
+        let pieces = plan("Wörld\r\n日本", true, &on_the_keys).expect("typable");
         assert_eq!(
             pieces,
             vec![
@@ -309,7 +320,7 @@ mod tests {
                 },
             ]
         );
-        let keys = plan("a b\n", false).expect("on the keys");
+        let keys = plan("a b\n", false, &on_the_keys).expect("on the keys");
         assert_eq!(keys.len(), 4);
         assert_eq!(
             keys[3],
@@ -318,9 +329,12 @@ mod tests {
                 sym: 0xff0d
             }
         );
-        let refused = plan("ok ö", false).expect_err("no key for it");
+        let refused = plan("ok ö", false, &on_the_keys).expect_err("no key for it");
         assert!(matches!(refused, BackendError::Untypable { index: 3, .. }));
-        let refused = plan("ok\u{7}", true).expect_err("a bell");
+        // A German keyboard (libei's keymap) has a key for ö.
+        let german = |c: char| on_the_keys(c) || c == 'ö';
+        assert_eq!(plan("ok ö", false, &german).expect("on the keys").len(), 4);
+        let refused = plan("ok\u{7}", true, &on_the_keys).expect_err("a bell");
         assert!(matches!(refused, BackendError::Untypable { index: 2, .. }));
     }
 }

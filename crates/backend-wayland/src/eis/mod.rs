@@ -261,6 +261,14 @@ impl Eis {
         )
     }
 
+    /// Whether the keyboard's layout has a key for `keysym`.
+    pub(crate) fn has_key(&self, keysym: u32) -> bool {
+        lock(&self.devices)
+            .keys
+            .as_ref()
+            .is_some_and(|k| k.stroke(keysym).is_some())
+    }
+
     /// The keys of `keysym` in the keyboard's layout: on press its
     /// modifiers then the key, on release the key then its modifiers.
     pub(crate) fn keysym(&self, keysym: u32, down: bool) -> Result<(), BackendError> {

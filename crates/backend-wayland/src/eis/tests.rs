@@ -265,6 +265,9 @@ fn a_click_the_wheel_and_a_shifted_key_reach_the_server_as_evdev_events_in_frame
 #[test]
 fn the_layout_the_server_sends_decides_the_keys() {
     let (_rt, server, eis) = connected("de");
+    // Text goes by keys only where the layout has them: ö is a key here.
+    assert!(eis.has_key(0xf6) && eis.has_key('@' as u32));
+    assert!(!eis.has_key(0x100_65e5));
     // On a German keyboard '@' is AltGr+Q and 'y' is where a US 'z' is.
     eis.keysym('@' as u32, true).expect("@ down");
     eis.keysym('@' as u32, false).expect("@ up");
@@ -288,6 +291,7 @@ fn the_layout_the_server_sends_decides_the_keys() {
 #[test]
 fn a_point_off_the_desktop_or_a_key_the_layout_lacks_sends_nothing() {
     let (_rt, server, eis) = connected("us");
+    assert!(!eis.has_key(0xf6), "no ö on a US keyboard");
     let off = eis.motion(1280.0, 10.0).expect_err("right of the region");
     assert!(matches!(off, BackendError::InvalidTarget(_)), "{off:?}");
     let lacking = eis.keysym(0x100_65e5, true).expect_err("日");
