@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use deskhand_backend::{BackendError, Displays, Monitor, Point, Rect};
 
-use crate::capture::no_frames;
 use crate::portal::Portals;
 use crate::rt::Rt;
 use crate::shell::ShellExt;
@@ -35,8 +34,8 @@ pub(crate) fn monitor(position: (i32, i32), pixels: (u32, u32), logical: (u32, u
     }
 }
 
-/// The monitors where screenshots come from the Screenshot portal: the
-/// compositor's outputs (no shot is taken, so nothing is asked).
+/// The monitors where no screencast stream gives them: the compositor's
+/// outputs (nothing is asked of the person for them).
 fn output_monitors() -> Result<Vec<Monitor>, BackendError> {
     let outputs = crate::outputs::read().map_err(BackendError::Failed)?;
     let monitors: Vec<Monitor> = outputs.iter().zip(0..).map(|(o, i)| o.monitor(i)).collect();
@@ -48,11 +47,10 @@ fn output_monitors() -> Result<Vec<Monitor>, BackendError> {
 
 impl Displays for PortalDisplays {
     fn monitors(&mut self) -> Result<Vec<Monitor>, BackendError> {
+        // Without a stream (none granted yet, or no ScreenCast at all),
+        // the compositor's outputs: listing monitors needs no grant.
         let Some(cast) = self.portals.cast() else {
-            if self.portals.shots_instead() {
-                return output_monitors();
-            }
-            return Err(no_frames(&self.portals.screencast_grant()));
+            return output_monitors();
         };
         let pixels = cast
             .frames

@@ -50,12 +50,24 @@ fn input_path() -> &'static str {
 }
 
 /// Where the window list comes from, or why there is none.
-fn windows_say(extension: bool) -> String {
-    if extension {
-        "the extension's list: each window's desktop bounds, app and pid; focus and raise".into()
+fn windows_probe(extension: bool) -> Probe {
+    let (ok, says) = if extension {
+        (
+            true,
+            "the extension's list: each window's desktop bounds, app and pid; focus and raise",
+        )
+    } else if crate::sway_windows::SwayWindows::from_env().is_some() {
+        (
+            true,
+            "sway's IPC: each window's bounds, app and pid, and focus",
+        )
     } else {
-        "unavailable: Wayland gives clients no window list and deskhand reads only its GNOME Shell extension's (not KWin's scripting or wlroots' foreign-toplevel yet); window ops are refused, and acts go only under whole-desktop consent with no window named".into()
-    }
+        (
+            false,
+            "unavailable: Wayland gives clients no window list and deskhand reads only its GNOME Shell extension's and sway's (not KWin's scripting or wlroots' foreign-toplevel yet); window ops are refused, and acts go only under whole-desktop consent with no window named",
+        )
+    };
+    Probe::new("windows", ok, says)
 }
 
 /// Whether deskhand's GNOME Shell extension answers, and what it said.
@@ -236,7 +248,7 @@ pub fn wayland_findings() -> BackendFindings {
                 Err(e) => e.clone(),
             },
         ),
-        Probe::new("windows", ext.is_ok(), windows_say(ext.is_ok())),
+        windows_probe(ext.is_ok()),
         Probe::new(
             "layer shell",
             offers.layer_shell,

@@ -46,6 +46,8 @@ mod shell;
 #[cfg(target_os = "linux")]
 mod shortcuts;
 #[cfg(target_os = "linux")]
+mod sway_windows;
+#[cfg(target_os = "linux")]
 mod watcher;
 #[cfg(target_os = "linux")]
 mod windows;

@@ -137,12 +137,7 @@ pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, Wa
             shell: shell.clone(),
             last: last.clone(),
         })),
-        windows: with_extension.then(|| {
-            Box::new(ShellWindows {
-                rt: rt.clone(),
-                shell: shell.clone(),
-            }) as Box<dyn deskhand_backend::Windows>
-        }),
+        windows: windows(with_extension, &rt, &shell),
         apps: Some(Box::new(deskhand_backend_linux::LinuxApps::new(
             wayland_env(),
         ))),
@@ -165,6 +160,23 @@ pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, Wa
         })),
         accessibility: None,
     })
+}
+
+/// The window list: the GNOME extension's, else sway's own IPC where this
+/// is sway; none elsewhere (KWin's scripting is not read).
+fn windows(
+    extension: bool,
+    rt: &Arc<Rt>,
+    shell: &ShellExt,
+) -> Option<Box<dyn deskhand_backend::Windows>> {
+    if extension {
+        return Some(Box::new(ShellWindows {
+            rt: rt.clone(),
+            shell: shell.clone(),
+        }));
+    }
+    crate::sway_windows::SwayWindows::from_env()
+        .map(|w| Box::new(w) as Box<dyn deskhand_backend::Windows>)
 }
 
 /// What names this session to an app deskhand launches (XWayland's

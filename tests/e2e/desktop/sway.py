@@ -8,6 +8,7 @@ virtual-pointer protocol): without one the seat has no pointer at all."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -18,6 +19,19 @@ from imaging import Image, decode_png
 from xhelpers import REPO, poll, require, scratch_dir
 
 USER = "nobody"
+SESSION_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path={path}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
 RUNUSER = shutil.which("runuser") or "/usr/sbin/runuser"
 
 
@@ -107,7 +121,26 @@ class Sway:
                        check=True, timeout=10)
         return decode_png(shot.read_bytes())
 
+    def session_bus(self) -> str:
+        """A session bus for deskhand in this session (sway starts none)
+        that starts no services: a desktop with no portals at all. Its
+        address."""
+        path = self.runtime / "session_bus"
+        conf = self.runtime / "session_bus.conf"
+        conf.write_text(SESSION_BUS_CONFIG.format(path=path))
+        self._bus = subprocess.Popen(
+            ["dbus-daemon", "--nofork", "--print-address", f"--config-file={conf}"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self._bus.stdout.readline()
+        return f"unix:path={path}"
+
+    def tree(self) -> dict:
+        """sway's own tree of containers (`swaymsg -t get_tree`)."""
+        return json.loads(self.swaymsg("-t", "get_tree"))
+
     def stop(self) -> None:
+        if getattr(self, "_bus", None) is not None:
+            self._bus.kill()
         self._mouse.kill()
         if self._proc.poll() is None:
             self._proc.terminate()
