@@ -168,6 +168,34 @@ def test_at_a_fractional_scale_the_frame_fits_the_output_and_its_buttons_answer(
         sway.stop()
 
 
+def test_the_frame_fits_its_output_again_when_the_person_changes_its_scale():
+    """The person sets the output from 100% to 150% while the frame shows
+    (the monitor stays 1920x1200 pixels, now 1280x800 units): the frame
+    fits the output again instead of spilling past it."""
+    sway = Sway("1920x1200")
+    overlay = None
+    try:
+        overlay = Overlay(sway)
+        overlay.send(cmd="show", monitors=[{"x": 0, "y": 0, "width": 1920, "height": 1200}],
+                     paused=False)
+        assert overlay.event()["event"] == "shown"
+        poll(lambda: sway.screen().pixel(1917, 600) == RED, timeout=5,
+             what="the frame's right edge at 100%")
+        sway.swaymsg("output", "HEADLESS-1", "scale", "1.5")
+        sway.scale = 1.5
+
+        def fits() -> bool:
+            s = sway.screen()
+            return (s.width, s.height) == (1920, 1200) and s.pixel(1917, 600) == RED \
+                and s.pixel(960, 1197) == RED and s.pixel(8, 600) == BLUE
+
+        poll(fits, timeout=5, what="the frame on the output's edges at 150%")
+    finally:
+        if overlay is not None:
+            overlay.close()
+        sway.stop()
+
+
 def test_the_compositor_going_away_is_a_lost_frame(sway, overlay):
     overlay.send(cmd="show", monitors=[SCREEN], paused=False)
     assert overlay.event()["event"] == "shown"

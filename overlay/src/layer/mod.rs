@@ -53,7 +53,7 @@ struct Frame {
     /// How the monitor's pixels fit the surface.
     fit: Fit,
     /// Scales the buffer to the surface at a fractional output scale.
-    _viewport: Option<WpViewport>,
+    viewport: Option<WpViewport>,
     /// Drawn at least once since it was made.
     drawn: bool,
 }
@@ -194,9 +194,8 @@ impl State {
         Ok(())
     }
 
-    /// A layer surface over monitor `i`, on its output, committed without
-    /// a buffer: the compositor's configure says when to draw.
-    fn make_frame(&mut self, i: usize) -> Frame {
+    /// The output that shows monitor `i`, and how the monitor fits it.
+    fn placed(&self, i: usize) -> (Option<wl_output::WlOutput>, Fit) {
         let m = self.layout.monitors[i];
         let outputs: Vec<(wl_output::WlOutput, OutputPlace)> = self
             .outputs
@@ -218,24 +217,45 @@ impl State {
             || fit(&m, None, 1, viewporter),
             |(_, p)| fit(&m, p.logical_size, p.scale, viewporter),
         );
+        (chosen.map(|(o, _)| o.clone()), fit)
+    }
+
+    /// Sizes `layer`'s surface for `fit`: its size in units, its buffer
+    /// scale, and a viewport (made or reused in `viewport`) where the scale
+    /// is fractional.
+    fn size(&self, layer: &LayerSurface, fit: &Fit, viewport: &mut Option<WpViewport>) {
+        layer.set_size(fit.size.0, fit.size.1);
+        layer.wl_surface().set_buffer_scale(fit.buffer_scale);
+        match (fit.viewport, self.viewporter.as_ref(), viewport.as_ref()) {
+            (true, _, Some(v)) => v.set_destination(fit.size.0 as i32, fit.size.1 as i32),
+            (true, Some(viewporter), None) => {
+                let v = viewporter.get_viewport(layer.wl_surface(), &self.qh, ());
+                v.set_destination(fit.size.0 as i32, fit.size.1 as i32);
+                *viewport = Some(v);
+            }
+            // Unset: the buffer's own size again.
+            (false, _, Some(v)) => v.set_destination(-1, -1),
+            _ => {}
+        }
+    }
+
+    /// A layer surface over monitor `i`, on its output, committed without
+    /// a buffer: the compositor's configure says when to draw.
+    fn make_frame(&mut self, i: usize) -> Frame {
+        let (output, fit) = self.placed(i);
         let surface = self.compositor.create_surface(&self.qh);
         let layer = self.shell.create_layer_surface(
             &self.qh,
             surface,
             Layer::Overlay,
             Some("deskhand-frame"),
-            chosen.map(|(o, _)| o),
+            output.as_ref(),
         );
         layer.set_anchor(Anchor::TOP | Anchor::LEFT);
-        layer.set_size(fit.size.0, fit.size.1);
         layer.set_exclusive_zone(-1);
         layer.set_keyboard_interactivity(KeyboardInteractivity::None);
-        layer.wl_surface().set_buffer_scale(fit.buffer_scale);
-        let viewport = self.viewporter.as_ref().filter(|_| fit.viewport).map(|v| {
-            let viewport = v.get_viewport(layer.wl_surface(), &self.qh, ());
-            viewport.set_destination(fit.size.0 as i32, fit.size.1 as i32);
-            viewport
-        });
+        let mut viewport = None;
+        self.size(&layer, &fit, &mut viewport);
         let id = self.next_id;
         self.next_id += 1;
         let frame = Frame {
@@ -243,7 +263,7 @@ impl State {
             monitor: i,
             id,
             fit,
-            _viewport: viewport,
+            viewport,
             drawn: false,
         };
         self.set_input(&frame);
@@ -485,7 +505,23 @@ impl OutputHandler for State {
 
     fn new_output(&mut self, _: &Connection, _: &QueueHandle<Self>, _: wl_output::WlOutput) {}
 
-    fn update_output(&mut self, _: &Connection, _: &QueueHandle<Self>, _: wl_output::WlOutput) {}
+    /// An output's scale, size or place changed: each frame fits its
+    /// output again; the compositor's configure draws it anew.
+    fn update_output(&mut self, _: &Connection, _: &QueueHandle<Self>, _: wl_output::WlOutput) {
+        for k in 0..self.frames.len() {
+            let (_, fit) = self.placed(self.frames[k].monitor);
+            if fit == self.frames[k].fit {
+                continue;
+            }
+            let mut viewport = self.frames[k].viewport.take();
+            self.size(&self.frames[k].layer, &fit, &mut viewport);
+            let frame = &mut self.frames[k];
+            frame.viewport = viewport;
+            frame.fit = fit;
+            self.set_input(&self.frames[k]);
+            self.frames[k].layer.commit();
+        }
+    }
 
     fn output_destroyed(&mut self, _: &Connection, _: &QueueHandle<Self>, _: wl_output::WlOutput) {}
 }
