@@ -49,12 +49,34 @@ fn input_path() -> &'static str {
     }
 }
 
+/// Whether KWin is on the session bus (its scripting lists windows).
+fn kwin_on_bus() -> bool {
+    let Ok(rt) = Rt::new() else {
+        return false;
+    };
+    rt.run(Duration::from_secs(3), "KWin", async {
+        let failed = |e: zbus::Error| deskhand_backend::BackendError::Failed(e.to_string());
+        let conn = zbus::Connection::session().await.map_err(failed)?;
+        let dbus = zbus::fdo::DBusProxy::new(&conn).await.map_err(failed)?;
+        let name = zbus::names::BusName::try_from("org.kde.KWin").map_err(|e| failed(e.into()))?;
+        dbus.name_has_owner(name)
+            .await
+            .map_err(|e| failed(e.into()))
+    })
+    .unwrap_or(false)
+}
+
 /// Where the window list comes from, or why there is none.
 fn windows_probe(extension: bool) -> Probe {
     let (ok, says) = if extension {
         (
             true,
             "the extension's list: each window's desktop bounds, app and pid; focus and raise",
+        )
+    } else if kwin_on_bus() {
+        (
+            true,
+            "KWin's scripting: each window's bounds, app and pid, focus and stacking",
         )
     } else if crate::sway_windows::SwayWindows::from_env().is_some() {
         (
@@ -64,7 +86,7 @@ fn windows_probe(extension: bool) -> Probe {
     } else {
         (
             false,
-            "unavailable: Wayland gives clients no window list and deskhand reads only its GNOME Shell extension's and sway's (not KWin's scripting or wlroots' foreign-toplevel yet); window ops are refused, and acts go only under whole-desktop consent with no window named",
+            "unavailable: Wayland gives clients no window list and deskhand reads its GNOME Shell extension's, KWin's and sway's, none of which is here (not wlroots' foreign-toplevel); window ops are refused, and acts go only under whole-desktop consent with no window named",
         )
     };
     Probe::new("windows", ok, says)

@@ -30,6 +30,8 @@ mod indicator;
 #[cfg(target_os = "linux")]
 mod input;
 #[cfg(target_os = "linux")]
+mod kwin_windows;
+#[cfg(target_os = "linux")]
 mod layer_frame;
 #[cfg(target_os = "linux")]
 mod open;

@@ -137,7 +137,7 @@ pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, Wa
             shell: shell.clone(),
             last: last.clone(),
         })),
-        windows: windows(with_extension, &rt, &shell),
+        windows: windows(with_extension, &rt, &shell, &conn),
         apps: Some(Box::new(deskhand_backend_linux::LinuxApps::new(
             wayland_env(),
         ))),
@@ -162,18 +162,22 @@ pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, Wa
     })
 }
 
-/// The window list: the GNOME extension's, else sway's own IPC where this
-/// is sway; none elsewhere (KWin's scripting is not read).
+/// The window list: the GNOME extension's, else KWin's scripting or
+/// sway's own IPC, whichever this compositor is; none elsewhere.
 fn windows(
     extension: bool,
     rt: &Arc<Rt>,
     shell: &ShellExt,
+    conn: &Connection,
 ) -> Option<Box<dyn deskhand_backend::Windows>> {
     if extension {
         return Some(Box::new(ShellWindows {
             rt: rt.clone(),
             shell: shell.clone(),
         }));
+    }
+    if let Some(kwin) = crate::kwin_windows::KwinWindows::open(rt.clone(), conn.clone()) {
+        return Some(Box::new(kwin));
     }
     crate::sway_windows::SwayWindows::from_env()
         .map(|w| Box::new(w) as Box<dyn deskhand_backend::Windows>)
