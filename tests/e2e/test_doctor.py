@@ -95,11 +95,14 @@ def test_a_wayland_session_is_reported_honestly(schema, display):
     assert caps["takeover_indicator"]["reason_code"] == "shell_extension_missing", caps
 
 
-def test_another_compositors_wayland_session_is_driven_through_xwayland(schema, display):
-    # Outside GNOME the Wayland backend has no frame to show: deskhand
-    # drives XWayland's X11 apps and says so.
+def test_another_compositors_wayland_session_gets_the_wayland_backend_too(schema, display):
+    # XWayland shows no Wayland app's pixels and none of the person's input
+    # on one: in KDE's Wayland session too deskhand uses the Wayland
+    # backend (its frame on the layer shell), and says what is missing.
     rc, r = report(schema, env_extra={"DISPLAY": display, "WAYLAND_DISPLAY": "wayland-0",
                                       "XDG_CURRENT_DESKTOP": "KDE"})
-    x11 = next(b for b in r["backends"] if b["id"] == "x11")
-    assert x11["reason_code"] == "wayland_session_unsupported", x11
-    assert "XWayland" in x11["action"], x11
+    assert rc == 1 and r["session_type"] == "wayland"
+    assert not any(b["id"] == "x11" for b in r["backends"]), r["backends"]
+    assert any(b["id"] == "wayland-portal" for b in r["backends"]), r["backends"]
+    caps = {c["name"]: c for c in r["capabilities"]}
+    assert caps["takeover_indicator"]["status"] != "available", caps["takeover_indicator"]

@@ -103,20 +103,24 @@ pub(crate) fn crop(
     Ok(out)
 }
 
+/// BGRx `pixels` of `rect` to the engine.
+fn give(rect: Rect, pixels: &[u8], sink: &mut dyn FnMut(&Bitmap<'_>)) {
+    sink(&Bitmap {
+        width: rect.width,
+        height: rect.height,
+        stride: rect.width as usize * 4,
+        format: PixelFormat::Bgrx,
+        pixels,
+    });
+}
+
 impl PortalCapture {
     /// `rect` from a fresh shot of the Screenshot portal (no ScreenCast).
     fn shot(&self, rect: Rect, sink: &mut dyn FnMut(&Bitmap<'_>)) -> Result<(), BackendError> {
         let frame = self
             .rt
             .run(SHOT_WAIT, "a screenshot", self.portals.clone().shoot())?;
-        let pixels = crop(&frame, (0, 0), rect, None, &[])?;
-        sink(&Bitmap {
-            width: rect.width,
-            height: rect.height,
-            stride: rect.width as usize * 4,
-            format: PixelFormat::Bgrx,
-            pixels: &pixels,
-        });
+        give(rect, &crop(&frame, (0, 0), rect, None, &[])?, sink);
         Ok(())
     }
 }
@@ -154,13 +158,7 @@ impl Capture for PortalCapture {
                     .read(None, FIRST_FRAME, |f| crop(f, origin, rect, clean, covered))
             })
             .ok_or_else(|| BackendError::Failed("the screencast sent no frame".into()))??;
-        sink(&Bitmap {
-            width: rect.width,
-            height: rect.height,
-            stride: rect.width as usize * 4,
-            format: PixelFormat::Bgrx,
-            pixels: &pixels,
-        });
+        give(rect, &pixels, sink);
         Ok(())
     }
 

@@ -5,8 +5,10 @@
 //! sway 1.8 on), which says when any input last came.
 
 use wayland_client::globals::{GlobalListContents, registry_queue_init};
-use wayland_client::protocol::wl_registry;
+use wayland_client::protocol::{wl_output, wl_registry};
 use wayland_client::{Connection, Dispatch, QueueHandle};
+
+use crate::outputs::Output;
 
 /// The layer shell's global.
 pub(crate) const LAYER_SHELL: &str = "zwlr_layer_shell_v1";
@@ -32,8 +34,9 @@ pub(crate) fn offers_from<'a>(interfaces: impl IntoIterator<Item = &'a str>) -> 
     o
 }
 
-/// A registry read needs a state; nothing is bound here.
-struct Listing;
+/// A registry read's state: the outputs, where they are bound.
+#[derive(Default)]
+pub(crate) struct Listing(pub(crate) Vec<Output>);
 
 impl Dispatch<wl_registry::WlRegistry, GlobalListContents> for Listing {
     fn event(
@@ -47,18 +50,35 @@ impl Dispatch<wl_registry::WlRegistry, GlobalListContents> for Listing {
     }
 }
 
+/// What this session's compositor offers (`WAYLAND_DISPLAY`), and its
+/// outputs where `outputs`.
+pub(crate) fn read(outputs: bool) -> Result<(Offers, Vec<Output>), String> {
+    let conn = Connection::connect_to_env().map_err(|e| format!("the compositor: {e}"))?;
+    let (globals, mut queue) =
+        registry_queue_init::<Listing>(&conn).map_err(|e| format!("its globals: {e}"))?;
+    let list = globals.contents().clone_list();
+    let offers = offers_from(list.iter().map(|g| g.interface.as_str()));
+    let mut state = Listing::default();
+    if outputs {
+        let qh = queue.handle();
+        for g in list.iter().filter(|g| g.interface == "wl_output") {
+            let index = state.0.len();
+            state.0.push(Output::default());
+            let _: wl_output::WlOutput =
+                globals
+                    .registry()
+                    .bind(g.name, g.version.min(4), &qh, index);
+        }
+        queue
+            .roundtrip(&mut state)
+            .map_err(|e| format!("its outputs: {e}"))?;
+    }
+    Ok((offers, state.0))
+}
+
 /// What this session's compositor offers (`WAYLAND_DISPLAY`).
 pub(crate) fn probe() -> Result<Offers, String> {
-    let conn = Connection::connect_to_env().map_err(|e| format!("the compositor: {e}"))?;
-    let (globals, _queue) =
-        registry_queue_init::<Listing>(&conn).map_err(|e| format!("its globals: {e}"))?;
-    let names: Vec<String> = globals
-        .contents()
-        .clone_list()
-        .into_iter()
-        .map(|g| g.interface)
-        .collect();
-    Ok(offers_from(names.iter().map(String::as_str)))
+    read(false).map(|(offers, _)| offers)
 }
 
 #[cfg(test)]

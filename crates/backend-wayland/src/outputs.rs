@@ -4,10 +4,10 @@
 //! screenshot, so listing the monitors never asks the person anything.
 
 use deskhand_backend::Monitor;
-use wayland_client::globals::{GlobalListContents, registry_queue_init};
-use wayland_client::protocol::{wl_output, wl_registry};
+use wayland_client::protocol::wl_output;
 use wayland_client::{Connection, Dispatch, QueueHandle, WEnum};
 
+use crate::compositor::Listing;
 use crate::displays::monitor;
 
 /// One output as the compositor describes it.
@@ -51,22 +51,7 @@ impl Output {
     }
 }
 
-/// The outputs, by the order of their globals.
-struct Outputs(Vec<Output>);
-
-impl Dispatch<wl_registry::WlRegistry, GlobalListContents> for Outputs {
-    fn event(
-        _: &mut Self,
-        _: &wl_registry::WlRegistry,
-        _: wl_registry::Event,
-        _: &GlobalListContents,
-        _: &Connection,
-        _: &QueueHandle<Self>,
-    ) {
-    }
-}
-
-impl Dispatch<wl_output::WlOutput, usize> for Outputs {
+impl Dispatch<wl_output::WlOutput, usize> for Listing {
     fn event(
         state: &mut Self,
         _: &wl_output::WlOutput,
@@ -95,27 +80,10 @@ impl Dispatch<wl_output::WlOutput, usize> for Outputs {
     }
 }
 
-/// This session's outputs (`WAYLAND_DISPLAY`).
+/// This session's outputs (`WAYLAND_DISPLAY`), by the order of their
+/// globals.
 pub(crate) fn read() -> Result<Vec<Output>, String> {
-    let conn = Connection::connect_to_env().map_err(|e| format!("the compositor: {e}"))?;
-    let (globals, mut queue) =
-        registry_queue_init::<Outputs>(&conn).map_err(|e| format!("its globals: {e}"))?;
-    let qh = queue.handle();
-    let mut state = Outputs(Vec::new());
-    for g in globals.contents().clone_list() {
-        if g.interface == "wl_output" {
-            let index = state.0.len();
-            state.0.push(Output::default());
-            let _: wl_output::WlOutput =
-                globals
-                    .registry()
-                    .bind(g.name, g.version.min(4), &qh, index);
-        }
-    }
-    queue
-        .roundtrip(&mut state)
-        .map_err(|e| format!("its outputs: {e}"))?;
-    Ok(state.0)
+    crate::compositor::read(true).map(|(_, outputs)| outputs)
 }
 
 #[cfg(test)]

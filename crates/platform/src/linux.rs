@@ -142,7 +142,6 @@ pub(crate) fn session_desktop(named: Option<&str>) -> Option<DesktopId> {
         Some(n) if n.starts_with("wayland") => Some(DesktopId::named(n)),
         Some(n) => Some(DesktopId::x11(n)),
         None => env_wayland()
-            .filter(|_| gnome_desktop() || env_display().is_none())
             .map(|w| DesktopId::named(&w))
             .or_else(|| env_display().map(|d| DesktopId::x11(&d))),
     }
@@ -153,9 +152,6 @@ pub(crate) fn session_desktop(named: Option<&str>) -> Option<DesktopId> {
 pub(crate) struct Session<'a> {
     /// A Wayland session (`WAYLAND_DISPLAY` or `XDG_SESSION_TYPE`).
     pub(crate) wayland: bool,
-    /// GNOME's (`XDG_CURRENT_DESKTOP`), the one compositor the Wayland
-    /// backend can take over on.
-    pub(crate) gnome: bool,
     /// The X display: `--display`, else `$DISPLAY` (XWayland's in a
     /// Wayland session).
     pub(crate) x_display: Option<&'a str>,
@@ -164,10 +160,12 @@ pub(crate) struct Session<'a> {
 }
 
 /// The backend for a session: the one asked for; else X11 for an X
-/// display named on the command line; else Wayland in a GNOME Wayland
-/// session, or in any Wayland session without XWayland (its X display
-/// shows no Wayland app, said in the log); else X11 (XWayland in another
-/// compositor, where the Wayland backend has no frame to show).
+/// display named on the command line or an X11 session; else Wayland,
+/// XWayland's display or not: XWayland shows no Wayland app's pixels and
+/// sees none of the person's input on Wayland windows, so driving it
+/// would leave most of the desktop unseen and hand-back blind (said in
+/// the log). Outside GNOME the Wayland backend's frame is on the layer
+/// shell, and `doctor` says what the compositor lacks.
 pub(crate) fn choose(
     asked: Option<BackendKind>,
     s: Session<'_>,
@@ -179,28 +177,16 @@ pub(crate) fn choose(
             other.name()
         ))),
         None if s.named || !s.wayland => Ok(BackendKind::X11),
-        None if s.gnome || s.x_display.is_none() => {
+        None => {
             if let Some(x) = s.x_display {
                 tracing::info!(
                     x_display = x,
-                    "a Wayland session: its X display is XWayland's (no pixels of Wayland apps), so deskhand uses the Wayland backend"
+                    "a Wayland session: its X display is XWayland's (no pixels of Wayland apps, none of the person's input on them), so deskhand uses the Wayland backend"
                 );
             }
             Ok(BackendKind::Wayland)
         }
-        None => {
-            tracing::warn!(
-                "a Wayland session of a compositor other than GNOME: deskhand drives XWayland (X11 apps only); `--backend wayland` for the portals, with the frame on the layer shell and hand-back through ext-idle-notify where the compositor has them"
-            );
-            Ok(BackendKind::X11)
-        }
     }
-}
-
-/// Whether the desktop is GNOME's.
-fn gnome_desktop() -> bool {
-    std::env::var("XDG_CURRENT_DESKTOP")
-        .is_ok_and(|d| d.split(':').any(|p| p.eq_ignore_ascii_case("gnome")))
 }
 
 pub(crate) fn attach(o: &SiteOptions) -> Result<(DesktopId, BackendKind, Site), PlatformError> {
@@ -236,7 +222,6 @@ pub(crate) fn attach(o: &SiteOptions) -> Result<(DesktopId, BackendKind, Site), 
     let display = named_x.clone().or_else(env_display);
     let session = Session {
         wayland: wayland_session() || named_wayland.is_some(),
-        gnome: gnome_desktop(),
         x_display: display.as_deref(),
         named: named_x.is_some(),
     };
@@ -340,17 +325,13 @@ mod tests {
         let x = Some(":0");
         let gnome = Session {
             wayland: true,
-            gnome: true,
             x_display: x,
             named: false,
         };
-        let kde = Session {
-            gnome: false,
-            ..gnome
-        };
+        // KDE's session looks the same to the choice.
+        let kde = gnome;
         let x11 = Session {
             wayland: false,
-            gnome: false,
             x_display: x,
             named: false,
         };
@@ -362,8 +343,8 @@ mod tests {
         );
         assert_eq!(
             choose(None, kde).ok(),
-            Some(BackendKind::X11),
-            "no frame outside GNOME: XWayland"
+            Some(BackendKind::Wayland),
+            "XWayland's display is not KDE's desktop either"
         );
         assert_eq!(
             choose(
