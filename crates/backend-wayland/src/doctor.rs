@@ -41,11 +41,18 @@ fn describe(grant: &Grant) -> String {
 
 /// How this deskhand's input reaches the desktop, once granted: libei
 /// where the portal connected the session to EIS, else its calls.
-fn input_path() -> &'static str {
-    match LIVE.get().and_then(|p| p.input()) {
-        Some(s) if s.eis.is_some() => ", input through libei (ConnectToEIS)",
-        Some(_) => ", input through the portal's Notify calls",
-        None => "",
+fn input_path() -> String {
+    use crate::portal::EisInput;
+    match LIVE
+        .get()
+        .and_then(|p| p.input())
+        .as_deref()
+        .map(|s| &s.eis)
+    {
+        Some(EisInput::Connected(_)) => ", input through libei (ConnectToEIS)".into(),
+        Some(EisInput::Failed(why)) => format!(", but libei failed, so input is refused: {why}"),
+        Some(EisInput::NotOffered) => ", input through the portal's Notify calls".into(),
+        None => String::new(),
     }
 }
 

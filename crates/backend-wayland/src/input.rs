@@ -213,8 +213,8 @@ impl Input for PortalInput {
         text: &str,
         gate: &mut dyn FnMut(usize, usize) -> std::ops::ControlFlow<()>,
     ) -> Result<(), BackendError> {
-        let eis = self.session()?;
-        let keys = |c: char| match &eis.eis {
+        let session = self.session()?;
+        let keys = |c: char| match session.eis.connected() {
             Some(eis) => keysym_for(c).is_some_and(|sym| eis.has_key(sym)),
             None => on_the_keys(c),
         };

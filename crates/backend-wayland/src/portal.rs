@@ -91,7 +91,7 @@ pub(crate) struct RemoteSession {
     pub(crate) clipboard: Option<Clipboard>,
     /// libei, where the portal connected the session to the compositor's
     /// EIS server: then every event goes there, not through `Notify*`.
-    pub(crate) eis: Option<Eis>,
+    pub(crate) eis: EisInput,
 }
 
 fn state(down: bool) -> KeyState {
@@ -109,7 +109,7 @@ fn sent(e: ashpd::Error) -> BackendError {
 impl RemoteSession {
     /// The pointer to desktop pixel (`x`, `y`).
     pub(crate) async fn motion(&self, x: f64, y: f64) -> Result<(), BackendError> {
-        if let Some(eis) = &self.eis {
+        if let Some(eis) = self.eis.get()? {
             return eis.motion(x, y);
         }
         // Notify takes a position in the stream.
@@ -124,7 +124,7 @@ impl RemoteSession {
 
     /// A button by its evdev code (`BTN_LEFT` 0x110).
     pub(crate) async fn button(&self, code: u32, down: bool) -> Result<(), BackendError> {
-        if let Some(eis) = &self.eis {
+        if let Some(eis) = self.eis.get()? {
             return eis.button(code, down);
         }
         let code = i32::try_from(code)
@@ -136,7 +136,7 @@ impl RemoteSession {
     }
 
     pub(crate) async fn axis(&self, vertical: bool, steps: i32) -> Result<(), BackendError> {
-        if let Some(eis) = &self.eis {
+        if let Some(eis) = self.eis.get()? {
             return eis.scroll(vertical, steps);
         }
         use ashpd::desktop::remote_desktop::Axis;
@@ -152,13 +152,45 @@ impl RemoteSession {
     }
 
     pub(crate) async fn keysym(&self, sym: u32, down: bool) -> Result<(), BackendError> {
-        if let Some(eis) = &self.eis {
+        if let Some(eis) = self.eis.get()? {
             return eis.keysym(sym, down);
         }
         self.proxy
             .notify_keyboard_keysym(&self.session, sym as i32, state(down), Default::default())
             .await
             .map_err(sent)
+    }
+}
+
+/// Whether input goes through libei.
+pub(crate) enum EisInput {
+    /// The portal offers no `ConnectToEIS` (or refused it): `Notify*`.
+    NotOffered,
+    Connected(Eis),
+    /// The portal gave the session to EIS, but libei failed: the portal
+    /// refuses `Notify*` on it, so input is refused with this reason.
+    Failed(String),
+}
+
+impl EisInput {
+    /// The connection, or why there is none where the session needs one;
+    /// `Ok(None)` when input goes through `Notify*`.
+    fn get(&self) -> Result<Option<&Eis>, BackendError> {
+        match self {
+            Self::NotOffered => Ok(None),
+            Self::Connected(eis) => Ok(Some(eis)),
+            Self::Failed(why) => Err(BackendError::Failed(format!(
+                "the desktop's libei input failed ({why}); restart deskhand"
+            ))),
+        }
+    }
+
+    /// The connection, where there is one.
+    pub(crate) fn connected(&self) -> Option<&Eis> {
+        match self {
+            Self::Connected(eis) => Some(eis),
+            _ => None,
+        }
     }
 }
 
@@ -455,26 +487,27 @@ async fn start_remote(
     ))
 }
 
-/// libei for the session where the portal offers it (version 2); none
-/// otherwise, and input goes through the `Notify*` calls.
-async fn connect_eis(proxy: &RemoteDesktop, session: &Session<RemoteDesktop>) -> Option<Eis> {
+/// libei for the session where the portal offers it (version 2); the
+/// `Notify*` calls otherwise.
+async fn connect_eis(proxy: &RemoteDesktop, session: &Session<RemoteDesktop>) -> EisInput {
     if proxy.version() < 2 {
-        return None;
+        return EisInput::NotOffered;
     }
-    let socket = proxy
-        .connect_to_eis(session, Default::default())
-        .await
-        .map_err(|e| tracing::info!(error = %e, "no libei: input through the portal's calls"))
-        .ok()?;
+    let socket = match proxy.connect_to_eis(session, Default::default()).await {
+        Ok(socket) => socket,
+        Err(e) => {
+            tracing::info!(error = %e, "no libei: input through the portal's calls");
+            return EisInput::NotOffered;
+        }
+    };
     match Eis::connect(socket).await {
         Ok(eis) => {
             tracing::info!("input through libei");
-            Some(eis)
+            EisInput::Connected(eis)
         }
         Err(why) => {
-            // The portal refuses Notify* on a session it gave to EIS.
-            tracing::warn!(reason = %why, "libei failed: input will be refused");
-            None
+            tracing::warn!(reason = %why, "libei failed: input is refused");
+            EisInput::Failed(why)
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Keys for keysyms, from the keymap an EIS server sends with its
 //! keyboard: libei carries evdev key codes, not keysyms, so each keysym is
-//! looked up in the desktop's own layout (its first group) together with
-//! the modifier keys its level needs (Shift, AltGr).
+//! looked up in the desktop's own layout as it stands (the active group,
+//! Caps Lock and Num Lock) together with the modifier keys to hold for it
+//! (Shift, AltGr).
 
 use std::collections::HashMap;
 
@@ -18,10 +19,21 @@ pub(crate) struct Stroke {
     pub(crate) code: u32,
 }
 
-/// Every keysym the keymap's first group can send, with its stroke.
+/// What the keyboard's state is: its active group (layout) and its
+/// locked modifiers, as the server says in `ei_keyboard.modifiers`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Locks {
+    pub(crate) group: u32,
+    pub(crate) locked: u32,
+}
+
+/// Every keysym the keymap can send, with its stroke, for each group and
+/// each state of Caps Lock and Num Lock.
 #[derive(Debug, Default)]
 pub(crate) struct KeyTable {
-    strokes: HashMap<u32, Stroke>,
+    tables: HashMap<Locks, HashMap<u32, Stroke>>,
+    /// The locks that change what a key sends (Caps Lock, Num Lock).
+    lock_mask: u32,
 }
 
 /// Modifier keys: the keysyms whose keys are held to reach a level.
@@ -46,37 +58,76 @@ impl KeyTable {
         Ok(Self::of(&keymap))
     }
 
-    /// The table of a compiled keymap.
+    /// The table of a compiled keymap: what each key sends with each
+    /// combination of the modifier keys held, found by xkbcommon itself.
     pub(crate) fn of(keymap: &xkb::Keymap) -> Self {
         let holders = modifier_keys(keymap);
-        let mut strokes: HashMap<u32, Stroke> = HashMap::new();
-        keymap.key_for_each(|keymap, key| {
-            for level in 0..keymap.num_levels_for_key(key, 0) {
-                let Some(mods) = mods_for_level(keymap, key, level, &holders) else {
-                    continue;
-                };
-                for sym in keymap.key_get_syms_by_level(key, 0, level) {
-                    let stroke = Stroke {
-                        mods: mods.clone(),
-                        code: key.raw() - EVDEV_OFFSET,
-                    };
-                    // The first key, with the fewest modifiers, is kept.
-                    let better = strokes
-                        .get(&sym.raw())
-                        .is_none_or(|s| s.mods.len() > stroke.mods.len());
-                    if sym.raw() != 0 && better {
-                        strokes.insert(sym.raw(), stroke);
-                    }
-                }
+        let bit = |name: &str| match keymap.mod_get_index(name) {
+            xkb::MOD_INVALID => 0,
+            i => 1u32 << i,
+        };
+        let (caps, num) = (bit(xkb::MOD_NAME_CAPS), bit(xkb::MOD_NAME_NUM));
+        let mut tables = HashMap::new();
+        for group in 0..keymap.num_layouts().max(1) {
+            for locked in [0, caps, num, caps | num] {
+                let locks = Locks { group, locked };
+                tables
+                    .entry(locks)
+                    .or_insert_with(|| table(keymap, &holders, locks));
             }
-        });
-        Self { strokes }
+        }
+        Self {
+            tables,
+            lock_mask: caps | num,
+        }
     }
 
-    /// The keys that send `keysym`, if the layout has it.
-    pub(crate) fn stroke(&self, keysym: u32) -> Option<&Stroke> {
-        self.strokes.get(&keysym)
+    /// The keys that send `keysym` in the keyboard's state `locks`, if
+    /// the layout has it.
+    pub(crate) fn stroke(&self, keysym: u32, locks: Locks) -> Option<&Stroke> {
+        let locks = Locks {
+            group: locks.group,
+            locked: locks.locked & self.lock_mask,
+        };
+        self.tables.get(&locks)?.get(&keysym)
     }
+}
+
+/// What each key sends in state `locks` with each set of modifier keys
+/// held (fewest first): the first key and set found for each keysym.
+fn table(
+    keymap: &xkb::Keymap,
+    holders: &[(xkb::ModMask, u32)],
+    locks: Locks,
+) -> HashMap<u32, Stroke> {
+    let mut sets: Vec<Vec<(xkb::ModMask, u32)>> = (0..1u32 << holders.len())
+        .map(|m| {
+            holders
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| m & (1 << i) != 0)
+                .map(|(_, h)| *h)
+                .collect()
+        })
+        .collect();
+    sets.sort_by_key(Vec::len);
+    let mut strokes: HashMap<u32, Stroke> = HashMap::new();
+    for set in sets {
+        let mut state = xkb::State::new(keymap);
+        let depressed = set.iter().fold(0, |m, (mask, _)| m | mask);
+        state.update_mask(depressed, 0, locks.locked, 0, 0, locks.group);
+        let mods: Vec<u32> = set.iter().map(|(_, code)| *code).collect();
+        keymap.key_for_each(|_, key| {
+            let sym = state.key_get_one_sym(key).raw();
+            if sym != 0 {
+                strokes.entry(sym).or_insert_with(|| Stroke {
+                    mods: mods.clone(),
+                    code: key.raw() - EVDEV_OFFSET,
+                });
+            }
+        });
+    }
+    strokes
 }
 
 /// The keys xkeyboard-config adds for modifiers that no keyboard has
@@ -112,35 +163,6 @@ fn modifier_keys(keymap: &xkb::Keymap) -> Vec<(xkb::ModMask, u32)> {
         .collect()
 }
 
-/// The modifier keys to hold for `level` of `key`: the first of the
-/// level's masks that held modifier keys make exactly (none for a level
-/// reached only through Caps Lock or Num Lock).
-fn mods_for_level(
-    keymap: &xkb::Keymap,
-    key: xkb::Keycode,
-    level: u32,
-    holders: &[(xkb::ModMask, u32)],
-) -> Option<Vec<u32>> {
-    let mut masks = [0; 8];
-    let n = keymap.key_get_mods_for_level(key, 0, level, &mut masks);
-    masks[..n.min(masks.len())]
-        .iter()
-        .find_map(|&mask| held_for(mask, holders))
-}
-
-/// The modifier keys whose masks together make exactly `mask`.
-fn held_for(mask: xkb::ModMask, holders: &[(xkb::ModMask, u32)]) -> Option<Vec<u32>> {
-    let mut left = mask;
-    let mut keys = Vec::new();
-    for &(m, code) in holders {
-        if m & left == m && m != 0 {
-            left &= !m;
-            keys.push(code);
-        }
-    }
-    (left == 0).then_some(keys)
-}
-
 #[cfg(test)]
 pub(crate) fn layout_text(layout: &str) -> String {
     let context = xkb::Context::new(xkb::CONTEXT_NO_FLAGS);
@@ -174,30 +196,67 @@ mod tests {
         }
     }
 
+    const PLAIN: Locks = Locks {
+        group: 0,
+        locked: 0,
+    };
+
     #[test]
     fn a_us_layout_sends_letters_shifted_letters_and_named_keys() {
         let table = KeyTable::from_text(&layout_text("us")).expect("compiles");
-        assert_eq!(table.stroke('a' as u32), Some(&stroke(&[], KEY_A)));
+        let at = |sym: u32| table.stroke(sym, PLAIN);
+        assert_eq!(at('a' as u32), Some(&stroke(&[], KEY_A)));
+        assert_eq!(at('A' as u32), Some(&stroke(&[KEY_LEFTSHIFT], KEY_A)));
+        assert_eq!(at(0xff0d), Some(&stroke(&[], KEY_ENTER)));
+        assert_eq!(at(0xffe1), Some(&stroke(&[], KEY_LEFTSHIFT)));
+        // Not on a US keyboard.
+        assert_eq!(at(0xf6), None);
+        assert_eq!(at(0x100_65e5), None);
+    }
+
+    #[test]
+    fn with_caps_lock_on_a_capital_is_the_plain_key_and_a_small_letter_shifted() {
+        let table = KeyTable::from_text(&layout_text("us")).expect("compiles");
+        // Lock is the modifier at index 1 in every XKB keymap.
+        let caps = Locks {
+            group: 0,
+            locked: 1 << 1,
+        };
+        assert_eq!(table.stroke('A' as u32, caps), Some(&stroke(&[], KEY_A)));
         assert_eq!(
-            table.stroke('A' as u32),
+            table.stroke('a' as u32, caps),
             Some(&stroke(&[KEY_LEFTSHIFT], KEY_A))
         );
-        assert_eq!(table.stroke(0xff0d), Some(&stroke(&[], KEY_ENTER)));
-        assert_eq!(table.stroke(0xffe1), Some(&stroke(&[], KEY_LEFTSHIFT)));
-        // Not on a US keyboard.
-        assert_eq!(table.stroke(0xf6), None);
-        assert_eq!(table.stroke(0x100_65e5), None);
+        // Digits do not change with Caps Lock.
+        assert_eq!(
+            table.stroke('1' as u32, caps).map(|s| s.mods.len()),
+            Some(0)
+        );
     }
 
     #[test]
     fn a_german_layout_reaches_altgr_levels_and_its_own_letters() {
         let table = KeyTable::from_text(&layout_text("de")).expect("compiles");
         assert_eq!(
-            table.stroke('@' as u32),
+            table.stroke('@' as u32, PLAIN),
             Some(&stroke(&[KEY_RIGHTALT], KEY_Q))
         );
-        assert_eq!(table.stroke(0xf6).map(|s| s.mods.len()), Some(0)); // ö
-        assert_eq!(table.stroke('y' as u32).map(|s| s.code), Some(44)); // QWERTZ: KEY_Z
+        assert_eq!(table.stroke(0xf6, PLAIN).map(|s| s.mods.len()), Some(0)); // ö
+        assert_eq!(table.stroke('y' as u32, PLAIN).map(|s| s.code), Some(44)); // QWERTZ
+    }
+
+    #[test]
+    fn the_active_group_decides_the_key() {
+        // A person with US and German layouts, German active.
+        let table = KeyTable::from_text(&layout_text("us,de")).expect("compiles");
+        let german = Locks {
+            group: 1,
+            locked: 0,
+        };
+        assert_eq!(table.stroke('y' as u32, PLAIN).map(|s| s.code), Some(21));
+        assert_eq!(table.stroke('y' as u32, german).map(|s| s.code), Some(44));
+        assert_eq!(table.stroke(0xf6, PLAIN), None);
+        assert!(table.stroke(0xf6, german).is_some());
     }
 
     #[test]

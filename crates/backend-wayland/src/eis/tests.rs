@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use reis::calloop::{EisRequestSource, EisRequestSourceEvent};
 use reis::eis;
+use reis::enumflags2::BitFlags;
 use reis::request::{Connection as EisConnection, Device as EisDevice, EisRequest};
 
 use super::*;
@@ -21,6 +22,12 @@ enum Command {
     Pause,
     Resume,
     Disconnect,
+    /// The keyboard's locked modifiers and group change (Caps Lock, a
+    /// layout switch).
+    Modifiers {
+        locked: u32,
+        group: u32,
+    },
 }
 
 struct ServerState {
@@ -65,6 +72,7 @@ impl ServerState {
         let line = match request {
             EisRequest::Bind(b) => return self.bind(&b.seat),
             EisRequest::DeviceStartEmulating(e) => format!("{}: start", name(&e.device)),
+            EisRequest::DeviceStopEmulating(e) => format!("{}: stop", name(&e.device)),
             EisRequest::Frame(e) => format!("{}: frame", name(&e.device)),
             EisRequest::PointerMotionAbsolute(e) => format!(
                 "{}: motion {} {}",
@@ -98,6 +106,16 @@ impl ServerState {
         match command {
             Command::Pause => self.devices.iter().for_each(EisDevice::paused),
             Command::Resume => self.devices.iter().for_each(EisDevice::resumed),
+            Command::Modifiers { locked, group } => {
+                if let (Some(c), Some(k)) = (
+                    &self.connection,
+                    self.devices
+                        .get(1)
+                        .and_then(|d| d.interface::<eis::Keyboard>()),
+                ) {
+                    c.with_next_serial(|serial| k.modifiers(serial, 0, locked, 0, group));
+                }
+            }
             Command::Disconnect => {
                 if let Some(c) = &self.connection {
                     c.disconnected(
@@ -132,12 +150,18 @@ impl Drop for Server {
 
 impl Server {
     fn start(socket: UnixStream, layout: &str) -> Self {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let text = keys::layout_text(layout);
+        // A file of this server's own: tests run side by side.
         let path = std::env::temp_dir().join(format!(
-            "deskhand-eis-keymap-{}-{layout}",
-            std::process::id()
+            "deskhand-eis-keymap-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
         ));
-        std::fs::File::create(&path)
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
             .and_then(|mut f| f.write_all(text.as_bytes()))
             .expect("keymap written");
         let keymap = std::fs::File::open(&path).expect("keymap opened");
@@ -343,4 +367,85 @@ fn a_paused_device_refuses_input_until_resumed_and_a_disconnect_is_said() {
         eis.button(0x110, true)
             .is_err_and(|e| e.to_string().contains("the person stopped sharing"))
     }));
+}
+
+#[test]
+fn a_modifier_two_strokes_share_is_let_go_once_and_only_when_both_are_up() {
+    let (_rt, server, eis) = connected("us");
+    eis.keysym('A' as u32, true).expect("A down");
+    eis.keysym('B' as u32, true)
+        .expect("B down, Shift already held");
+    eis.keysym('A' as u32, false)
+        .expect("A up, Shift still held for B");
+    eis.keysym('B' as u32, false).expect("B up, then Shift");
+    let expected = [
+        "keyboard: start",
+        "keyboard: key 42 1",
+        "keyboard: frame",
+        "keyboard: key 30 1",
+        "keyboard: frame",
+        "keyboard: key 48 1",
+        "keyboard: frame",
+        "keyboard: key 30 0",
+        "keyboard: frame",
+        "keyboard: key 48 0",
+        "keyboard: frame",
+        "keyboard: key 42 0",
+        "keyboard: frame",
+    ];
+    assert_eq!(server.take(expected.len()), expected);
+}
+
+#[test]
+fn caps_lock_and_the_active_layout_the_server_says_decide_the_keys() {
+    let (_rt, server, eis) = connected("us,de");
+    // Caps Lock on (Lock is modifier 1), the German layout active.
+    server.send(Command::Modifiers {
+        locked: 1 << 1,
+        group: 1,
+    });
+    assert!(eventually(|| lock(&eis.devices).locks.group == 1));
+    // A capital is then the plain key, and 'y' is QWERTZ's.
+    eis.keysym('A' as u32, true).expect("A down");
+    eis.keysym('A' as u32, false).expect("A up");
+    eis.keysym('y' as u32, true).expect("y down");
+    eis.keysym('y' as u32, false).expect("y up");
+    let lines = server.take(9);
+    let keys: Vec<&str> = lines
+        .iter()
+        .map(String::as_str)
+        .filter(|l| l.contains(" key "))
+        .collect();
+    // 'y' with Caps Lock on needs Shift to come out small.
+    assert_eq!(
+        keys,
+        [
+            "keyboard: key 30 1",
+            "keyboard: key 30 0",
+            "keyboard: key 42 1",
+            "keyboard: key 44 1",
+            "keyboard: key 44 0",
+            "keyboard: key 42 0"
+        ]
+    );
+}
+
+#[test]
+fn dropping_the_connection_lets_go_of_every_key_and_button_held() {
+    let (_rt, server, eis) = connected("us");
+    eis.keysym('A' as u32, true).expect("A down");
+    eis.button(0x110, true).expect("press");
+    assert_eq!(server.take(8).len(), 8);
+    drop(eis);
+    // Three releases in frames, then each device stops emulating.
+    let lines = server.take(8);
+    for gone in [
+        "keyboard: key 30 0",
+        "keyboard: key 42 0",
+        "pointer: button 272 0",
+        "keyboard: stop",
+        "pointer: stop",
+    ] {
+        assert!(lines.iter().any(|l| l == gone), "{gone} in {lines:?}");
+    }
 }
