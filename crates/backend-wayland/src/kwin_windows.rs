@@ -2,8 +2,11 @@
 //! gives clients no window list, but KWin runs a script a session program
 //! loads over D-Bus (`org.kde.kwin.Scripting`), and the script answers
 //! with `callDBus` to this engine's bus name. Each answer carries a nonce
-//! of its request and is taken only from KWin's own connection, so no
-//! other program can hand deskhand a window list.
+//! of its request (not in the script's file or plugin name) and is taken
+//! only from KWin's own connection; a request answered twice fails. A
+//! program of the same user that reads the script's private file in the
+//! moment it exists could still race an answer through a script of its
+//! own; the second answer then fails the request.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -44,10 +47,12 @@ const SCRIPT: &str = r#"(function () {
   }
   const active = six ? workspace.activeWindow : workspace.activeClient;
   const g = r => [r.x, r.y, r.width, r.height];
+  const here = w => w.onAllDesktops || (six ? w.desktops.includes(workspace.currentDesktop)
+                                            : w.desktop === workspace.currentDesktop);
   const rows = all.filter(w => !w.specialWindow && !w.desktopWindow && !w.dock).map(w => ({
     key: key(w), pid: w.pid, class: String(w.resourceClass), instance: String(w.resourceName),
     title: String(w.caption), rect: g(w.clientGeometry || w.frameGeometry),
-    buffer: g(w.bufferGeometry), wayland: !w.windowId, minimized: w.minimized,
+    buffer: g(w.bufferGeometry), wayland: !w.windowId, minimized: w.minimized || !here(w),
     fullscreen: w.fullScreen, active: w === active, stack: w.stackingOrder
   }));
   callDBus("dev.deskhand.Engine", "/dev/deskhand/KWin", "dev.deskhand.KWinReport", "Report",
@@ -121,10 +126,16 @@ pub(crate) fn windows_of(answer: &Answer) -> Vec<NativeWindow> {
         .collect()
 }
 
+/// A request's place for its answer.
+struct Slot {
+    tx: Option<oneshot::Sender<String>>,
+    answers: u32,
+}
+
 /// Requests waiting for their script's answer, by nonce.
 #[derive(Default)]
 struct Inbox {
-    waiting: Mutex<HashMap<String, oneshot::Sender<String>>>,
+    waiting: Mutex<HashMap<String, Slot>>,
 }
 
 /// The scripts' answers, served on the engine's connection.
@@ -149,19 +160,19 @@ impl Reports {
         if header.sender().map(|s| s.as_str()) != Some(kwin.as_str()) {
             return Err(zbus::fdo::Error::AccessDenied("only KWin answers".into()));
         }
-        let waiting = self
+        let mut waiting = self
             .inbox
             .waiting
             .lock()
-            .ok()
-            .and_then(|mut w| w.remove(&nonce));
-        match waiting {
-            Some(tx) => {
-                let _ = tx.send(answer);
-                Ok(())
-            }
-            None => Err(zbus::fdo::Error::InvalidArgs("no such request".into())),
+            .map_err(|_| zbus::fdo::Error::Failed("the inbox".into()))?;
+        let slot = waiting
+            .get_mut(&nonce)
+            .ok_or_else(|| zbus::fdo::Error::InvalidArgs("no such request".into()))?;
+        slot.answers += 1;
+        if let Some(tx) = slot.tx.take() {
+            let _ = tx.send(answer);
         }
+        Ok(())
     }
 }
 
@@ -210,9 +221,10 @@ impl KwinWindows {
     /// Runs the script once and waits for its answer.
     fn ask(&self, focus: Option<u64>) -> Result<Answer, BackendError> {
         let (conn, inbox) = (self.conn.clone(), self.inbox.clone());
+        // The script's own bounds leave time to clean up after it.
         let text = self
             .rt
-            .run(CALL + ANSWER, "KWin's window list", async move {
+            .run(CALL * 3 + ANSWER, "KWin's window list", async move {
                 run_script(&conn, &inbox, focus).await
             })?;
         serde_json::from_str(&text)
@@ -220,10 +232,17 @@ impl KwinWindows {
     }
 }
 
+/// Random hex of 16 bytes.
+fn random_hex() -> Result<String, BackendError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| BackendError::Failed(e.to_string()))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// A private file for a script (KWin reads it by its path).
-fn write_script(nonce: &str, text: &str) -> Result<PathBuf, BackendError> {
+fn write_script(name: &str, text: &str) -> Result<PathBuf, BackendError> {
     let dir = std::env::var_os("XDG_RUNTIME_DIR").map_or_else(std::env::temp_dir, PathBuf::from);
-    let path = dir.join(format!("deskhand-kwin-{nonce}.js"));
+    let path = dir.join(format!("deskhand-kwin-{name}.js"));
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -240,27 +259,43 @@ async fn run_script(
     inbox: &Inbox,
     focus: Option<u64>,
 ) -> Result<String, BackendError> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| BackendError::Failed(e.to_string()))?;
-    let nonce: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let path = write_script(&nonce, &script(&nonce, focus))?;
+    // The nonce is only inside the script; the names say nothing of it.
+    let (nonce, name) = (random_hex()?, random_hex()?);
+    let path = write_script(&name, &script(&nonce, focus))?;
     let (tx, rx) = oneshot::channel();
     if let Ok(mut w) = inbox.waiting.lock() {
-        w.insert(nonce.clone(), tx);
+        w.insert(
+            nonce.clone(),
+            Slot {
+                tx: Some(tx),
+                answers: 0,
+            },
+        );
     }
-    let plugin = format!("deskhand-{nonce}");
-    let answer = load_and_wait(conn, &path, &plugin, rx).await;
-    let _ = call::<bool>(
+    let plugin = format!("deskhand-{name}");
+    let answer = tokio::time::timeout(CALL + ANSWER, load_and_wait(conn, &path, &plugin, rx))
+        .await
+        .unwrap_or_else(|_| Err(BackendError::Failed("KWin did not run the script".into())));
+    let args = (plugin,);
+    let unload = call::<bool>(
         conn,
         "/Scripting",
         "org.kde.kwin.Scripting",
         "unloadScript",
-        &(plugin,),
-    )
-    .await;
+        &args,
+    );
+    let _ = tokio::time::timeout(CALL, unload).await;
     let _ = std::fs::remove_file(&path);
-    if let Ok(mut w) = inbox.waiting.lock() {
-        w.remove(&nonce);
+    let answers = inbox
+        .waiting
+        .lock()
+        .ok()
+        .and_then(|mut w| w.remove(&nonce))
+        .map_or(0, |s| s.answers);
+    if answers > 1 {
+        return Err(BackendError::Failed(
+            "KWin's script was answered twice: another program raced it".into(),
+        ));
     }
     answer
 }
@@ -280,6 +315,11 @@ async fn load_and_wait(
         &(file, plugin),
     )
     .await?;
+    if id < 0 {
+        return Err(BackendError::Failed(
+            "KWin refused to load the script".into(),
+        ));
+    }
     // KWin 6 puts a script at /Scripting/Script<id>, KWin 5 at /<id>.
     let six = format!("/Scripting/Script{id}");
     if call::<()>(conn, &six, "org.kde.kwin.Script", "run", &())
