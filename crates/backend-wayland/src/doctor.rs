@@ -298,7 +298,7 @@ pub fn wayland_findings() -> BackendFindings {
                 "screenshot portal",
                 *g == Grant::Granted,
                 format!(
-                    "{}: each screenshot is a shot of the Screenshot portal (a few hundred milliseconds); the desktop asks once",
+                    "{}: each screenshot is a shot of the Screenshot portal (a few hundred milliseconds); the desktop asks once, and keeps the answer for every program outside a sandbox, not for deskhand alone",
                     describe(g)
                 ),
             ),

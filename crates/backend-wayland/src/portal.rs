@@ -257,10 +257,19 @@ impl Portals {
             .unwrap_or(Grant::Pending)
     }
 
-    /// One shot from the Screenshot portal; a denial is kept and said,
-    /// not asked again.
+    /// One shot from the Screenshot portal, on a task of its own: if the
+    /// caller stops waiting (the person has not answered yet), the shot
+    /// still ends, its file read and deleted.
     pub(crate) async fn shoot(self: Arc<Self>) -> Result<Frame, BackendError> {
-        if self.shots_grant() == Grant::Denied {
+        tokio::spawn(self.shoot_now())
+            .await
+            .map_err(|e| BackendError::Failed(format!("the screenshot task: {e}")))?
+    }
+
+    /// One shot; a denial is kept and said, not asked again while the
+    /// desktop's permission store still says no.
+    async fn shoot_now(self: Arc<Self>) -> Result<Frame, BackendError> {
+        if self.shots_grant() == Grant::Denied && crate::screenshot::denied().await {
             return Err(crate::screenshot::refused(&Grant::Denied));
         }
         match crate::screenshot::shoot().await {
