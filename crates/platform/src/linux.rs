@@ -114,10 +114,16 @@ pub(crate) fn runs_deskhand(pid: u32) -> bool {
         })
 }
 
-/// Whether the session is a Wayland one.
+/// Whether the session is a Wayland one: as the login manager says it
+/// (`XDG_SESSION_TYPE`), else whether a compositor is named. An X11
+/// session with a `WAYLAND_DISPLAY` left over (a nested compositor's) is
+/// an X11 session.
 fn wayland_session() -> bool {
-    std::env::var_os("WAYLAND_DISPLAY").is_some()
-        || std::env::var("XDG_SESSION_TYPE").is_ok_and(|t| t == "wayland")
+    match std::env::var("XDG_SESSION_TYPE").as_deref() {
+        Ok("x11") => false,
+        Ok("wayland") => true,
+        _ => std::env::var_os("WAYLAND_DISPLAY").is_some(),
+    }
 }
 
 /// `$DISPLAY`, when set.
@@ -142,6 +148,7 @@ pub(crate) fn session_desktop(named: Option<&str>) -> Option<DesktopId> {
         Some(n) if n.starts_with("wayland") => Some(DesktopId::named(n)),
         Some(n) => Some(DesktopId::x11(n)),
         None => env_wayland()
+            .filter(|_| wayland_session())
             .map(|w| DesktopId::named(&w))
             .or_else(|| env_display().map(|d| DesktopId::x11(&d))),
     }
@@ -160,7 +167,8 @@ pub(crate) struct Session<'a> {
 }
 
 /// The backend for a session: the one asked for; else X11 for an X
-/// display named on the command line or an X11 session; else Wayland,
+/// display named on the command line or an X11 session (as
+/// `XDG_SESSION_TYPE` says it); else Wayland,
 /// XWayland's display or not: XWayland shows no Wayland app's pixels and
 /// sees none of the person's input on Wayland windows, so driving it
 /// would leave most of the desktop unseen and hand-back blind (said in

@@ -58,6 +58,15 @@ struct Frame {
     drawn: bool,
 }
 
+impl Drop for Frame {
+    /// The viewport goes with its surface (else the compositor keeps it).
+    fn drop(&mut self) {
+        if let Some(v) = self.viewport.take() {
+            v.destroy();
+        }
+    }
+}
+
 struct State {
     registry: RegistryState,
     seats: SeatState,
