@@ -14,6 +14,8 @@ from daemon import Daemon, binary
 from desktop.sway import Sway
 from xhelpers import REPO, poll
 
+TITLES = ("deskhand sway one", "deskhand sway two")
+
 
 @pytest.fixture()
 def sway():
@@ -40,7 +42,7 @@ def views(node: dict) -> list[dict]:
 
 
 def test_the_window_list_is_sways_own_with_bounds_apps_and_pids(sway):
-    forms = [form(sway, "deskhand sway one"), form(sway, "deskhand sway two")]
+    forms = [form(sway, title) for title in TITLES]
     d = Daemon("--backend", "wayland", env={
         "WAYLAND_DISPLAY": sway.env["WAYLAND_DISPLAY"],
         "XDG_RUNTIME_DIR": str(sway.runtime), "SWAYSOCK": sway.env["SWAYSOCK"],
@@ -55,7 +57,7 @@ def test_the_window_list_is_sways_own_with_bounds_apps_and_pids(sway):
 
         ours = poll(listed, timeout=10, what="both forms in WINDOW_LIST")
         tree = {v["name"]: v for v in views(sway.tree())}
-        for title, proc in zip(("deskhand sway one", "deskhand sway two"), forms):
+        for title in TITLES:
             w, v = ours[title], tree[title]
             r, inner = v["rect"], v["window_rect"]
             x, y = r["x"] + inner["x"], r["y"] + inner["y"]
@@ -68,11 +70,44 @@ def test_the_window_list_is_sways_own_with_bounds_apps_and_pids(sway):
         assert ours["deskhand sway one"]["bounds"] != ours["deskhand sway two"]["bounds"]
         focused = next(v["name"] for v in tree.values() if v["focused"])
         assert [t for t, w in ours.items() if w["is_focused"]] == [focused], ours
+        # A window on a workspace that does not show is hidden, as sway says.
+        sway.swaymsg(f'[title="{TITLES[0]}"]', "move", "to", "workspace", "9")
+
+        def hidden() -> bool:
+            windows = c.call("WINDOW_LIST_REQUEST", {"include_minimized": True},
+                             expect="WINDOW_LIST_RESPONSE")["windows"]
+            state = {w["title"]: w["is_minimized"] for w in windows}
+            return state.get(TITLES[0]) is True and state.get(TITLES[1]) is False
+
+        poll(hidden, timeout=10, what="the moved window hidden, the other shown")
         c.close()
     finally:
         d.kill()
         for p in forms:
             p.kill()
+
+
+def test_with_no_screencast_the_monitors_are_the_compositors_outputs_at_their_scale():
+    """No portal at all: the monitor is the compositor's output, its
+    logical size from xdg-output (sway says scale 2 for 150%)."""
+    sway = Sway("1920x1200", scale=1.5)
+    try:
+        d = Daemon("--backend", "wayland", env={
+            "WAYLAND_DISPLAY": sway.env["WAYLAND_DISPLAY"],
+            "XDG_RUNTIME_DIR": str(sway.runtime), "SWAYSOCK": sway.env["SWAYSOCK"],
+            "DBUS_SESSION_BUS_ADDRESS": sway.session_bus()})
+        try:
+            c = d.client()
+            monitors = c.call("DISPLAY_INFO_REQUEST", {}, expect="DISPLAY_INFO_RESPONSE")["monitors"]
+            assert len(monitors) == 1, monitors
+            m = monitors[0]
+            assert m["physical_size"] == [1920, 1200] and m["logical_size"] == [1280, 800], m
+            assert m["scale"] == 1.5 and m["name"] == "HEADLESS-1", m
+            c.close()
+        finally:
+            d.kill()
+    finally:
+        sway.stop()
 
 
 def test_the_doctor_on_sway_names_its_ipc_as_the_window_list(sway):

@@ -8,6 +8,8 @@ use wayland_client::globals::{GlobalListContents, registry_queue_init};
 use wayland_client::protocol::{wl_output, wl_registry};
 use wayland_client::{Connection, Dispatch, QueueHandle};
 
+use wayland_protocols::xdg::xdg_output::zv1::client::zxdg_output_manager_v1::ZxdgOutputManagerV1;
+
 use crate::outputs::Output;
 
 /// The layer shell's global.
@@ -61,13 +63,19 @@ pub(crate) fn read(outputs: bool) -> Result<(Offers, Vec<Output>), String> {
     let mut state = Listing::default();
     if outputs {
         let qh = queue.handle();
+        // Each output's logical place and size, where xdg-output says them
+        // (a fractional scale's are not the mode over wl_output's scale).
+        let xdg: Option<ZxdgOutputManagerV1> = globals.bind(&qh, 1..=3, ()).ok();
         for g in list.iter().filter(|g| g.interface == "wl_output") {
             let index = state.0.len();
             state.0.push(Output::default());
-            let _: wl_output::WlOutput =
+            let output: wl_output::WlOutput =
                 globals
                     .registry()
                     .bind(g.name, g.version.min(4), &qh, index);
+            if let Some(xdg) = &xdg {
+                xdg.get_xdg_output(&output, &qh, index);
+            }
         }
         queue
             .roundtrip(&mut state)
