@@ -33,6 +33,15 @@ def form(sway: Sway, title: str) -> subprocess.Popen:
     return proc
 
 
+def serve(sway: Sway) -> Daemon:
+    """deskhand serving the sway session, on a session bus with no
+    portals."""
+    return Daemon("--backend", "wayland", env={
+        "WAYLAND_DISPLAY": sway.env["WAYLAND_DISPLAY"],
+        "XDG_RUNTIME_DIR": str(sway.runtime), "SWAYSOCK": sway.env["SWAYSOCK"],
+        "DBUS_SESSION_BUS_ADDRESS": sway.session_bus()})
+
+
 def views(node: dict) -> list[dict]:
     """Every window of sway's tree."""
     if node.get("pid") and not node.get("nodes"):
@@ -43,10 +52,7 @@ def views(node: dict) -> list[dict]:
 
 def test_the_window_list_is_sways_own_with_bounds_apps_and_pids(sway):
     forms = [form(sway, title) for title in TITLES]
-    d = Daemon("--backend", "wayland", env={
-        "WAYLAND_DISPLAY": sway.env["WAYLAND_DISPLAY"],
-        "XDG_RUNTIME_DIR": str(sway.runtime), "SWAYSOCK": sway.env["SWAYSOCK"],
-        "DBUS_SESSION_BUS_ADDRESS": sway.session_bus()})
+    d = serve(sway)
     try:
         c = d.client()
 
@@ -92,10 +98,7 @@ def test_with_no_screencast_the_monitors_are_the_compositors_outputs_at_their_sc
     logical size from xdg-output (sway says scale 2 for 150%)."""
     sway = Sway("1920x1200", scale=1.5)
     try:
-        d = Daemon("--backend", "wayland", env={
-            "WAYLAND_DISPLAY": sway.env["WAYLAND_DISPLAY"],
-            "XDG_RUNTIME_DIR": str(sway.runtime), "SWAYSOCK": sway.env["SWAYSOCK"],
-            "DBUS_SESSION_BUS_ADDRESS": sway.session_bus()})
+        d = serve(sway)
         try:
             c = d.client()
             monitors = c.call("DISPLAY_INFO_REQUEST", {}, expect="DISPLAY_INFO_RESPONSE")["monitors"]
