@@ -67,6 +67,25 @@ def test_the_window_list_is_kwins_own_with_bounds_pids_and_focus(kwin, served):
         c.close()
 
 
+def test_a_window_on_another_virtual_desktop_is_hidden(kwin, served):
+    move = ("workspace.desktops = 2;\n"
+            "for (const w of workspace.clientList())\n"
+            f"  if (String(w.caption) === '{TITLES[0]}') w.desktop = %d;")
+    kwin.run_script(move % 2)
+    c = served.client()
+    try:
+        def hidden() -> bool:
+            windows = c.call("WINDOW_LIST_REQUEST", {"include_minimized": True},
+                             expect="WINDOW_LIST_RESPONSE")["windows"]
+            state = {w["title"]: w["is_minimized"] for w in windows}
+            return state.get(TITLES[0]) is True and state.get(TITLES[1]) is False
+
+        poll(hidden, timeout=10, what="the window on desktop 2 hidden, the other shown")
+    finally:
+        c.close()
+        kwin.run_script(move % 1)
+
+
 def test_an_answer_from_another_program_than_kwin_is_refused(kwin, served):
     out = kwin.gdbus("dev.deskhand.Engine", "/dev/deskhand/KWin",
                      "dev.deskhand.KWinReport.Report", "0" * 32,

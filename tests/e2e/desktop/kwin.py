@@ -65,18 +65,14 @@ class KWin:
     def spawn(self, *argv: str, env: dict | None = None, **kw) -> subprocess.Popen:
         return self._start(list(argv), env=dict(self.env, **(env or {})), **kw)
 
-    def windows(self) -> list[dict]:
-        """KWin's own list, from a script of the test's: each window's
-        caption, pid, frame geometry and whether it is active."""
-        marker = f"DESKHAND-TEST-{len(self._procs)}-{os.getpid()}"
+    def run_script(self, body: str) -> str:
+        """Runs `body` as a KWin script of the test's own and waits for
+        it; what it printed (`say(text)`), as the rest of its line."""
+        self._scripts = getattr(self, "_scripts", 0) + 1
+        marker = f"DESKHAND-TEST-{self._scripts}-{os.getpid()}"
         script = self.runtime / f"{marker}.js"
-        script.write_text(
-            "const all = workspace.windowList ? workspace.windowList() : workspace.clientList();\n"
-            "const act = workspace.activeWindow !== undefined ? workspace.activeWindow"
-            " : workspace.activeClient;\n"
-            f"print('{marker} ' + JSON.stringify(all.map(w => ({{title: String(w.caption), "
-            "pid: w.pid, frame: [w.frameGeometry.x, w.frameGeometry.y, w.frameGeometry.width, "
-            "w.frameGeometry.height], active: w === act}))));\n")
+        script.write_text(f"function say(t) {{ print('{marker} ' + t); }}\n{body}\n"
+                          "say('done');\n")
         said = self.gdbus("org.kde.KWin", "/Scripting", "org.kde.kwin.Scripting.loadScript",
                           str(script), marker)
         sid = "".join(c for c in said.split(",")[0] if c.isdigit())
@@ -85,16 +81,27 @@ class KWin:
             self.gdbus("org.kde.KWin", f"/{sid}", "org.kde.kwin.Script.run")
 
         def printed():
-            for line in self.log.read_text(errors="replace").splitlines():
-                if marker in line:
-                    return json.loads(line.split(marker, 1)[1])
-            return None
+            lines = [line.split(marker, 1)[1].strip()
+                     for line in self.log.read_text(errors="replace").splitlines()
+                     if marker in line]
+            return lines if "done" in lines else None
 
         try:
-            return poll(printed, timeout=5, what="KWin's own window list")
+            return poll(printed, timeout=5, what="KWin running the test's script")[0]
         finally:
             self.gdbus("org.kde.KWin", "/Scripting", "org.kde.kwin.Scripting.unloadScript",
                        marker, check=False)
+
+    def windows(self) -> list[dict]:
+        """KWin's own list, from a script of the test's: each window's
+        caption, pid, frame geometry and whether it is active."""
+        return json.loads(self.run_script(
+            "const all = workspace.windowList ? workspace.windowList() : workspace.clientList();\n"
+            "const act = workspace.activeWindow !== undefined ? workspace.activeWindow"
+            " : workspace.activeClient;\n"
+            "say(JSON.stringify(all.map(w => ({title: String(w.caption), pid: w.pid, "
+            "frame: [w.frameGeometry.x, w.frameGeometry.y, w.frameGeometry.width, "
+            "w.frameGeometry.height], active: w === act}))));"))
 
     def stop(self) -> None:
         for p in reversed(self._procs):
