@@ -13,7 +13,7 @@ use deskhand_backend::{
     AppEntry, Backend, BackendError, Button, Capture, Displays, Input, Key, LaunchTarget, Monitor,
     NativeWindow, Permissions, Point, ProcessInfo, Rect, ScrollDirection, Windows,
 };
-use deskhand_backend::{Bitmap, CursorImage, PixelFormat};
+use deskhand_backend::{Bitmap, CursorImage};
 use deskhand_protocol::messages::PermissionStatus;
 
 pub use accessibility::MockAccessibility;
@@ -294,13 +294,7 @@ impl Capture for MockDesktop {
             out.extend_from_slice(&s.pixels[start..start + rect.width as usize * 4]);
         }
         drop(s);
-        sink(&Bitmap {
-            width: rect.width,
-            height: rect.height,
-            stride: rect.width as usize * 4,
-            format: PixelFormat::Bgrx,
-            pixels: &out,
-        });
+        sink(&Bitmap::bgrx(rect.width, rect.height, &out));
         Ok(())
     }
 

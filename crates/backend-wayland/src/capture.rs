@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use deskhand_backend::{BackendError, Bitmap, Capture, CursorImage, PixelFormat, Rect};
+use deskhand_backend::{BackendError, Bitmap, Capture, CursorImage, Rect};
 
 use crate::frames::Frame;
 use crate::portal::{Grant, Portals};
@@ -103,24 +103,14 @@ pub(crate) fn crop(
     Ok(out)
 }
 
-/// BGRx `pixels` of `rect` to the engine.
-fn give(rect: Rect, pixels: &[u8], sink: &mut dyn FnMut(&Bitmap<'_>)) {
-    sink(&Bitmap {
-        width: rect.width,
-        height: rect.height,
-        stride: rect.width as usize * 4,
-        format: PixelFormat::Bgrx,
-        pixels,
-    });
-}
-
 impl PortalCapture {
     /// `rect` from a fresh shot of the Screenshot portal (no ScreenCast).
     fn shot(&self, rect: Rect, sink: &mut dyn FnMut(&Bitmap<'_>)) -> Result<(), BackendError> {
         let frame = self
             .rt
             .run(SHOT_WAIT, "a screenshot", self.portals.clone().shoot())?;
-        give(rect, &crop(&frame, (0, 0), rect, None, &[])?, sink);
+        let pixels = crop(&frame, (0, 0), rect, None, &[])?;
+        sink(&Bitmap::bgrx(rect.width, rect.height, &pixels));
         Ok(())
     }
 }
@@ -158,7 +148,7 @@ impl Capture for PortalCapture {
                     .read(None, FIRST_FRAME, |f| crop(f, origin, rect, clean, covered))
             })
             .ok_or_else(|| BackendError::Failed("the screencast sent no frame".into()))??;
-        give(rect, &pixels, sink);
+        sink(&Bitmap::bgrx(rect.width, rect.height, &pixels));
         Ok(())
     }
 

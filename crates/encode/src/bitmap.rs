@@ -26,6 +26,19 @@ pub struct Bitmap<'a> {
     pub pixels: &'a [u8],
 }
 
+impl<'a> Bitmap<'a> {
+    /// `width` × `height` BGRx pixels in rows with no padding.
+    pub fn bgrx(width: u32, height: u32, pixels: &'a [u8]) -> Self {
+        Self {
+            width,
+            height,
+            stride: width as usize * 4,
+            format: PixelFormat::Bgrx,
+            pixels,
+        }
+    }
+}
+
 /// The pointer's image, for drawing it into screenshots.
 #[derive(Debug, Clone)]
 pub struct CursorImage {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use deskhand_backend::{BackendError, Capture, Point, Rect};
-use deskhand_backend::{Bitmap, CursorImage, PixelFormat};
+use deskhand_backend::{Bitmap, CursorImage};
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::protocol::shm::{self, ConnectionExt as _};
 use x11rb::protocol::xfixes::{self, ConnectionExt as _};
@@ -180,13 +180,7 @@ impl X11Capture {
         if let Some(repair) = repair {
             self.exclusion.finish(conn, &rect, repair, pixels)?;
         }
-        sink(&Bitmap {
-            width: rect.width,
-            height: rect.height,
-            stride: rect.width as usize * 4,
-            format: PixelFormat::Bgrx,
-            pixels,
-        });
+        sink(&Bitmap::bgrx(rect.width, rect.height, pixels));
         Ok(())
     }
 
@@ -213,13 +207,7 @@ impl X11Capture {
             self.exclusion
                 .finish(conn, &rect, repair, &mut reply.data)?;
         }
-        sink(&Bitmap {
-            width: rect.width,
-            height: rect.height,
-            stride: rect.width as usize * 4,
-            format: PixelFormat::Bgrx,
-            pixels: &reply.data,
-        });
+        sink(&Bitmap::bgrx(rect.width, rect.height, &reply.data));
         Ok(())
     }
 }
