@@ -99,6 +99,34 @@ fn windows_probe(extension: bool) -> Probe {
     Probe::new("windows", ok, says)
 }
 
+/// Who holds the engine's bus name: no one (deskhand takes it when it
+/// starts), a deskhand, or a program that is not deskhand, named.
+fn engine_name_probe() -> Probe {
+    use crate::open::{ENGINE_NAME, held_by, is_deskhand};
+    let held = Rt::new().ok().and_then(|rt| {
+        rt.run(Duration::from_secs(3), "the engine's name", async {
+            let conn = zbus::Connection::session()
+                .await
+                .map_err(|e| deskhand_backend::BackendError::Failed(format!("session bus: {e}")))?;
+            crate::shell_owner::holder(&conn, ENGINE_NAME).await
+        })
+        .ok()
+    });
+    match held.flatten() {
+        None => Probe::new(
+            "engine's bus name",
+            true,
+            format!("{ENGINE_NAME} is free: deskhand takes it when it starts"),
+        ),
+        Some(h) if is_deskhand(h.pid) => Probe::new(
+            "engine's bus name",
+            true,
+            format!("{ENGINE_NAME} is held by deskhand, {}", h.describe()),
+        ),
+        Some(h) => Probe::new("engine's bus name", false, held_by(Some(&h))),
+    }
+}
+
 /// Whether deskhand's GNOME Shell extension answers, and what it said.
 fn extension() -> Result<u32, String> {
     let rt = Rt::new().map_err(|e| e.to_string())?;
@@ -106,7 +134,7 @@ fn extension() -> Result<u32, String> {
         let conn = zbus::Connection::session()
             .await
             .map_err(|e| deskhand_backend::BackendError::Failed(format!("session bus: {e}")))?;
-        ShellExt::new(conn).version().await
+        ShellExt::find(conn).await.version().await
     })
     .map_err(|e| e.to_string())
 }
@@ -277,6 +305,7 @@ pub fn wayland_findings() -> BackendFindings {
                 Err(e) => e.clone(),
             },
         ),
+        engine_name_probe(),
         windows_probe(ext.is_ok()),
         Probe::new(
             "layer shell",

@@ -76,7 +76,18 @@ impl Indicator for ShellIndicator {
                     return;
                 }
             };
-            while let Some(msg) = presses.next().await {
+            let Some(pin) = shell.pin().cloned() else {
+                return;
+            };
+            loop {
+                let msg = tokio::select! {
+                    msg = presses.next() => msg,
+                    why = pin.until_lost() => {
+                        sink(IndicatorEvent::Lost(why));
+                        return;
+                    }
+                };
+                let Some(msg) = msg else { break };
                 match msg.body().deserialize::<String>().as_deref() {
                     Ok("continue") => sink(IndicatorEvent::ContinueClicked(Instant::now())),
                     Ok("stop") => sink(IndicatorEvent::StopClicked),

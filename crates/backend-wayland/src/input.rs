@@ -5,7 +5,8 @@
 //! extension), line breaks and tabs as keys; where no field takes
 //! input-method text, as keysyms, which mutter types only when the
 //! keyboard's layout has a key for them (printable ASCII).
-//! Each event marks deskhand's last input for the hand-back watcher.
+//! Each device event is paced for the hand-back watcher
+//! ([`LastInput::pace`]): sent once the one before was seen to arrive.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +25,22 @@ const CALL: Duration = Duration::from_secs(2);
 /// reaches mutter through the portal's process, the commit straight from
 /// the shell, and must not overtake it.
 const KEY_SETTLES: Duration = Duration::from_millis(30);
+
+/// The most bytes committed through the input method at once: mutter
+/// sends a commit to the app as one Wayland event, and an event over its
+/// 4096-byte buffer disconnects the app (its unsaved work lost).
+pub(crate) const COMMIT_BYTES: usize = 1024;
+
+/// Whether `c` belongs with the character before it (`prev`): a combining
+/// mark, a variation selector, or either side of a zero-width joiner, so a
+/// piece never ends inside what a person sees as one character.
+fn joins(prev: char, c: char) -> bool {
+    let joiner = '\u{200d}';
+    prev == joiner
+        || c == joiner
+        || matches!(c, '\u{0300}'..='\u{036f}' | '\u{1ab0}'..='\u{1aff}' | '\u{20d0}'..='\u{20ff}')
+        || matches!(c, '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}' | '\u{1f3fb}'..='\u{1f3ff}')
+}
 
 /// One step of typing a text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,7 +98,9 @@ pub(crate) fn plan(
             pieces.push(Piece::Key { index, sym });
         } else if c.is_control() {
             return Err(untypable("no key sends it"));
-        } else if let Some(Piece::Commit { text, .. }) = pieces.last_mut() {
+        } else if let Some(Piece::Commit { text, .. }) =
+            pieces.last_mut().filter(|p| fits(p, c) || joins_last(p, c))
+        {
             text.push(c);
         } else {
             pieces.push(Piece::Commit {
@@ -91,6 +110,16 @@ pub(crate) fn plan(
         }
     }
     Ok(pieces)
+}
+
+/// Whether `c` fits in the commit `piece` (under [`COMMIT_BYTES`]).
+fn fits(piece: &Piece, c: char) -> bool {
+    matches!(piece, Piece::Commit { text, .. } if text.len() + c.len_utf8() <= COMMIT_BYTES)
+}
+
+/// Whether `c` joins the last character of the commit `piece`.
+fn joins_last(piece: &Piece, c: char) -> bool {
+    matches!(piece, Piece::Commit { text, .. } if text.chars().last().is_some_and(|p| joins(p, c)))
 }
 
 /// The evdev code of a button.
@@ -142,23 +171,21 @@ impl PortalInput {
             .ok_or_else(|| no_input(&self.portals.remote_grant()))
     }
 
-    /// Sends what `send` sends on the session, then marks the time.
+    /// Sends the one device event `send` sends on the session, paced: the
+    /// hand-back's watcher has seen the one before arrive.
     fn send<F, Fut>(&self, what: &str, send: F) -> Result<(), BackendError>
     where
         F: FnOnce(Arc<RemoteSession>) -> Fut,
         Fut: std::future::Future<Output = Result<(), BackendError>> + Send + 'static,
     {
         let session = self.session()?;
-        self.last.mark();
-        let result = self.rt.run(CALL, what, send(session));
-        self.last.mark();
-        result
+        self.last.pace();
+        self.rt.run(CALL, what, send(session))
     }
 
     /// Commits `text` through the input method; whether a field took it.
     fn commit(&self, text: &str) -> Result<bool, BackendError> {
         let (shell, text) = (self.shell.clone(), text.to_owned());
-        self.last.mark();
         let took = self
             .rt
             .run(CALL, "text", async move { shell.commit_text(&text).await });
@@ -176,10 +203,8 @@ impl PortalInput {
     }
 
     fn keysym_tap(&self, sym: u32) -> Result<(), BackendError> {
-        self.send("a key", move |s| async move {
-            s.keysym(sym, true).await?;
-            s.keysym(sym, false).await
-        })
+        self.send("a key", move |s| async move { s.keysym(sym, true).await })?;
+        self.send("a key", move |s| async move { s.keysym(sym, false).await })
     }
 }
 
@@ -219,6 +244,7 @@ impl Input for PortalInput {
             None => on_the_keys(c),
         };
         let pieces = plan(text, self.takes_text(), &keys)?;
+        let committed = pieces.iter().any(|p| matches!(p, Piece::Commit { .. }));
         let mut after_key = false;
         for piece in pieces {
             match piece {
@@ -249,6 +275,13 @@ impl Input for PortalInput {
                     after_key = false;
                 }
             }
+        }
+        // The app that took the last piece is still there to take text
+        // (an app that went away mid-way did not get it all).
+        if committed && !self.takes_text() {
+            return Err(BackendError::Failed(
+                "the text field lost input-method focus while the text was typed: it may not have arrived".into(),
+            ));
         }
         Ok(())
     }
@@ -336,5 +369,39 @@ mod tests {
         assert_eq!(plan("ok ö", false, &german).expect("on the keys").len(), 4);
         let refused = plan("ok\u{7}", true, &on_the_keys).expect_err("a bell");
         assert!(matches!(refused, BackendError::Untypable { index: 2, .. }));
+    }
+
+    #[test]
+    fn a_long_line_is_committed_in_pieces_the_compositor_takes_never_inside_a_character() {
+        let line: String = "é".repeat(COMMIT_BYTES) + "e\u{301}x";
+        let pieces = plan(&line, true, &on_the_keys).expect("typable");
+        let texts: Vec<&str> = pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Commit { text, .. } => text.as_str(),
+                Piece::Key { .. } => panic!("no key in one line"),
+            })
+            .collect();
+        assert_eq!(texts.concat(), line, "nothing lost or doubled");
+        assert!(
+            texts.iter().all(|t| t.len() <= COMMIT_BYTES + 4),
+            "{:?}",
+            texts.iter().map(|t| t.len()).collect::<Vec<_>>()
+        );
+        assert_eq!(texts.len(), 3);
+        // The piece boundary falls before the 'e' its accent joins, and the
+        // indexes count characters.
+        assert_eq!(texts[2], "e\u{301}x");
+        let Piece::Commit { index, .. } = &pieces[2] else {
+            unreachable!()
+        };
+        assert_eq!(*index, COMMIT_BYTES);
+        let emoji = "👩\u{200d}💻";
+        let near = "a".repeat(COMMIT_BYTES - 4) + emoji;
+        let pieces = plan(&near, true, &on_the_keys).expect("typable");
+        assert!(
+            matches!(&pieces[0], Piece::Commit { text, .. } if text.ends_with(emoji)),
+            "the joined emoji stays whole"
+        );
     }
 }

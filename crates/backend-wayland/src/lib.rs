@@ -46,6 +46,8 @@ mod screenshot;
 #[cfg(target_os = "linux")]
 mod shell;
 #[cfg(target_os = "linux")]
+mod shell_owner;
+#[cfg(target_os = "linux")]
 mod shortcuts;
 #[cfg(target_os = "linux")]
 mod sway_windows;

@@ -23,7 +23,7 @@ use crate::windows::ShellWindows;
 use crate::{WaylandError, WaylandOptions};
 
 /// The bus name the engine driving this session holds.
-const ENGINE_NAME: &str = "dev.deskhand.Engine";
+pub(crate) const ENGINE_NAME: &str = "dev.deskhand.Engine";
 
 /// The portals of the backend this process opened, for the doctor.
 pub(crate) static LIVE: OnceLock<Arc<Portals>> = OnceLock::new();
@@ -37,7 +37,8 @@ pub struct EngineClaim {
     _rt: Rt,
 }
 
-/// Takes the session for this engine; another engine's hold is refused.
+/// Takes the session for this engine; a name already held is refused,
+/// naming its holder.
 pub fn claim_engine() -> Result<EngineClaim, WaylandError> {
     let rt = Rt::new().map_err(|e| WaylandError::Connect(e.to_string()))?;
     let claimed = rt.run(Duration::from_secs(5), "claiming the session", async {
@@ -45,17 +46,54 @@ pub fn claim_engine() -> Result<EngineClaim, WaylandError> {
         let conn = Connection::session().await.map_err(failed)?;
         let flags = zbus::fdo::RequestNameFlags::DoNotQueue.into();
         let reply = conn.request_name_with_flags(ENGINE_NAME, flags).await;
-        Ok((conn, reply))
+        let holder = match reply {
+            Ok(zbus::fdo::RequestNameReply::PrimaryOwner) => None,
+            _ => crate::shell_owner::holder(&conn, ENGINE_NAME)
+                .await
+                .ok()
+                .flatten(),
+        };
+        Ok((conn, reply, holder))
     });
     match claimed {
-        Ok((conn, Ok(zbus::fdo::RequestNameReply::PrimaryOwner))) => {
+        Ok((conn, Ok(zbus::fdo::RequestNameReply::PrimaryOwner), _)) => {
             Ok(EngineClaim { conn, _rt: rt })
         }
-        Ok((_, Ok(_) | Err(zbus::Error::NameTaken))) => Err(WaylandError::Claimed(
-            "another deskhand already drives this Wayland session".into(),
-        )),
-        Ok((_, Err(e))) => Err(WaylandError::Connect(format!("claiming the session: {e}"))),
+        Ok((_, Ok(_) | Err(zbus::Error::NameTaken), holder)) => {
+            Err(WaylandError::Claimed(held_by(holder.as_ref())))
+        }
+        Ok((_, Err(e), _)) => Err(WaylandError::Connect(format!("claiming the session: {e}"))),
         Err(e) => Err(WaylandError::Connect(e.to_string())),
+    }
+}
+
+/// Whether a process runs one of deskhand's programs (by its name; the
+/// extension itself trusts only their installed paths).
+pub(crate) fn is_deskhand(pid: u32) -> bool {
+    let program = crate::shell_owner::program(pid);
+    let name = std::path::Path::new(&program)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    name == "deskhand" || name == "deskhand-app"
+}
+
+/// Who holds the engine's name, for the refusal: another deskhand, or a
+/// program that is not deskhand (which the extension serves nothing).
+pub(crate) fn held_by(holder: Option<&crate::shell_owner::Holder>) -> String {
+    let Some(h) = holder else {
+        return format!("another program holds {ENGINE_NAME}, which this session's engine needs");
+    };
+    if is_deskhand(h.pid) {
+        format!(
+            "another deskhand already drives this Wayland session: {}",
+            h.describe()
+        )
+    } else {
+        format!(
+            "{ENGINE_NAME}, which this session's engine needs, is held by {}, which is not deskhand: stop that program (deskhand's GNOME Shell extension serves it nothing)",
+            h.describe()
+        )
     }
 }
 
@@ -64,7 +102,16 @@ pub fn claim_engine() -> Result<EngineClaim, WaylandError> {
 pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, WaylandError> {
     let rt = Arc::new(Rt::new().map_err(|e| WaylandError::Connect(e.to_string()))?);
     let conn = claim.conn.clone();
-    let shell = ShellExt::new(conn.clone());
+    let found = conn.clone();
+    let shell = rt
+        .run(Duration::from_secs(5), "GNOME Shell", async move {
+            Ok(ShellExt::find(found).await)
+        })
+        .map_err(|e| WaylandError::Connect(e.to_string()))?;
+    if let Some(pin) = shell.pin() {
+        crate::shell_owner::watch(&rt, &conn, pin)
+            .map_err(|e| WaylandError::Connect(e.to_string()))?;
+    }
     let probe = shell.clone();
     let extension = rt.run(Duration::from_secs(3), "the extension", async move {
         probe.version().await

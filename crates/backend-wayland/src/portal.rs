@@ -322,9 +322,9 @@ impl Portals {
         match start_remote(token.as_deref()).await {
             Ok((rs, new_token)) => {
                 keep(&kept, REMOTE, new_token).await;
-                self.last.mark();
+                self.last.unpaced();
                 prime_keyboard(&rs).await;
-                self.last.mark();
+                self.last.unpaced();
                 let rs = Arc::new(rs);
                 if let Ok(mut i) = self.input.lock() {
                     *i = Some(rs.clone());

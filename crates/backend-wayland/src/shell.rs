@@ -1,17 +1,20 @@
 //! deskhand's GNOME Shell extension (`installers/linux/gnome-shell`), the
 //! only way on GNOME to draw above every window and to list windows: a
-//! D-Bus object in the shell's own connection. What it answers is parsed
-//! here, as plain data.
+//! D-Bus object in the shell's own connection, reached through that
+//! connection alone (`shell_owner`: never through a name another program
+//! may take). What it answers is parsed here, as plain data.
 
 use deskhand_backend::{BackendError, NativeWindow, Point, Rect};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use zbus::Connection;
 use zbus::zvariant::OwnedValue;
 
-/// The shell's bus name, and the extension's object and interface.
-pub(crate) const SHELL: &str = "org.gnome.Shell";
+use crate::shell_owner::Pin;
+
+/// The extension's object and interface.
 const PATH: &str = "/dev/deskhand/Shell";
 const IFACE: &str = "dev.deskhand.Shell1";
 /// The extension's uuid, for the doctor's advice.
@@ -98,10 +101,14 @@ pub(crate) fn not_answering(shell: Option<&ShellState>) -> String {
     }
 }
 
-/// A connection to the extension.
+/// A connection to the extension, through GNOME Shell's own connection
+/// once it is pinned (no extension without it).
 #[derive(Clone)]
 pub(crate) struct ShellExt {
     conn: Connection,
+    pin: Option<Arc<Pin>>,
+    /// Why there is no pin, when another program holds the shell's name.
+    taken: Option<String>,
 }
 
 fn failed(what: &str) -> impl Fn(zbus::Error) -> BackendError + '_ {
@@ -109,19 +116,66 @@ fn failed(what: &str) -> impl Fn(zbus::Error) -> BackendError + '_ {
 }
 
 impl ShellExt {
-    pub(crate) fn new(conn: Connection) -> Self {
-        Self { conn }
+    /// Finds GNOME Shell's own connection (`shell_owner::pin`); without
+    /// it every call fails: a desktop other than GNOME, or the shell's
+    /// name held by another program (`taken` says whose).
+    pub(crate) async fn find(conn: Connection) -> Self {
+        let (pin, taken) = match crate::shell_owner::pin(&conn).await {
+            Ok(pin) => (pin, None),
+            Err(e) => {
+                tracing::error!(error = %e, "GNOME Shell's name is not the compositor's");
+                (None, Some(e.to_string()))
+            }
+        };
+        Self { conn, pin, taken }
+    }
+
+    /// GNOME Shell's connections, when pinned.
+    pub(crate) fn pin(&self) -> Option<&Arc<Pin>> {
+        self.pin.as_ref()
+    }
+
+    /// Why the shell is not (or no longer) the compositor's, if so.
+    pub(crate) fn lost(&self) -> Option<String> {
+        match (&self.pin, &self.taken) {
+            (Some(pin), _) => pin.lost(),
+            (None, Some(taken)) => Some(taken.clone()),
+            (None, None) => Some("GNOME Shell is not on the session bus".into()),
+        }
+    }
+
+    async fn proxy_at(
+        &self,
+        path: &'static str,
+        iface: &'static str,
+    ) -> Result<zbus::Proxy<'static>, BackendError> {
+        let pin = match (&self.pin, self.lost()) {
+            (Some(pin), None) => pin,
+            (_, why) => {
+                return Err(BackendError::Failed(format!(
+                    "GNOME Shell: {}",
+                    why.unwrap_or_default()
+                )));
+            }
+        };
+        let dest = zbus::names::BusName::Unique(pin.shell.clone().into_inner());
+        zbus::Proxy::new(&self.conn, dest, path, iface)
+            .await
+            .map_err(failed("proxy"))
     }
 
     async fn proxy(&self) -> Result<zbus::Proxy<'static>, BackendError> {
-        zbus::Proxy::new(&self.conn, SHELL, PATH, IFACE)
-            .await
-            .map_err(failed("proxy"))
+        self.proxy_at(PATH, IFACE).await
     }
 
     /// The extension's version: an error saying why when it does not
     /// answer (not installed, not enabled, failed or for another GNOME).
     pub(crate) async fn version(&self) -> Result<u32, BackendError> {
+        match (&self.pin, &self.taken) {
+            (None, Some(taken)) => return Err(BackendError::Unsupported(taken.clone())),
+            (None, None) => return Err(BackendError::Unsupported(not_answering(None))),
+            (Some(_), _) => {}
+        }
         let p = self.proxy().await?;
         match p.get_property::<u32>("Version").await {
             Ok(v) => Ok(v),
@@ -134,14 +188,10 @@ impl ShellExt {
     /// What GNOME Shell says of the extension (`GetExtensionInfo`): its
     /// state and error, `None` when the shell does not know it.
     async fn shell_state(&self) -> Option<ShellState> {
-        let p = zbus::Proxy::new(
-            &self.conn,
-            SHELL,
-            "/org/gnome/Shell",
-            "org.gnome.Shell.Extensions",
-        )
-        .await
-        .ok()?;
+        let p = self
+            .proxy_at("/org/gnome/Shell", "org.gnome.Shell.Extensions")
+            .await
+            .ok()?;
         let info: HashMap<String, OwnedValue> = p.call("GetExtensionInfo", &(UUID,)).await.ok()?;
         let state = f64::try_from(info.get("state")?).ok()?;
         let error = info
@@ -217,7 +267,8 @@ impl ShellExt {
     }
 
     /// The buttons pressed on the indicator (`continue`, `stop`), as the
-    /// shell itself sends them (the match names the shell's connection).
+    /// shell itself sends them (the match names the shell's pinned
+    /// connection: another program's signal is never seen).
     pub(crate) async fn presses(&self) -> Result<zbus::proxy::SignalStream<'static>, BackendError> {
         self.proxy()
             .await?

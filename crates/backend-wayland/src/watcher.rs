@@ -1,8 +1,10 @@
-//! Hand-back on GNOME: mutter's `org.gnome.Mutter.IdleMonitor` says how
-//! long since the last input of any device; when that is clearly shorter
-//! than the time since deskhand's own last event, someone else (the
-//! person) sent input. Checked every few milliseconds between deskhand's
-//! steps (during one of its own events it cannot tell). The pointer, read
+//! Hand-back on GNOME: mutter's `org.gnome.Mutter.IdleMonitor` (asked of
+//! the compositor's own connection) says how long since the last input of
+//! any device, read every 10 ms. deskhand's device events are paced: each
+//! waits until the watcher saw the one before arrive, so any other new
+//! input is someone else's (the person's), however fast an agent acts.
+//! What it cannot tell: an input of the person's that lands in the same
+//! reading as deskhand's event (within ~10 ms of it). The pointer, read
 //! from the shell extension at each check while a takeover is armed (only
 //! then), tells a move (it moved) from a
 //! press (it did not: a click or a key, which the idle time cannot tell
@@ -27,30 +29,116 @@ use crate::shell::ShellExt;
 /// How often the idle time is read.
 const TICK: Duration = Duration::from_millis(10);
 /// How much earlier than deskhand's own last event other input must be to
-/// count: the idle monitor learns of deskhand's events after they pass
-/// through the portal's process and mutter's busy main loop (measured up
-/// to ~100 ms with software rendering on two cores). A person's click or
-/// key within this of deskhand's own is missed; their moves are still
-/// seen by the engine's pointer check.
+/// count where events are not paced (ext-idle-notify): the idle monitor
+/// learns of deskhand's events after they pass through the portal's
+/// process and mutter's busy main loop (measured up to ~100 ms with
+/// software rendering on two cores). Also how long an event of deskhand's
+/// may take to arrive before it is taken for lost.
 pub(crate) const MARGIN: Duration = Duration::from_millis(200);
+
+/// How much earlier than deskhand's send an input may seem to happen and
+/// still be deskhand's (the idle time is read in whole milliseconds, and
+/// "now" is taken after mutter answered).
+const SLACK: Duration = Duration::from_millis(3);
+
+/// How often a paced send looks whether its previous event arrived.
+const PACE_POLL: Duration = Duration::from_millis(2);
 
 /// A press within this of the last reported input, the pointer still,
 /// is the same click's release (the idle monitor counts both).
 const RELEASE: Duration = Duration::from_millis(200);
 
-/// When deskhand last sent input, shared by the input and the watcher.
+/// deskhand's own input as the hand-back sees it: when it last sent any,
+/// and, while mutter's idle monitor is watched, the one event of its
+/// still on its way. Events are paced: the next waits until the watcher
+/// saw the one before arrive, so every input the watcher sees is either
+/// that one event or someone else's, however fast the agent acts.
 #[derive(Debug, Default)]
-pub(crate) struct LastInput(Mutex<Option<Instant>>);
+pub(crate) struct LastInput(Mutex<Ledger>);
+
+#[derive(Debug, Default)]
+struct Ledger {
+    /// When deskhand last acted on the desktop, by any means.
+    last: Option<Instant>,
+    /// When deskhand last sent a device event that was not paced.
+    unpaced: Option<Instant>,
+    /// When the event not yet seen arriving was sent.
+    pending: Option<Instant>,
+    /// Whether a watcher reads the idle monitor (only then are events
+    /// paced).
+    watched: bool,
+}
 
 impl LastInput {
+    /// deskhand acts on the desktop now, by no device event (text
+    /// committed through the input method).
     pub(crate) fn mark(&self) {
         if let Ok(mut t) = self.0.lock() {
-            *t = Some(Instant::now());
+            t.last = Some(Instant::now());
+        }
+    }
+
+    /// deskhand sends device events now without pacing them (a session
+    /// primed): input within [`MARGIN`] after may be theirs.
+    pub(crate) fn unpaced(&self) {
+        if let Ok(mut t) = self.0.lock() {
+            let now = Instant::now();
+            t.last = Some(now);
+            t.unpaced = Some(now);
         }
     }
 
     pub(crate) fn get(&self) -> Option<Instant> {
-        self.0.lock().ok().and_then(|t| *t)
+        self.0.lock().ok().and_then(|t| t.last)
+    }
+
+    /// Before one device event is sent: waits until the watcher saw the
+    /// one before arrive (at most [`MARGIN`]), then notes this one.
+    pub(crate) fn pace(&self) {
+        loop {
+            let Ok(mut t) = self.0.lock() else { return };
+            let clear = t
+                .pending
+                .is_none_or(|sent| !t.watched || sent.elapsed() > MARGIN);
+            if clear {
+                let now = Instant::now();
+                t.pending = Some(now);
+                t.last = Some(now);
+                return;
+            }
+            drop(t);
+            std::thread::sleep(PACE_POLL);
+        }
+    }
+
+    /// Whether a watcher reads the idle monitor.
+    fn watch(&self, on: bool) {
+        if let Ok(mut t) = self.0.lock() {
+            t.watched = on;
+            t.pending = None;
+        }
+    }
+
+    /// The watcher saw new input, the last of it at `at`: whether it was
+    /// someone else's. deskhand's event on its way takes the first input
+    /// from its send on; any other input is someone else's.
+    pub(crate) fn someone_elses(&self, at: Instant, now: Instant) -> bool {
+        let Ok(mut t) = self.0.lock() else {
+            return false;
+        };
+        let unpaced = someone_else(now.saturating_duration_since(at), t.unpaced, now);
+        match t.pending {
+            Some(sent) if now.saturating_duration_since(sent) > MARGIN => {
+                t.pending = None;
+                unpaced
+            }
+            Some(sent) if at + SLACK >= sent => {
+                t.pending = None;
+                false
+            }
+            Some(_) => true,
+            None => unpaced,
+        }
     }
 }
 
@@ -84,10 +172,18 @@ pub(crate) struct IdleWatcher {
     pub(crate) kill: Option<KillSwitchHotkey>,
 }
 
-async fn idle_time(conn: &Connection) -> zbus::Result<Duration> {
+/// mutter's idle time, asked of the compositor's own connection (the
+/// name `org.gnome.Mutter.IdleMonitor` may be taken by any program).
+async fn idle_time(conn: &Connection, shell: &ShellExt) -> zbus::Result<Duration> {
+    if let Some(why) = shell.lost() {
+        return Err(zbus::Error::Failure(why));
+    }
+    let idle = shell.pin().and_then(|p| p.idle.clone()).ok_or_else(|| {
+        zbus::Error::Failure("no idle monitor in the compositor's connection".into())
+    })?;
     let reply = conn
         .call_method(
-            Some("org.gnome.Mutter.IdleMonitor"),
+            Some(zbus::names::BusName::Unique(idle.into_inner())),
             "/org/gnome/Mutter/IdleMonitor/Core",
             Some("org.gnome.Mutter.IdleMonitor"),
             "GetIdletime",
@@ -115,17 +211,18 @@ impl InputWatcher for IdleWatcher {
             rt.spawn(crate::shortcuts::run(chord, portals, sink.clone()));
         }
         // The first read must work, or there is no hand-back at all.
-        let first = conn.clone();
+        let (first, first_shell) = (conn.clone(), shell.clone());
         let idle = rt.run(
             Duration::from_secs(3),
             "mutter's idle monitor",
             async move {
-                idle_time(&first)
+                idle_time(&first, &first_shell)
                     .await
                     .map_err(|e| BackendError::Unsupported(format!("mutter's idle monitor: {e}")))
             },
         )?;
         let mut was_idle = idle;
+        last.watch(true);
         rt.spawn(async move {
             let mut tick = tokio::time::interval(TICK);
             let mut pointer = None;
@@ -133,7 +230,13 @@ impl InputWatcher for IdleWatcher {
             let mut failures = 0;
             loop {
                 tick.tick().await;
-                let idle = match idle_time(&conn).await {
+                if let Some(why) = shell.lost() {
+                    tracing::error!(why, "hand-back has no word it can trust");
+                    last.watch(false);
+                    sink(WatchedInput::WatcherLost);
+                    return;
+                }
+                let idle = match idle_time(&conn, &shell).await {
                     Ok(idle) => {
                         failures = 0;
                         idle
@@ -145,6 +248,7 @@ impl InputWatcher for IdleWatcher {
                     }
                     Err(e) => {
                         tracing::error!(error = %e, "mutter's idle monitor is gone");
+                        last.watch(false);
                         sink(WatchedInput::WatcherLost);
                         return;
                     }
@@ -164,7 +268,9 @@ impl InputWatcher for IdleWatcher {
                 }
                 // Idle time that fell means new input since the last read.
                 let release = pointer == now && reported.is_some_and(|t| t.elapsed() < RELEASE);
-                if idle < was_idle && someone_else(idle, last.get(), Instant::now()) && !release {
+                let seen = Instant::now();
+                let at = seen.checked_sub(idle).unwrap_or(seen);
+                if idle < was_idle && last.someone_elses(at, seen) && !release {
                     reported = Some(Instant::now());
                     for input in kind(pointer, now) {
                         sink(input);
@@ -194,6 +300,49 @@ mod tests {
         assert!(!someone_else(ms(295), ours, now), "that was ours");
         assert!(!someone_else(ms(150), ours, now), "within the margin");
         assert!(someone_else(ms(5), None, now), "deskhand never sent any");
+    }
+
+    #[test]
+    fn with_paced_events_any_input_but_the_one_on_its_way_is_someone_elses() {
+        let ms = Duration::from_millis;
+        let last = LastInput::default();
+        last.watch(true);
+        last.pace();
+        let sent = last.get().expect("sent");
+        // deskhand's event arrives 40 ms after it was sent: its own.
+        assert!(!last.someone_elses(sent + ms(40), sent + ms(45)));
+        // The person's key 50 ms after deskhand's: someone else's, though
+        // deskhand acted within the old 200 ms margin.
+        assert!(last.someone_elses(sent + ms(50), sent + ms(55)));
+        // Input from before deskhand's send is never deskhand's.
+        last.pace();
+        let second = last.get().expect("sent");
+        assert!(last.someone_elses(second - ms(20), second + ms(5)));
+        // A session primed without pacing: input right after it may be its.
+        let fresh = LastInput::default();
+        fresh.watch(true);
+        fresh.unpaced();
+        let primed = fresh.get().expect("primed");
+        assert!(!fresh.someone_elses(primed + ms(30), primed + ms(35)));
+        assert!(fresh.someone_elses(primed + ms(300), primed + ms(305)));
+    }
+
+    #[test]
+    fn a_send_waits_for_the_event_before_it_at_most_the_margin() {
+        let last = LastInput::default();
+        last.watch(true);
+        last.pace();
+        let started = Instant::now();
+        // Nobody reports the first event's arrival: the next goes after
+        // the margin, not never.
+        last.pace();
+        assert!(started.elapsed() >= MARGIN);
+        // Unwatched (no idle monitor), nothing waits.
+        let free = LastInput::default();
+        free.pace();
+        let started = Instant::now();
+        free.pace();
+        assert!(started.elapsed() < MARGIN);
     }
 
     #[test]

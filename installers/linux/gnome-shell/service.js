@@ -3,12 +3,13 @@
 // parts as deskhand lays them out (frame, label, Continue and Stop), and
 // the window list with focus. Exported on the shell's own session-bus
 // connection (org.gnome.Shell, /dev/deskhand/Shell), answering only the
-// connection that holds dev.deskhand.Engine (the deskhand driving this
-// session): no other program may draw, type, read windows or the pointer.
+// connection that holds dev.deskhand.Engine when that connection's process
+// runs one of deskhand's own programs (ENGINES): no other program may draw,
+// type, read windows or the pointer, even one that took the name.
 // This is the body both builds share: `make-extension` puts GNOME 43-44's
 // legacy imports or GNOME 45+'s ES module imports around it (Gio, GLib,
-// Meta, St and Main in scope), and the Extension class that starts and
-// stops the Service below.
+// Meta, St and Main in scope), the ENGINES it trusts, and the Extension
+// class that starts and stops the Service below.
 
 const PATH = '/dev/deskhand/Shell';
 const ENGINE = 'dev.deskhand.Engine';
@@ -120,15 +121,19 @@ class Service {
     constructor() {
         this._indicator = new Indicator(press => this._dbus.emit_signal('Pressed',
             new GLib.Variant('(s)', [press])));
+        // The vetted engine's connection; the one being vetted, with the
+        // calls it made meanwhile.
         this._engine = null;
+        this._vetting = null;
+        this._waiting = [];
         this._watch = Gio.bus_watch_name_on_connection(Gio.DBus.session, ENGINE,
             Gio.BusNameWatcherFlags.NONE,
-            (_c, _name, owner) => {
-                this._engine = owner;
-            },
+            (_c, _name, owner) => this._vet(owner),
             () => {
                 // The engine is gone: nothing of it stays on screen.
                 this._engine = null;
+                this._vetting = null;
+                this._answerWaiting();
                 this._indicator.hide();
             });
         this._dbus = Gio.DBusExportedObject.wrapJSObject(IFACE, this);
@@ -139,12 +144,52 @@ class Service {
         return 1;
     }
 
-    // Runs `method` for the engine's connection only; anyone else gets
-    // AccessDenied.
+    // The name's new holder becomes the engine only if its process runs
+    // one of deskhand's programs; a squatter is logged and refused.
+    _vet(owner) {
+        this._engine = null;
+        this._vetting = owner;
+        this._indicator.hide();
+        Gio.DBus.session.call('org.freedesktop.DBus', '/org/freedesktop/DBus',
+            'org.freedesktop.DBus', 'GetConnectionUnixProcessID', new GLib.Variant('(s)', [owner]),
+            new GLib.VariantType('(u)'), Gio.DBusCallFlags.NONE, -1, null, (conn, res) => {
+                let program = null;
+                let pid = 0;
+                try {
+                    [pid] = conn.call_finish(res).deepUnpack();
+                    program = GLib.file_read_link(`/proc/${pid}/exe`);
+                } catch (e) {
+                    program = null;
+                }
+                if (this._vetting !== owner)
+                    return;
+                this._vetting = null;
+                if (program !== null && ENGINES.includes(program))
+                    this._engine = owner;
+                else
+                    log(`deskhand: ${ENGINE} is held by pid ${pid} (${program}), not deskhand: refused`);
+                this._answerWaiting();
+            });
+    }
+
+    // The calls that waited for the vetting, run or refused now.
+    _answerWaiting() {
+        const waiting = this._waiting;
+        this._waiting = [];
+        for (const call of waiting)
+            this._engineOnly(...call);
+    }
+
+    // Runs `method` for the vetted engine's connection only; anyone else
+    // gets AccessDenied.
     _engineOnly(params, invocation, method, signature) {
+        if (this._vetting && invocation.get_sender() === this._vetting) {
+            this._waiting.push([params, invocation, method, signature]);
+            return;
+        }
         if (!this._engine || invocation.get_sender() !== this._engine) {
             invocation.return_dbus_error('org.freedesktop.DBus.Error.AccessDenied',
-                `only the deskhand engine of this session (${ENGINE}) may call this`);
+                `only deskhand's own program holding ${ENGINE} may call this`);
             return;
         }
         try {

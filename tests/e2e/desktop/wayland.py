@@ -98,6 +98,12 @@ class GnomePerson(Person):
             for s in reversed(syms):
                 self._do("keysym", keysym=s, press=False)
 
+    def press(self, name: str, hold: float = 0.08) -> None:
+        """One key held a moment, as a finger presses it."""
+        self._do("keysym", keysym=keysym(name), press=True)
+        time.sleep(hold)
+        self._do("keysym", keysym=keysym(name), press=False)
+
     def type(self, text: str) -> None:
         for c in text:
             self._do("keysym", keysym=keysym(c), press=True)
@@ -126,6 +132,39 @@ class GnomePerson(Person):
 
     def idle_ms(self) -> int:
         return self._do("idle")
+
+    def stop(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.stdin.close()
+            self._proc.wait(10)
+
+
+def engines() -> list[str]:
+    """The programs the tests' extension trusts to drive the session: the
+    deskhand and tray app under test, by their real paths."""
+    app = Path(binary()).with_name("deskhand-app")
+    return [str(Path(binary()).resolve()), str(app.resolve())]
+
+
+class Squatter:
+    """A program of the session holding bus names deskhand relies on
+    (gnome_squatter.py): `shell` takes GNOME Shell's and mutter's, `engine`
+    deskhand's engine name."""
+
+    def __init__(self, env: dict, mode: str):
+        self._proc = subprocess.Popen([SYSTEM_PYTHON, str(HERE / "gnome_squatter.py"), mode],
+                                      env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      text=True)
+        self.ready = json.loads(self._proc.stdout.readline() or "{}")
+        assert self.ready.get("ready"), "the squatter did not start"
+        self.pid = self._proc.pid
+
+    def do(self, op: str, **args):
+        self._proc.stdin.write(json.dumps({"op": op, **args}) + "\n")
+        self._proc.stdin.flush()
+        answer = json.loads(self._proc.stdout.readline())
+        assert answer["ok"], f"{op}: {answer.get('error')}"
+        return answer["result"]
 
     def stop(self) -> None:
         if self._proc.poll() is None:
@@ -259,7 +298,9 @@ class GnomeDesktop(Desktop):
         """deskhand's extension in the build this gnome-shell loads, as the
         packages install it (`make-extension`, then `pick`)."""
         builds = self.home / "extension-builds"
-        subprocess.run([str(EXTENSION_SRC / "make-extension"), str(builds)], check=True)
+        subprocess.run([str(EXTENSION_SRC / "make-extension"), str(builds),
+                        *(arg for engine in engines() for arg in ("--engine", engine))],
+                       check=True)
         subprocess.run([str(EXTENSION_SRC / "pick")], check=True, env={
             **self._env, "DESKHAND_EXTENSION_BUILDS": str(builds),
             "DESKHAND_EXTENSION_LINK": str(link)})
@@ -333,6 +374,10 @@ class GnomeDesktop(Desktop):
                 proc.kill()
                 proc.wait(10)
         self._apps.clear()
+
+    def squatter(self, mode: str) -> Squatter:
+        """A program of this session taking bus names (`shell`, `engine`)."""
+        return Squatter(self._env, mode)
 
     def new_person(self) -> None:
         """A new device for the person (after one was ended)."""
