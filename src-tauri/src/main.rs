@@ -137,11 +137,7 @@ fn setup(app: &AppHandle, args: AppArgs) -> anyhow::Result<()> {
     manage_panels(app, &daemon, tracker.clone());
     // The ready line without the token: an app's stdout may end up in the
     // session's log; clients read the token from the connection file.
-    let mut ready = daemon.ready.clone();
-    if let Some(line) = ready.as_object_mut() {
-        line.remove("token");
-    }
-    println!("{ready}");
+    println!("{}", daemon.printed_ready(false));
     let hotkey = daemon.desktop().settings.live.hotkey.clone();
     app.manage(Running(Mutex::new(Some(daemon))));
     // The person is asked in the app's own dialogs from now on.

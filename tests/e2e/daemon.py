@@ -110,6 +110,14 @@ class Daemon:
             self._lines.put(raw.decode("utf-8", "replace").rstrip("\n"))
         self._lines.put(None)
 
+    def remaining_lines(self, timeout: float = 5.0) -> list[str]:
+        """Every stdout line not yet read, up to the end of its output (after
+        the process has exited)."""
+        lines = []
+        while (line := self._lines.get(timeout=timeout)) is not None:
+            lines.append(line)
+        return lines
+
     def control(self, message: dict) -> None:
         """One JSON line on the control pipe (stdin), as the host sends it."""
         self.control_line(json.dumps(message).encode())

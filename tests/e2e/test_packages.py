@@ -74,6 +74,7 @@ def test_the_deb_installs_runs_and_removes_cleanly(packages, tmp_path):
         assert "ExecStart=/usr/bin/deskhand serve" in unit
         the_extension_is_linked_for_this_gnome_shell()
         the_installed_deskhand_takes_over_and_hands_back(tmp_path)
+        the_units_output_holds_no_token(unit)
     finally:
         removed = dpkg("-r", "deskhand")
     assert removed.returncode == 0, removed.stderr
@@ -123,6 +124,24 @@ def the_installed_deskhand_takes_over_and_hands_back(tmp_path) -> None:
         c.close()
     finally:
         assert d.terminate() == 0, d.stderr_tail()
+
+
+def the_units_output_holds_no_token(unit: str) -> None:
+    """The unit's own command, its stdout a pipe as the journal's stream
+    is: what it prints (all of it lands in the journal, readable by the
+    adm and systemd-journal groups) never holds the token."""
+    start = next(line for line in unit.splitlines() if line.startswith("ExecStart="))
+    argv = start.removeprefix("ExecStart=").split()
+    d = Daemon("--virtual=800x600", command=argv)
+    try:
+        assert "token" not in d.ready, d.ready
+        assert json.loads(Path(d.ready["connection_file"]).read_text())["token"] == d.token
+        d.client().close()
+    finally:
+        assert d.terminate() == 0, d.stderr_tail()
+    printed = [d.ready, *d.remaining_lines()]
+    assert not any(d.token in json.dumps(line) for line in printed), printed
+    assert d.token not in d.stderr_tail(), "the token is in the log"
 
 
 def test_the_deb_links_the_extension_again_when_gnome_shell_changes(packages):

@@ -225,6 +225,22 @@ impl Daemon {
         })
     }
 
+    /// The ready line as a host prints it: with the token only for a
+    /// terminal's eyes (`show_token`); otherwise naming the connection file
+    /// (owner-only) that holds it, since a pipe may lead to a log or the
+    /// journal that other accounts read.
+    pub fn printed_ready(&self, show_token: bool) -> Value {
+        let mut ready = self.ready.clone();
+        if let Some(line) = ready.as_object_mut().filter(|_| !show_token) {
+            line.remove("token");
+            line.insert(
+                "connection_file".into(),
+                Value::String(self.connection_file.display().to_string()),
+            );
+        }
+        ready
+    }
+
     /// Which desktop it drives.
     pub fn desktop_id(&self) -> &deskhand_platform::DesktopId {
         self.desktop.id()
