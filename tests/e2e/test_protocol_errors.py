@@ -1,6 +1,9 @@
 """Bad messages get ERRORs and the connection stays usable."""
 
+import json
 import time
+
+import pytest
 
 
 def test_malformed_json_is_invalid_message_and_connection_survives(client):
@@ -51,3 +54,35 @@ def test_error_shape(client):
     assert set(p) >= {"code", "message", "fatal", "details"}, p
     assert isinstance(p["message"], str) and p["message"], p
     assert p["fatal"] is False, p
+
+
+def test_malformed_frames_get_clear_answers(daemon):
+    """The attack catalogue's malformed wire messages: each gets an answer
+    that says what was wrong, under the request's id, echoing no more than
+    a little of the client's own text."""
+    from websockets.exceptions import ConnectionClosed
+
+    c = daemon.client()
+    try:
+        # A lone surrogate: not JSON to a strict parser, yet the answer
+        # carries the request's id.
+        c.ws.send('{"type":"INPUT_ACTION","id":"lone-1","ts":0,'
+                  '"payload":{"action":"type","text":"\\ud800"}}')
+        msg = c.recv()
+        assert msg["type"] == "ERROR" and msg["payload"]["code"] == "INVALID_MESSAGE", msg
+        assert msg.get("id") == "lone-1", msg
+        held = c.request("INPUT_ACTION", {"action": "hold_key", "key": "shift"})
+        assert held["payload"]["code"] == "INVALID_ARGUMENTS", held
+        assert "duration_ms is required" in held["payload"]["message"], held
+        long_key = "k" * 10_000
+        named = c.request("INPUT_ACTION", {"action": "key", "key": long_key})
+        assert named["payload"]["code"] == "INVALID_ARGUMENTS", named
+        assert "(10000 characters)" in named["payload"]["message"], named
+        assert len(json.dumps(named)) < 1000, "the key name came back whole"
+        # A text frame that is not UTF-8 ends the connection with 1007.
+        c.ws.send(b'{"type":"\xff\xfe"}', text=True)
+        with pytest.raises(ConnectionClosed) as closed:
+            c.ws.recv(timeout=10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1007, closed.value
+    finally:
+        c.close()

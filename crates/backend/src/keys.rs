@@ -228,9 +228,15 @@ pub fn parse_chord(chord: &str) -> Result<Vec<Key>, String> {
     for part in body.split('+') {
         let part = part.trim();
         if part.is_empty() {
-            return Err(format!("malformed chord {chord:?}"));
+            return Err(format!(
+                "malformed chord {}",
+                deskhand_protocol::echo(chord)
+            ));
         }
-        keys.push(parse_key(part).ok_or_else(|| format!("unknown key {part:?}"))?);
+        keys.push(
+            parse_key(part)
+                .ok_or_else(|| format!("unknown key {}", deskhand_protocol::echo(part)))?,
+        );
     }
     if trailing_plus {
         keys.push(Key::Char('+'));

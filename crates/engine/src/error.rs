@@ -193,6 +193,11 @@ impl EngineError {
         }
     }
 
+    /// A field that must be given and was not.
+    pub fn required(field: &'static str) -> Self {
+        Self::invalid(field, format!("{field} is required"))
+    }
+
     /// The canonical code of this error.
     pub fn code(&self) -> ErrorCode {
         match self {

@@ -371,3 +371,30 @@ mod tests {
         assert_eq!(json["details"], serde_json::json!({}));
     }
 }
+
+/// How many characters of a client's own text an error message echoes.
+pub const ECHOED: usize = 40;
+
+/// A client's text as an error message echoes it: `Debug`-quoted, cut to
+/// [`ECHOED`] characters with the length said, so a long input never
+/// comes back whole.
+pub fn echo(text: &str) -> String {
+    match text.char_indices().nth(ECHOED) {
+        None => format!("{text:?}"),
+        Some((at, _)) => format!("{:?}… ({} characters)", &text[..at], text.chars().count()),
+    }
+}
+
+#[cfg(test)]
+mod echo_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_input_is_echoed_cut_with_its_length() {
+        assert_eq!(echo("ctrl"), "\"ctrl\"");
+        let long = "k".repeat(10_000);
+        let echoed = echo(&long);
+        assert!(echoed.len() < 70, "{echoed}");
+        assert!(echoed.ends_with("… (10000 characters)"), "{echoed}");
+    }
+}

@@ -16,7 +16,7 @@ pub mod overlay_layout;
 pub mod tree;
 
 pub use envelope::{Envelope, MessageType};
-pub use errors::{Adapters, Disposition, ErrorCode, ErrorInfo, ErrorPayload};
+pub use errors::{Adapters, Disposition, ErrorCode, ErrorInfo, ErrorPayload, echo};
 pub use features::{CoarseFeature, Feature};
 
 /// Version of the wire protocol spoken on `/v1/ws`, sent in HELLO.

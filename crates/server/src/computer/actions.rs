@@ -180,14 +180,10 @@ fn parse(a: &Value) -> Result<Step, EngineError> {
         other => {
             return Err(EngineError::invalid(
                 "action_type",
-                format!("unknown action_type {:?}", truncate(other)),
+                format!("unknown action_type {}", deskhand_protocol::echo(other)),
             ));
         }
     })
-}
-
-fn truncate(s: &str) -> String {
-    s.chars().take(40).collect()
 }
 
 /// The spec's `ExecutionResponse`, plus timings and the screenshot's displays.

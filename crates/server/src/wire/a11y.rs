@@ -18,7 +18,7 @@ const OP: &str = "a11y.tree";
 /// before this passes.
 pub(super) fn query(req: &A11yTreeRequest) -> Result<TreeQuery, EngineError> {
     if req.window_id.is_empty() {
-        return Err(EngineError::invalid("window_id", "required"));
+        return Err(EngineError::required("window_id"));
     }
     let kind = match (req.skeleton.unwrap_or(false), &req.root) {
         (true, Some(_)) => {

@@ -45,7 +45,7 @@ impl Handler {
 
     pub(super) async fn clipboard_write(&self, payload: Value) -> Reply {
         if payload.is_null() {
-            let e = EngineError::invalid("content", "required");
+            let e = EngineError::required("content");
             return self.refuse("clipboard.write", e);
         }
         let req: ClipboardWriteRequest = match self.payload("clipboard.write", payload) {

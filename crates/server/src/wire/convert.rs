@@ -60,7 +60,7 @@ fn button(name: Option<&str>, default: Button) -> R<Button> {
 }
 
 fn duration(field: &'static str, ms: Option<i64>) -> R<Duration> {
-    let ms = ms.ok_or_else(|| EngineError::invalid(field, "required"))?;
+    let ms = ms.ok_or_else(|| EngineError::required(field))?;
     if ms < 0 {
         return Err(EngineError::invalid(field, "must not be negative"));
     }
@@ -145,7 +145,7 @@ pub fn input(p: &InputActionPayload, features: &Features) -> R<Action> {
     let verb = p
         .action
         .as_deref()
-        .ok_or_else(|| EngineError::invalid("action", "required"))?;
+        .ok_or_else(|| EngineError::required("action"))?;
     let at = p
         .coordinate
         .as_deref()
@@ -184,7 +184,7 @@ pub fn input(p: &InputActionPayload, features: &Features) -> R<Action> {
     };
     match verb {
         "mouse_move" => {
-            let to = at.ok_or_else(|| EngineError::invalid("coordinate", "required"))?;
+            let to = at.ok_or_else(|| EngineError::required("coordinate"))?;
             match p.duration_ms {
                 Some(ms) if ms != 0 => Ok(Action::Glide {
                     to,
@@ -212,7 +212,7 @@ pub fn input(p: &InputActionPayload, features: &Features) -> R<Action> {
             let raw = p
                 .path
                 .as_deref()
-                .ok_or_else(|| EngineError::invalid("path", "required"))?;
+                .ok_or_else(|| EngineError::required("path"))?;
             if raw.len() < 2 || raw.len() > MAX_PATH_POINTS {
                 return Err(EngineError::invalid(
                     "path",
@@ -242,7 +242,7 @@ pub fn input(p: &InputActionPayload, features: &Features) -> R<Action> {
             let text = p
                 .text
                 .clone()
-                .ok_or_else(|| EngineError::invalid("text", "required"))?;
+                .ok_or_else(|| EngineError::required("text"))?;
             if text.chars().count() > MAX_TYPE_CHARS {
                 return Err(EngineError::invalid(
                     "text",
@@ -277,7 +277,7 @@ fn chord(p: &InputActionPayload) -> R<Vec<deskhand_engine::Key>> {
         .key
         .as_deref()
         .or(p.text.as_deref())
-        .ok_or_else(|| EngineError::invalid("key", "required"))?;
+        .ok_or_else(|| EngineError::required("key"))?;
     let keys = parse_chord(chord).map_err(|m| EngineError::invalid("key", m))?;
     if keys.len() > MAX_CHORD_KEYS {
         return Err(EngineError::invalid(
@@ -298,7 +298,7 @@ fn scroll(
         .scroll_direction
         .as_deref()
         .or(p.direction.as_deref())
-        .ok_or_else(|| EngineError::invalid("scroll_direction", "required"))?;
+        .ok_or_else(|| EngineError::required("scroll_direction"))?;
     let direction = match name {
         "up" => ScrollDirection::Up,
         "down" => ScrollDirection::Down,

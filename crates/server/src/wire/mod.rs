@@ -233,6 +233,8 @@ enum Ending {
     TooBig,
     /// The person's token, which this connection showed, was replaced.
     TokenReplaced,
+    /// A text frame that is not UTF-8.
+    NotUtf8,
 }
 
 /// Follows the person's token.
@@ -257,6 +259,7 @@ impl Ending {
             Self::Idle => Some((CloseCode::Away, "idle")),
             Self::TooBig => Some((CloseCode::Size, "message too big")),
             Self::TokenReplaced => Some((CloseCode::Policy, "the token was replaced")),
+            Self::NotUtf8 => Some((CloseCode::Invalid, "a text frame that is not UTF-8")),
         }
     }
 }
@@ -326,6 +329,10 @@ impl Connection {
                     tracing::info!(session = %self.handler.session.id, error = %e, "closing a connection that sent too much");
                     return Ending::TooBig;
                 }
+                Some(Err(tungstenite::Error::Utf8(e))) => {
+                    tracing::info!(session = %self.handler.session.id, error = %e, "closing a connection that sent a text frame that is not UTF-8");
+                    return Ending::NotUtf8;
+                }
                 Some(Err(e)) => {
                     tracing::info!(session = %self.handler.session.id, error = %e, "connection failed");
                     return Ending::Gone;
@@ -391,7 +398,7 @@ impl Handler {
             Ok(v) => v,
             Err(e) => {
                 return (
-                    None,
+                    id_despite_surrogates(text),
                     self.protocol_error(
                         "invalid",
                         ErrorCode::InvalidMessage,
@@ -415,7 +422,10 @@ impl Handler {
             }
         };
         let Some(kind) = MessageType::from_wire_name(&envelope.kind) else {
-            let msg = format!("unknown message type {:?}", truncate(&envelope.kind));
+            let msg = format!(
+                "unknown message type {}",
+                deskhand_protocol::echo(&envelope.kind)
+            );
             return (
                 id,
                 self.protocol_error("unknown", ErrorCode::UnknownMessageType, msg),
@@ -565,10 +575,55 @@ impl Handler {
     }
 }
 
-/// Caps client-chosen names before they reach a message or the audit log.
+/// Caps a client-chosen action name before it reaches the audit log.
 fn truncate(s: &str) -> &str {
-    match s.char_indices().nth(40) {
+    match s.char_indices().nth(deskhand_protocol::errors::ECHOED) {
         Some((i, _)) => &s[..i],
         None => s,
+    }
+}
+
+/// The id of a message that is JSON but for a lone surrogate escape
+/// (`"\ud800"`, which serde_json refuses): read again with every surrogate
+/// escape made U+FFFD, only to answer under the request's id.
+fn id_despite_surrogates(text: &str) -> Option<String> {
+    let mut mended = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("\\u") {
+        let (before, escape) = rest.split_at(at);
+        mended.push_str(before);
+        let hex = escape
+            .get(2..6)
+            .filter(|h| h.chars().all(|c| c.is_ascii_hexdigit()));
+        match hex.and_then(|h| u16::from_str_radix(h, 16).ok()) {
+            Some(0xd800..=0xdfff) => {
+                mended.push_str("\\ufffd");
+                rest = &escape[6..];
+            }
+            _ => {
+                mended.push_str("\\u");
+                rest = &escape[2..];
+            }
+        }
+    }
+    mended.push_str(rest);
+    let value: Value = serde_json::from_str(&mended).ok()?;
+    value.get("id").and_then(Value::as_str).map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::id_despite_surrogates;
+
+    #[test]
+    fn a_lone_surrogate_still_answers_under_the_requests_id() {
+        let text = r#"{"id":"r-1","type":"INPUT_ACTION","payload":{"text":"\ud800"}}"#;
+        assert!(serde_json::from_str::<serde_json::Value>(text).is_err());
+        assert_eq!(id_despite_surrogates(text).as_deref(), Some("r-1"));
+        assert_eq!(
+            id_despite_surrogates(r#"{"id":"\udc00x"}"#).as_deref(),
+            Some("\u{fffd}x")
+        );
+        assert_eq!(id_despite_surrogates("{not json"), None);
     }
 }

@@ -54,10 +54,7 @@ impl Handler {
 
     pub(super) async fn window_focus(&self, req: WindowFocusRequest) -> Reply {
         let Some(handle) = req.window_id else {
-            return self.refuse(
-                "window.focus",
-                EngineError::invalid("window_id", "required"),
-            );
+            return self.refuse("window.focus", EngineError::required("window_id"));
         };
         match self
             .state
