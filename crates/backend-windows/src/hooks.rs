@@ -26,6 +26,8 @@ pub mod message {
     pub const MOUSEMOVE: u32 = 0x0200;
     /// `WM_LBUTTONDOWN`.
     pub const LBUTTONDOWN: u32 = 0x0201;
+    /// `WM_LBUTTONUP`.
+    pub const LBUTTONUP: u32 = 0x0202;
     /// `WM_RBUTTONDOWN`.
     pub const RBUTTONDOWN: u32 = 0x0204;
     /// `WM_MBUTTONDOWN`.
@@ -55,6 +57,29 @@ pub fn mouse(msg: u32, flags: u32, extra: usize) -> Option<WatchedInput> {
         | message::XBUTTONDOWN => Some(WatchedInput::ButtonPress { synthetic }),
         // A wheel notch, as X11's buttons 4 to 7.
         message::MOUSEWHEEL | message::MOUSEHWHEEL => Some(WatchedInput::WheelTurn { synthetic }),
+        _ => None,
+    }
+}
+
+/// A left-button edge the mouse hook saw from a real device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RealLeft {
+    /// The left button went down.
+    Press,
+    /// The left button went up.
+    Release,
+}
+
+/// Whether the mouse hook's event `msg` is a real (neither injected nor
+/// deskhand's) left press or release: only those may make a click on the
+/// overlay's buttons ([`deskhand_backend::real_click`]).
+pub fn real_left(msg: u32, flags: u32, extra: usize) -> Option<RealLeft> {
+    if synthetic(flags, MOUSE_INJECTED, extra) {
+        return None;
+    }
+    match msg {
+        message::LBUTTONDOWN => Some(RealLeft::Press),
+        message::LBUTTONUP => Some(RealLeft::Release),
         _ => None,
     }
 }
@@ -118,6 +143,19 @@ mod tests {
             key(message::KEYDOWN, 0, TAG),
             Some(WatchedInput::KeyPress { synthetic: true })
         );
+    }
+
+    #[test]
+    fn only_a_devices_left_press_and_release_may_click_a_button() {
+        assert_eq!(real_left(message::LBUTTONDOWN, 0, 0), Some(RealLeft::Press));
+        assert_eq!(real_left(message::LBUTTONUP, 0, 0), Some(RealLeft::Release));
+        // Another program's SendInput, and deskhand's own.
+        assert_eq!(real_left(message::LBUTTONDOWN, MOUSE_INJECTED, 0), None);
+        assert_eq!(real_left(message::LBUTTONUP, MOUSE_INJECTED, 0), None);
+        assert_eq!(real_left(message::LBUTTONUP, 0, TAG), None);
+        // Other buttons and moves are not left clicks.
+        assert_eq!(real_left(message::RBUTTONDOWN, 0, 0), None);
+        assert_eq!(real_left(message::MOUSEMOVE, 0, 0), None);
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod keys;
 pub mod kill_switch;
 pub mod overlay_process;
 pub mod policy;
+pub mod real_click;
 pub mod vault;
 
 pub use capabilities::*;

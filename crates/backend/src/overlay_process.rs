@@ -14,7 +14,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use deskhand_protocol::overlay::{Command as OverlayCommand, Event as OverlayEvent};
+use deskhand_protocol::overlay_layout::{Layout, Press};
 
+use crate::real_click::RealClicks;
 use crate::{BackendError, FrameCheck, Indicator, IndicatorEvent, IndicatorShown, Rect};
 
 /// How long the overlay gets to start and to answer a command.
@@ -22,6 +24,51 @@ const START_TIMEOUT: Duration = Duration::from_secs(5);
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(3);
 
 type EventSink = Arc<dyn Fn(IndicatorEvent) + Send + Sync>;
+
+/// What the overlay shows now (its buttons' places), and the backend's
+/// own record of the person's clicks, when it keeps one: then a click the
+/// overlay reports counts only when that record has a real click on the
+/// button (see [`crate::real_click`]).
+#[derive(Default)]
+struct Buttons {
+    layout: Mutex<Option<Layout>>,
+    witness: Option<Arc<RealClicks>>,
+}
+
+impl Buttons {
+    /// Whether the overlay's report of a click on `press` stands: with no
+    /// witness, the overlay's word; with one, a real click on the button.
+    fn confirmed(&self, press: Press) -> bool {
+        let Some(witness) = &self.witness else {
+            return true;
+        };
+        let layout = self
+            .layout
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let button = layout.and_then(|l| {
+            l.buttons()
+                .into_iter()
+                .find_map(|(p, r)| (p == press).then_some(r))
+        });
+        let Some(button) = button else {
+            tracing::warn!(
+                ?press,
+                "a click reported on a button that is not shown: ignored"
+            );
+            return false;
+        };
+        let real = witness.wait_for_click_on(button);
+        if !real {
+            tracing::warn!(
+                ?press,
+                "a click the overlay reported that no real press and release on the button made (posted messages, injected input): ignored"
+            );
+        }
+        real
+    }
+}
 
 /// How a backend checks the overlay's windows, on a connection of its own
 /// to the desktop (never the overlay's word for it).
@@ -79,6 +126,8 @@ pub struct OverlayIndicator {
     /// Which overlay process is current: a replaced one's late events are
     /// not reported.
     generation: Arc<AtomicU64>,
+    /// The buttons shown and what vouches for a click on them.
+    buttons: Arc<Buttons>,
 }
 
 fn failed(msg: impl Into<String>) -> BackendError {
@@ -103,7 +152,27 @@ impl OverlayIndicator {
             covered: Vec::new(),
             inspector,
             generation: Arc::new(AtomicU64::new(0)),
+            buttons: Arc::new(Buttons::default()),
         }
+    }
+
+    /// Clicks on Continue and Stop count only when `witness` (filled by the
+    /// backend's watcher) saw a real press and release on the button.
+    pub fn with_witness(mut self, witness: Arc<RealClicks>) -> Self {
+        self.buttons = Arc::new(Buttons {
+            layout: Mutex::new(None),
+            witness: Some(witness),
+        });
+        self
+    }
+
+    /// Notes what the overlay shows now, for judging clicks on its buttons.
+    fn note_layout(&self, layout: Option<Layout>) {
+        *self
+            .buttons
+            .layout
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = layout;
     }
 
     fn spawn(&mut self) -> Result<(), BackendError> {
@@ -127,9 +196,10 @@ impl OverlayIndicator {
         let generation = self.generation.clone();
         let mine = generation.fetch_add(1, Ordering::SeqCst) + 1;
         let current = move || generation.load(Ordering::SeqCst) == mine;
+        let buttons = self.buttons.clone();
         std::thread::Builder::new()
             .name("deskhand-overlay-reader".into())
-            .spawn(move || read_events(stdout, tx, events, current))
+            .spawn(move || read_events(stdout, tx, events, current, &buttons))
             .map_err(|e| failed(e.to_string()))?;
         let mut running = Running {
             child,
@@ -194,6 +264,7 @@ fn read_events(
     replies: mpsc::Sender<OverlayEvent>,
     events: Arc<Mutex<Option<EventSink>>>,
     current: impl Fn() -> bool,
+    buttons: &Buttons,
 ) {
     let report = |e: IndicatorEvent| {
         if !current() {
@@ -212,9 +283,16 @@ fn read_events(
         };
         match event {
             OverlayEvent::ContinueClicked => {
-                report(IndicatorEvent::ContinueClicked(std::time::Instant::now()));
+                let at = std::time::Instant::now();
+                if buttons.confirmed(Press::Continue) {
+                    report(IndicatorEvent::ContinueClicked(at));
+                }
             }
-            OverlayEvent::StopClicked => report(IndicatorEvent::StopClicked),
+            OverlayEvent::StopClicked => {
+                if buttons.confirmed(Press::Stop) {
+                    report(IndicatorEvent::StopClicked);
+                }
+            }
             OverlayEvent::Lost { reason } => report(IndicatorEvent::Lost(reason)),
             answer => {
                 if replies.send(answer).is_err() {
@@ -245,6 +323,10 @@ impl Indicator for OverlayIndicator {
         self.windows = windows.into_iter().map(u64::from).collect();
         self.monitors = monitors.to_vec();
         self.covered = covered.clone();
+        self.note_layout(Some(Layout {
+            monitors: monitors.to_vec(),
+            paused,
+        }));
         self.put_back("shown");
         Ok(IndicatorShown {
             windows: self.windows.clone(),
@@ -263,6 +345,10 @@ impl Indicator for OverlayIndicator {
             other => Err(other),
         })?;
         self.covered = covered.clone();
+        self.note_layout(Some(Layout {
+            monitors: self.monitors.clone(),
+            paused,
+        }));
         self.put_back("look changed");
         Ok(IndicatorShown {
             windows: self.windows.clone(),
@@ -286,6 +372,7 @@ impl Indicator for OverlayIndicator {
         self.windows.clear();
         self.monitors.clear();
         self.covered.clear();
+        self.note_layout(None);
         Ok(())
     }
 }
@@ -323,5 +410,59 @@ impl Drop for OverlayIndicator {
             drop(r.stdin);
             let _ = r.child.wait();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Point;
+
+    fn paused_on_one_monitor(witness: &Arc<RealClicks>) -> Buttons {
+        Buttons {
+            layout: Mutex::new(Some(Layout {
+                monitors: vec![Rect::new(0, 0, 1280, 800)],
+                paused: true,
+            })),
+            witness: Some(witness.clone()),
+        }
+    }
+
+    #[test]
+    fn with_a_witness_only_a_real_click_on_the_button_confirms_it() {
+        let witness = Arc::new(RealClicks::default());
+        let buttons = paused_on_one_monitor(&witness);
+        // The person clicks into their own window; a program posts a
+        // click on Continue to the overlay, which reports it.
+        witness.pressed(Point::new(300, 400));
+        witness.released(Point::new(300, 400));
+        assert!(!buttons.confirmed(Press::Continue));
+        // The person's own click on Continue (the top centre, where the
+        // end-to-end tests click it).
+        witness.pressed(Point::new(640, 62));
+        witness.released(Point::new(640, 62));
+        assert!(
+            !buttons.confirmed(Press::Stop),
+            "a click on Continue is not one on Stop"
+        );
+        assert!(buttons.confirmed(Press::Continue));
+        assert!(!buttons.confirmed(Press::Continue), "spent");
+    }
+
+    #[test]
+    fn without_buttons_shown_nothing_is_confirmed_and_without_a_witness_the_overlay_is_believed() {
+        let witness = Arc::new(RealClicks::default());
+        let buttons = paused_on_one_monitor(&witness);
+        *buttons.layout.lock().unwrap_or_else(|e| e.into_inner()) = Some(Layout {
+            monitors: vec![Rect::new(0, 0, 1280, 800)],
+            paused: false,
+        });
+        witness.pressed(Point::new(640, 62));
+        witness.released(Point::new(640, 62));
+        assert!(
+            !buttons.confirmed(Press::Continue),
+            "no Continue while active"
+        );
+        assert!(Buttons::default().confirmed(Press::Continue));
     }
 }

@@ -109,12 +109,18 @@ pub(crate) fn open(options: &WindowsOptions) -> Result<Backend, WindowsError> {
         None => KillSwitchHotkey::new(deskhand_backend::DEFAULT_KILL_SWITCH)
             .map_err(|e| WindowsError::Option(e.to_string()))?,
     };
+    // The mouse hook's record of the person's real clicks: the only thing
+    // that makes a click the overlay reports on Continue or Stop count.
+    let clicks = std::sync::Arc::new(deskhand_backend::real_click::RealClicks::default());
     let indicator = match find_overlay() {
-        Some(program) => Some(Box::new(OverlayIndicator::new(
-            &program,
-            Vec::new(),
-            Box::<frame_check::WindowsFrameInspector>::default(),
-        )) as Box<dyn deskhand_backend::Indicator>),
+        Some(program) => Some(Box::new(
+            OverlayIndicator::new(
+                &program,
+                Vec::new(),
+                Box::<frame_check::WindowsFrameInspector>::default(),
+            )
+            .with_witness(clicks.clone()),
+        ) as Box<dyn deskhand_backend::Indicator>),
         None => {
             tracing::warn!(
                 "deskhand-overlay.exe not found (next to deskhand.exe, on PATH, or %DESKHAND_OVERLAY%): takeover is unavailable"
@@ -143,7 +149,7 @@ pub(crate) fn open(options: &WindowsOptions) -> Result<Backend, WindowsError> {
             }
         },
         indicator,
-        watcher: Some(Box::new(watcher::HookWatcher::new(kill))),
+        watcher: Some(Box::new(watcher::HookWatcher::new(kill, clicks))),
         accessibility: match uia::UiaAccessibility::start() {
             Ok(a) => Some(std::sync::Arc::new(a) as std::sync::Arc<dyn Accessibility>),
             Err(e) => {

@@ -14,7 +14,8 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use deskhand_backend::{BackendError, InputWatcher, KillSwitchHotkey, WatchedInput};
+use deskhand_backend::real_click::RealClicks;
+use deskhand_backend::{BackendError, InputWatcher, KillSwitchHotkey, Point, WatchedInput};
 use windows::Win32::Foundation::{HWND, LPARAM, LRESULT, WPARAM};
 use windows::Win32::System::LibraryLoader::GetModuleHandleW;
 use windows::Win32::UI::Input::KeyboardAndMouse::{
@@ -43,6 +44,9 @@ thread_local! {
     /// Where this thread's hooks report (they are called on the thread
     /// that set them, with no other context).
     static SINK: RefCell<Option<Sink>> = const { RefCell::new(None) };
+    /// Where this thread's mouse hook records the person's real left
+    /// presses and releases, for the overlay's buttons.
+    static CLICKS: RefCell<Option<Arc<RealClicks>>> = const { RefCell::new(None) };
 }
 
 fn report(event: WatchedInput) {
@@ -57,6 +61,16 @@ unsafe extern "system" fn mouse_proc(code: i32, w: WPARAM, l: LPARAM) -> LRESULT
     if code >= 0 {
         // SAFETY: for WH_MOUSE_LL, lParam points to an MSLLHOOKSTRUCT.
         let info = unsafe { &*(l.0 as *const MSLLHOOKSTRUCT) };
+        // Recorded before the event reaches any window: a click the
+        // overlay reports finds its press and release already here.
+        if let Some(edge) = hooks::real_left(w.0 as u32, info.flags, info.dwExtraInfo) {
+            let at = Point::new(info.pt.x, info.pt.y);
+            CLICKS.with(|c| match (c.borrow().as_ref(), edge) {
+                (Some(clicks), hooks::RealLeft::Press) => clicks.pressed(at),
+                (Some(clicks), hooks::RealLeft::Release) => clicks.released(at),
+                (None, _) => {}
+            });
+        }
         if let Some(event) = hooks::mouse(w.0 as u32, info.flags, info.dwExtraInfo) {
             report(event);
         }
@@ -133,11 +147,14 @@ fn read_raw_keys(window: HWND) -> windows::core::Result<()> {
 
 pub(crate) struct HookWatcher {
     kill: KillSwitchHotkey,
+    clicks: Arc<RealClicks>,
 }
 
 impl HookWatcher {
-    pub(crate) fn new(kill: KillSwitchHotkey) -> Self {
-        Self { kill }
+    /// A watcher for `kill` that records the person's real clicks in
+    /// `clicks` (the indicator's witness).
+    pub(crate) fn new(kill: KillSwitchHotkey, clicks: Arc<RealClicks>) -> Self {
+        Self { kill, clicks }
     }
 }
 
@@ -188,12 +205,14 @@ impl Hotkeys {
 }
 
 fn run(
-    kill: KillSwitchHotkey,
+    watcher: HookWatcher,
     sink: Sink,
     armed: Arc<AtomicBool>,
     ready: std::sync::mpsc::Sender<Result<(), String>>,
 ) {
+    let HookWatcher { kill, clicks } = watcher;
     SINK.with(|s| *s.borrow_mut() = Some(sink.clone()));
+    CLICKS.with(|c| *c.borrow_mut() = Some(clicks));
     let window = match super::message_window(w!("deskhand-hooks"), Some(watcher_window_proc)) {
         Ok(w) => w,
         Err(e) => {
@@ -311,10 +330,9 @@ fn pump(kill: &KillSwitchHotkey, sink: &Sink, armed: &AtomicBool, hotkeys: &mut 
 impl InputWatcher for HookWatcher {
     fn start(self: Box<Self>, sink: Sink, armed: Arc<AtomicBool>) -> Result<(), BackendError> {
         let (tx, rx) = std::sync::mpsc::channel();
-        let kill = self.kill;
         std::thread::Builder::new()
             .name("deskhand-hooks".into())
-            .spawn(move || run(kill, sink, armed, tx))
+            .spawn(move || run(*self, sink, armed, tx))
             .map_err(|e| BackendError::Failed(format!("hook thread: {e}")))?;
         match rx.recv() {
             Ok(Ok(())) => Ok(()),

@@ -74,7 +74,7 @@ pub(crate) fn image_of(pid: u32) -> Option<String> {
     }
 }
 
-fn cloaked(hwnd: HWND) -> bool {
+pub(crate) fn cloaked(hwnd: HWND) -> bool {
     let mut value = 0u32;
     // SAFETY: a u32 out-parameter and its size.
     let read = unsafe {

@@ -1,0 +1,148 @@
+"""Attacks on the Windows backend (issue 47), run as its attack run ran
+them: deskhand.exe in a Wine virtual desktop, the person played on the X
+side (real input to Windows), the attacker a small program of the same
+user in the same desktop (tests/wine/wattack.c). The catalogue is
+`tests/e2e/attacks/README.md`.
+
+| attack class | what the attacker does | what must happen |
+|---|---|---|
+| press Continue by messages | after the person's click elsewhere, puts the cursor on Continue and posts a press and release to the overlay | nothing resumes; the person's own click on Continue does |
+| hide the frame in place | an empty window region, or a colour key of the frame's red, on the overlay | the next act is refused (`BUSY`, `frame`), the frame is drawn again, later acts work |
+| cover the frame | a topmost, click-through window over the four edges | the next act is refused (`BUSY`, `frame: covered`), the frame is raised over it |
+| dodge the terminal refusal | adds `WS_EX_TOOLWINDOW` to a refused console | the console still gets no click and no key |
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from desktop import CONTINUE_Y
+from desktop.windows import WindowsDesktop, start
+from xhelpers import poll, scratch_dir
+
+WATTACK = r"C:\deskhand-tests\wattack.exe"
+# The frame's red and the Continue button's green (overlay/src/paint.rs),
+# the cover's grey (tests/wine/wattack.c).
+RED = (0xE0, 0x1B, 0x24)
+CONTINUE_GREEN = (0x26, 0x7A, 0x34)
+GREY = (0x80, 0x80, 0x80)
+# A point of the frame's top edge.
+EDGE = (640, 2)
+
+
+@pytest.fixture(scope="module")
+def win():
+    desktop = start("1280x800")
+    yield desktop
+    desktop.stop()
+
+
+@pytest.fixture(scope="module")
+def win_daemon(win: WindowsDesktop):
+    consent = scratch_dir("win-attack-consent-") + "/consent.json"
+    with open(consent, "w") as f:
+        f.write('{"input": true, "refuse_apps": ["terminals"]}')
+    d = win.serve("--consent", consent)
+    yield d
+    d.kill()
+
+
+@pytest.fixture
+def client(win_daemon):
+    c = win_daemon.client()
+    yield c
+    c.close()
+
+
+def attack(win: WindowsDesktop, *argv: str) -> str:
+    """Runs the attacker program to its end; what it says it did."""
+    return win.wine(WATTACK, *argv)
+
+
+def refused_as(client, reason: str) -> dict:
+    """An act now is refused because the person holds the desktop for
+    `reason`; the error's payload."""
+    msg = client.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [900, 700]})
+    assert msg["type"] == "ERROR", msg
+    p = msg["payload"]
+    assert p["code"] == "USER_TOOK_OVER" and p["details"]["paused_reason"] == reason, p
+    return p
+
+
+def frame_refused(client, what: str) -> None:
+    """The next act is refused because the frame was tampered with (`what`)."""
+    msg = client.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [700, 500]})
+    assert msg["type"] == "ERROR", f"the act went on while the frame was {what}: {msg}"
+    p = msg["payload"]
+    assert p["code"] == "BUSY" and p["details"].get("frame") == what, p
+
+
+def red_frame(win: WindowsDesktop) -> None:
+    poll(lambda: win.pixel(*EDGE) == RED, timeout=5, what="the red frame on screen")
+
+
+def test_a_posted_click_on_continue_resumes_nothing_and_the_persons_click_does(win, client):
+    client.take_over()
+    try:
+        client.act("mouse_move", coordinate=[700, 500])
+        # The person clicks on their desktop, away from the frame: a real
+        # press, which pauses the agent.
+        win.person.real_click(300, 600)
+        poll(lambda: win.pixel(456, CONTINUE_Y) == CONTINUE_GREEN, timeout=5,
+             what="the Continue button on screen")
+        for _ in range(3):
+            # Another real click elsewhere, then the attacker's posted one
+            # on Continue right after it (the old rule took any real press
+            # in the last 3 s as the posted click's).
+            win.person.real_click(300, 600)
+            out = attack(win, "post-click", "640", str(CONTINUE_Y))
+            assert "posted a click" in out, out
+            time.sleep(1.5)
+            refused_as(client, "button_pressed")
+        # The person's own click on Continue resumes.
+        win.person.real_click(640, CONTINUE_Y)
+        poll(lambda: client.request("INPUT_ACTION", {"action": "mouse_move",
+                                                     "coordinate": [650, 450]})["type"] == "ACK",
+             timeout=5, what="the takeover resumed by the person's click on Continue")
+    finally:
+        client.take_over(False)
+
+
+@pytest.mark.parametrize("tamper, what, vanishes", [
+    ("empty-region", "reshaped", True),
+    # Wine draws a colour-keyed window unchanged; Windows would draw the
+    # frame's red see-through.
+    ("colour-key", "keyed", False),
+])
+def test_a_frame_hidden_in_place_refuses_the_next_act_and_is_drawn_again(win, client, tamper,
+                                                                          what, vanishes):
+    client.take_over()
+    try:
+        client.act("mouse_move", coordinate=[700, 500])
+        red_frame(win)
+        out = attack(win, tamper)
+        assert "of 0x" in out or "of " in out, out
+        if vanishes:
+            poll(lambda: win.pixel(*EDGE) != RED, timeout=5, what="the frame hidden by the attack")
+        frame_refused(client, what)
+        red_frame(win)
+        client.act("mouse_move", coordinate=[710, 510])
+    finally:
+        client.take_over(False)
+
+
+def test_a_window_over_the_frames_edges_refuses_the_next_act_and_the_frame_is_raised(win, client):
+    client.take_over()
+    try:
+        client.act("mouse_move", coordinate=[700, 500])
+        red_frame(win)
+        win.start_app(WATTACK, "cover", "30")
+        poll(lambda: win.pixel(*EDGE) == GREY, timeout=15, what="the cover over the frame")
+        frame_refused(client, "covered")
+        red_frame(win)
+        client.act("mouse_move", coordinate=[710, 510])
+    finally:
+        client.take_over(False)
+        win.close_apps()
