@@ -225,7 +225,7 @@ impl HandBackDetector {
 
     fn says(self) -> String {
         match self {
-            Self::Mutter => "GNOME's idle monitor: the person's input is seen between deskhand's own events (not within 200 ms after one); a click is not told from a key".into(),
+            Self::Mutter => "GNOME's idle monitor, asked of the compositor's own connection: deskhand's events are paced so the person's input is seen however fast an agent acts (not an input within the same 10 ms as one of deskhand's); a click is not told from a key".into(),
             Self::IdleNotify => format!(
                 "the compositor's {IDLE_NOTIFIER}: the person's input is seen when it comes {IDLE_MS} ms after any other and clearly after deskhand's own; every such input counts as a press (no pointer position)"
             ),

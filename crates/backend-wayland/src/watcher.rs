@@ -16,7 +16,7 @@
 //! says so); deskhand's own clicks never do.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use deskhand_backend::{BackendError, Chord, InputWatcher, KillSwitchHotkey, Point, WatchedInput};
@@ -41,8 +41,9 @@ pub(crate) const MARGIN: Duration = Duration::from_millis(200);
 /// "now" is taken after mutter answered).
 const SLACK: Duration = Duration::from_millis(3);
 
-/// How often a paced send looks whether its previous event arrived.
-const PACE_POLL: Duration = Duration::from_millis(2);
+/// How often the idle time is read while deskhand's event is on its way:
+/// the next event waits for this reading.
+const FAST_TICK: Duration = Duration::from_millis(1);
 
 /// A press within this of the last reported input, the pointer still,
 /// is the same click's release (the idle monitor counts both).
@@ -54,7 +55,11 @@ const RELEASE: Duration = Duration::from_millis(200);
 /// saw the one before arrive, so every input the watcher sees is either
 /// that one event or someone else's, however fast the agent acts.
 #[derive(Debug, Default)]
-pub(crate) struct LastInput(Mutex<Ledger>);
+pub(crate) struct LastInput {
+    ledger: Mutex<Ledger>,
+    /// Told when the event on its way was seen (or given up on).
+    arrived: Condvar,
+}
 
 #[derive(Debug, Default)]
 struct Ledger {
@@ -73,7 +78,7 @@ impl LastInput {
     /// deskhand acts on the desktop now, by no device event (text
     /// committed through the input method).
     pub(crate) fn mark(&self) {
-        if let Ok(mut t) = self.0.lock() {
+        if let Ok(mut t) = self.ledger.lock() {
             t.last = Some(Instant::now());
         }
     }
@@ -81,7 +86,7 @@ impl LastInput {
     /// deskhand sends device events now without pacing them (a session
     /// primed): input within [`MARGIN`] after may be theirs.
     pub(crate) fn unpaced(&self) {
-        if let Ok(mut t) = self.0.lock() {
+        if let Ok(mut t) = self.ledger.lock() {
             let now = Instant::now();
             t.last = Some(now);
             t.unpaced = Some(now);
@@ -89,44 +94,54 @@ impl LastInput {
     }
 
     pub(crate) fn get(&self) -> Option<Instant> {
-        self.0.lock().ok().and_then(|t| t.last)
+        self.ledger.lock().ok().and_then(|t| t.last)
     }
 
     /// Before one device event is sent: waits until the watcher saw the
     /// one before arrive (at most [`MARGIN`]), then notes this one.
     pub(crate) fn pace(&self) {
+        let Ok(mut t) = self.ledger.lock() else { return };
         loop {
-            let Ok(mut t) = self.0.lock() else { return };
-            let clear = t
-                .pending
-                .is_none_or(|sent| !t.watched || sent.elapsed() > MARGIN);
-            if clear {
+            let wait = match t.pending {
+                Some(sent) if t.watched => MARGIN.saturating_sub(sent.elapsed()),
+                _ => Duration::ZERO,
+            };
+            if wait.is_zero() {
                 let now = Instant::now();
                 t.pending = Some(now);
                 t.last = Some(now);
                 return;
             }
-            drop(t);
-            std::thread::sleep(PACE_POLL);
+            t = match self.arrived.wait_timeout(t, wait) {
+                Ok((t, _)) => t,
+                Err(_) => return,
+            };
         }
+    }
+
+    /// Whether deskhand's event is on its way (the watcher reads fast).
+    fn awaited(&self) -> bool {
+        self.ledger.lock().is_ok_and(|t| t.pending.is_some())
     }
 
     /// Whether a watcher reads the idle monitor.
     fn watch(&self, on: bool) {
-        if let Ok(mut t) = self.0.lock() {
+        if let Ok(mut t) = self.ledger.lock() {
             t.watched = on;
             t.pending = None;
         }
+        self.arrived.notify_all();
     }
 
     /// The watcher saw new input, the last of it at `at`: whether it was
     /// someone else's. deskhand's event on its way takes the first input
     /// from its send on; any other input is someone else's.
     pub(crate) fn someone_elses(&self, at: Instant, now: Instant) -> bool {
-        let Ok(mut t) = self.0.lock() else {
+        let Ok(mut t) = self.ledger.lock() else {
             return false;
         };
         let unpaced = someone_else(now.saturating_duration_since(at), t.unpaced, now);
+        self.arrived.notify_all();
         match t.pending {
             Some(sent) if now.saturating_duration_since(sent) > MARGIN => {
                 t.pending = None;
@@ -224,12 +239,13 @@ impl InputWatcher for IdleWatcher {
         let mut was_idle = idle;
         last.watch(true);
         rt.spawn(async move {
-            let mut tick = tokio::time::interval(TICK);
             let mut pointer = None;
+            let mut pointer_read = Instant::now();
             let mut reported: Option<Instant> = None;
             let mut failures = 0;
             loop {
-                tick.tick().await;
+                let fast = last.awaited();
+                tokio::time::sleep(if fast { FAST_TICK } else { TICK }).await;
                 if let Some(why) = shell.lost() {
                     tracing::error!(why, "hand-back has no word it can trust");
                     last.watch(false);
@@ -253,24 +269,28 @@ impl InputWatcher for IdleWatcher {
                         return;
                     }
                 };
+                let seen = Instant::now();
+                let at = seen.checked_sub(idle).unwrap_or(seen);
+                // Idle time that fell means new input since the last read.
+                let new_input = idle < was_idle;
                 // The pointer only while a takeover wants it (a move is
-                // then told from a press); otherwise any input is a press.
-                let armed_now = armed.load(Ordering::Relaxed);
-                let now = if armed_now {
+                // then told from a press; otherwise any input is a press),
+                // at the slow pace or on new input: gnome-shell answers it.
+                let now = if !armed.load(Ordering::Relaxed) {
+                    None
+                } else if new_input || pointer_read.elapsed() >= TICK {
+                    pointer_read = Instant::now();
                     shell.pointer().await.ok().map(|(x, y, _)| Point::new(x, y))
                 } else {
-                    None
+                    pointer
                 };
                 // The position first: a move the engine sees as one, not
                 // as the press that comes with it.
                 if let Some(p) = now {
                     sink(WatchedInput::Pointer(p));
                 }
-                // Idle time that fell means new input since the last read.
                 let release = pointer == now && reported.is_some_and(|t| t.elapsed() < RELEASE);
-                let seen = Instant::now();
-                let at = seen.checked_sub(idle).unwrap_or(seen);
-                if idle < was_idle && last.someone_elses(at, seen) && !release {
+                if new_input && last.someone_elses(at, seen) && !release {
                     reported = Some(Instant::now());
                     for input in kind(pointer, now) {
                         sink(input);

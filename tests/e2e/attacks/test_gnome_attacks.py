@@ -171,6 +171,13 @@ def test_gnome_shells_names_taken_over_end_the_takeover_and_get_nothing(gnome, s
         # deskhand never spoke to it: no frame asked of it, no text typed
         # to it, no idle time read from it.
         assert squat.do("calls") == [], "deskhand spoke to the program holding the names"
+        # A deskhand starting now finds no extension, and says who holds
+        # the shell's name.
+        doctor = subprocess.run([binary(), "doctor", "--json"], env=isolated_env(gnome),
+                                capture_output=True, text=True, timeout=60)
+        probes = {p["label"]: p for p in json.loads(doctor.stdout)["probes"]}
+        said = probes["GNOME Shell extension"]
+        assert said["status"] != "ok" and f"pid {squat.pid}" in said["message"], said
     finally:
         squat.stop()
         c.close()
