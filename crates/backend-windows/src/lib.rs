@@ -14,6 +14,7 @@ pub mod frame;
 pub mod hooks;
 pub mod keys;
 pub mod launch;
+pub mod listing;
 pub mod pixels;
 pub mod pointer;
 pub mod policy;

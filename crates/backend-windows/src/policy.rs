@@ -35,7 +35,8 @@ pub static WINDOWS: PolicyTables = PolicyTables {
 
 /// Terminals and consoles by program name or window class (a console
 /// window's class is `ConsoleWindowClass`, Windows Terminal's
-/// `CASCADIA_HOSTING_WINDOW_CLASS`).
+/// `CASCADIA_HOSTING_WINDOW_CLASS`, ConEmu's `VirtualConsoleClass`,
+/// PuTTY's `PuTTY`, Tera Term's `VTWin32`).
 const REFUSED_TERMINALS: &[&str] = &[
     "cmd",
     "conhost",
@@ -49,8 +50,23 @@ const REFUSED_TERMINALS: &[&str] = &[
     "mintty",
     "alacritty",
     "wezterm-gui",
+    "conemu",
+    "conemu64",
+    "conemuc",
+    "conemuc64",
+    "putty",
+    "kitty",
+    "tabby",
+    "hyper",
+    "mobaxterm",
+    "ttermpro",
+    "warp",
+    "git-bash",
+    "git-cmd",
     "consolewindowclass",
     "cascadia_hosting_window_class",
+    "virtualconsoleclass",
+    "vtwin32",
 ];
 
 /// The system's settings: Settings, Control Panel, consoles of the
@@ -164,6 +180,17 @@ const LAUNCHED_TERMINALS: &[&str] = &[
     "mintty",
     "alacritty",
     "wezterm-gui",
+    "conemu",
+    "conemu64",
+    "putty",
+    "kitty",
+    "tabby",
+    "hyper",
+    "mobaxterm",
+    "ttermpro",
+    "warp",
+    "git-bash",
+    "git-cmd",
 ];
 
 #[cfg(test)]
@@ -194,6 +221,28 @@ mod tests {
             "bash",
         ] {
             assert!(WINDOWS.launch.command_runners.contains(&name), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_common_windows_terminals_are_refused_and_not_launched() {
+        for name in [
+            "conemu64",
+            "putty",
+            "tabby",
+            "hyper",
+            "mobaxterm",
+            "ttermpro",
+            "warp",
+            "git-bash",
+            "git-cmd",
+        ] {
+            assert!(WINDOWS.refusal.terminals.names.contains(&name), "{name}");
+            assert!(WINDOWS.launch.terminals.contains(&name), "{name}");
+        }
+        // By window class, whatever the program file is called.
+        for class in ["virtualconsoleclass", "vtwin32", "consolewindowclass"] {
+            assert!(WINDOWS.refusal.terminals.names.contains(&class), "{class}");
         }
     }
 }

@@ -251,6 +251,14 @@ impl NativeWindow {
 pub trait Windows: Send {
     /// Every top-level window, bottom of the stack first.
     fn list(&mut self) -> Result<Vec<NativeWindow>, BackendError>;
+    /// Every top-level window the person's refusal policy judges, bottom
+    /// of the stack first: [`Windows::list`] and the windows a platform
+    /// leaves out of it that can still take input (Windows' tool windows:
+    /// a program could give a refused console that style to leave the
+    /// list).
+    fn list_for_refusal(&mut self) -> Result<Vec<NativeWindow>, BackendError> {
+        self.list()
+    }
     /// Gives `id` the input focus, raising it when `raise`.
     fn focus(&mut self, id: u64, raise: bool) -> Result<(), BackendError>;
 }

@@ -131,6 +131,25 @@ impl Desk {
     /// Every top-level window as the backend reports it, bottom first,
     /// less those wholly on a display the person keeps private.
     fn native_windows(&mut self) -> Result<Vec<NativeWindow>, EngineError> {
+        self.windows_listed(false)
+    }
+
+    /// The windows the refusal policy judges, topmost first: those of
+    /// [`Self::list_windows`] and the ones a backend leaves out of that
+    /// list but that can still take input (no handles: agents never see
+    /// them).
+    pub fn windows_for_refusal(&mut self) -> Result<Vec<(String, NativeWindow)>, EngineError> {
+        let windows = self.windows_listed(true)?;
+        Ok(windows
+            .into_iter()
+            .rev()
+            .map(|w| (String::new(), w))
+            .collect())
+    }
+
+    /// [`Self::native_windows`], of the backend's refusal list when
+    /// `for_refusal`.
+    fn windows_listed(&mut self, for_refusal: bool) -> Result<Vec<NativeWindow>, EngineError> {
         let windows = self
             .backend
             .windows
@@ -138,11 +157,11 @@ impl Desk {
             .ok_or(EngineError::NotSupported {
                 feature: "window.list",
             })?;
-        let listed: Vec<NativeWindow> = windows
-            .list()?
-            .into_iter()
-            .map(crate::windows::bounded)
-            .collect();
+        let all = match for_refusal {
+            true => windows.list_for_refusal()?,
+            false => windows.list()?,
+        };
+        let listed: Vec<NativeWindow> = all.into_iter().map(crate::windows::bounded).collect();
         if self.displays == DisplayChoice::All {
             return Ok(listed);
         }
@@ -734,5 +753,42 @@ mod tests {
         };
         assert!(desk.perform("s", &shift).is_ok());
         assert_eq!(keys.lock().map(|k| k.len()).unwrap_or(0), 2);
+    }
+
+    /// A console the backend keeps out of the window list (a Windows
+    /// tool window) but lists for the refusal policy.
+    struct ToolConsole;
+
+    impl crate::backend::Windows for ToolConsole {
+        fn list(&mut self) -> Result<Vec<NativeWindow>, BackendError> {
+            Ok(Vec::new())
+        }
+        fn list_for_refusal(&mut self) -> Result<Vec<NativeWindow>, BackendError> {
+            Ok(vec![NativeWindow {
+                id: 7,
+                pid: None,
+                class: "cmd".into(),
+                instance: String::new(),
+                title: "cmd".into(),
+                rect: Rect::new(0, 0, 400, 300),
+                focused: true,
+                minimized: false,
+                fullscreen: false,
+                surface_origin: None,
+            }])
+        }
+        fn focus(&mut self, _: u64, _: bool) -> Result<(), BackendError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_refusal_policy_judges_windows_left_out_of_the_list() {
+        let (mut desk, _) = desk(Vec::new());
+        desk.backend.windows = Some(Box::new(ToolConsole));
+        assert!(desk.list_windows().map(|w| w.is_empty()).unwrap_or(false));
+        let judged = desk.windows_for_refusal().unwrap_or_default();
+        assert_eq!(judged.len(), 1, "{judged:?}");
+        assert_eq!((judged[0].1.id, judged[0].1.focused), (7, true));
     }
 }

@@ -625,7 +625,7 @@ impl Engine {
                 scope.check(desk, &action)?;
             }
             if refuse.is_on() && action.sends_input() {
-                let windows = desk.list_windows()?;
+                let windows = desk.windows_for_refusal()?;
                 let pointer = desk.pointer().ok();
                 let mut program_of = |pid| desk.backend.apps.as_mut()?.program_of(pid);
                 let tables = &desk.backend.policy.refusal;

@@ -57,18 +57,16 @@ def client(win_daemon):
 
 
 def attack(win: WindowsDesktop, *argv: str) -> str:
-    """Runs the attacker program to its end; what it says it did."""
+    """Runs the attacker program to its end (it must find what it acts
+    on); what it says it did."""
     return win.wine(WATTACK, *argv)
 
 
-def refused_as(client, reason: str) -> dict:
-    """An act now is refused because the person holds the desktop for
-    `reason`; the error's payload."""
+def still_paused(client) -> None:
+    """An act now is refused: the person holds the desktop."""
     msg = client.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [900, 700]})
-    assert msg["type"] == "ERROR", msg
-    p = msg["payload"]
-    assert p["code"] == "USER_TOOK_OVER" and p["details"]["paused_reason"] == reason, p
-    return p
+    assert msg["type"] == "ERROR", f"the takeover resumed: {msg}"
+    assert msg["payload"]["code"] == "USER_TOOK_OVER", msg
 
 
 def frame_refused(client, what: str) -> None:
@@ -100,7 +98,7 @@ def test_a_posted_click_on_continue_resumes_nothing_and_the_persons_click_does(w
             out = attack(win, "post-click", "640", str(CONTINUE_Y))
             assert "posted a click" in out, out
             time.sleep(1.5)
-            refused_as(client, "button_pressed")
+            still_paused(client)
         # The person's own click on Continue resumes.
         win.person.real_click(640, CONTINUE_Y)
         poll(lambda: client.request("INPUT_ACTION", {"action": "mouse_move",
@@ -122,8 +120,8 @@ def test_a_frame_hidden_in_place_refuses_the_next_act_and_is_drawn_again(win, cl
     try:
         client.act("mouse_move", coordinate=[700, 500])
         red_frame(win)
-        out = attack(win, tamper)
-        assert "of 0x" in out or "of " in out, out
+        # It exits 1 when it found no overlay window to act on.
+        attack(win, tamper)
         if vanishes:
             poll(lambda: win.pixel(*EDGE) != RED, timeout=5, what="the frame hidden by the attack")
         frame_refused(client, what)
@@ -143,6 +141,51 @@ def test_a_window_over_the_frames_edges_refuses_the_next_act_and_the_frame_is_ra
         frame_refused(client, "covered")
         red_frame(win)
         client.act("mouse_move", coordinate=[710, 510])
+    finally:
+        client.take_over(False)
+        win.close_apps()
+
+
+def console(win: WindowsDesktop, client) -> dict:
+    """Starts a Wine console running cmd; its window as WINDOW_LIST has it."""
+    win.close_apps()
+    win.start_app("wineconsole", "cmd")
+
+    def listed():
+        windows = client.call("WINDOW_LIST_REQUEST", {}, expect="WINDOW_LIST_RESPONSE")["windows"]
+        return [w for w in windows if w["app_name"] in ("conhost", "wineconsole", "cmd")]
+
+    return poll(listed, timeout=20, what="the console in WINDOW_LIST")[0]
+
+
+def refused_terminal(client, action: dict) -> None:
+    """`action` is refused: the person's policy refuses terminals."""
+    msg = client.request("INPUT_ACTION", action)
+    assert msg["type"] == "ERROR", f"the console got {action}: {msg}"
+    p = msg["payload"]
+    assert p["code"] == "PERMISSION_DENIED" and "refuses terminals" in p["message"], p
+
+
+def test_a_refused_console_made_a_tool_window_gets_no_input(win, client):
+    window = console(win, client)
+    x, y, w, h = window["bounds"]
+    click = {"action": "left_click", "coordinate": [x + w // 2, y + h // 2]}
+    typing = {"action": "type", "text": "echo typed by the agent"}
+    client.take_over()
+    try:
+        refused_terminal(client, click)
+        # The attacker gives the console the tool-window style: it leaves
+        # WINDOW_LIST (and the taskbar), yet still takes clicks and keys.
+        attack(win, "tool-window", window["app_bundle_id"])
+
+        def listed():
+            windows = client.call("WINDOW_LIST_REQUEST", {},
+                                  expect="WINDOW_LIST_RESPONSE")["windows"]
+            return [w for w in windows if w["window_id"] == window["window_id"]]
+
+        poll(lambda: not listed(), timeout=5, what="the console out of WINDOW_LIST")
+        refused_terminal(client, click)
+        refused_terminal(client, typing)
     finally:
         client.take_over(False)
         win.close_apps()

@@ -1,7 +1,8 @@
-//! Top-level windows in z-order (visible, not cloaked, no tool windows:
-//! deskhand's overlay is one), each with its process, class, title and
-//! bounds; focus with `SetForegroundWindow`, made to work against the
-//! foreground lock and checked afterwards.
+//! Top-level windows in z-order (visible, not cloaked; no tool windows in
+//! the list agents see, deskhand's overlay is one, but in the one the
+//! refusal policy judges: see [`crate::listing`]), each with its process,
+//! class, title and bounds; focus with `SetForegroundWindow`, made to work
+//! against the foreground lock and checked afterwards.
 
 use deskhand_backend::{BackendError, NativeWindow, Rect, Windows};
 use windows::Win32::Foundation::{CloseHandle, HWND, LPARAM, RECT};
@@ -15,7 +16,7 @@ use windows::Win32::System::Threading::{
 use windows::Win32::UI::WindowsAndMessaging::{
     BringWindowToTop, EnumWindows, GWL_EXSTYLE, GetClassNameW, GetForegroundWindow, GetWindowLongW,
     GetWindowRect, GetWindowTextW, GetWindowThreadProcessId, IsIconic, IsWindow, IsWindowVisible,
-    SW_RESTORE, SetForegroundWindow, ShowWindow, WS_EX_TOOLWINDOW,
+    SW_RESTORE, SetForegroundWindow, ShowWindow,
 };
 use windows::core::{BOOL, PWSTR};
 
@@ -108,7 +109,12 @@ fn bounds_of(hwnd: HWND) -> Option<Rect> {
     Some(rect_of(&r))
 }
 
-fn describe(hwnd: HWND, foreground: HWND, screens: &[Rect]) -> Option<NativeWindow> {
+fn describe(
+    hwnd: HWND,
+    foreground: HWND,
+    screens: &[Rect],
+    for_refusal: bool,
+) -> Option<NativeWindow> {
     // SAFETY: plain calls on a window handle (a vanished one fails them).
     unsafe {
         if !IsWindowVisible(hwnd).as_bool() || cloaked(hwnd) {
@@ -117,16 +123,20 @@ fn describe(hwnd: HWND, foreground: HWND, screens: &[Rect]) -> Option<NativeWind
         let ex = GetWindowLongW(hwnd, GWL_EXSTYLE) as u32;
         let mut pid = 0u32;
         GetWindowThreadProcessId(hwnd, Some(&mut pid));
-        // Tool windows (deskhand's own frame among them) are left out, as
-        // the system's own window switcher leaves them out.
-        if ex & WS_EX_TOOLWINDOW.0 != 0 {
+        let image = image_of(pid);
+        let seen = crate::listing::Listed {
+            ex,
+            focused: hwnd == foreground,
+            own_overlay: image.as_deref().is_some_and(is_own_overlay),
+        };
+        if !crate::listing::listed(seen, for_refusal) {
             return None;
         }
         let rect = bounds_of(hwnd)?;
         if rect.width == 0 || rect.height == 0 {
             return None;
         }
-        let program = image_of(pid).map(|p| program_name(&p)).unwrap_or_default();
+        let program = image.map(|p| program_name(&p)).unwrap_or_default();
         Some(NativeWindow {
             id: hwnd.0 as usize as u64,
             pid: (pid != 0).then_some(pid),
@@ -140,6 +150,20 @@ fn describe(hwnd: HWND, foreground: HWND, screens: &[Rect]) -> Option<NativeWind
             surface_origin: None,
         })
     }
+}
+
+/// Whether `image` (a process's program, its full path) is the overlay
+/// program deskhand starts.
+fn is_own_overlay(image: &str) -> bool {
+    static OVERLAY: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let overlay = OVERLAY.get_or_init(|| {
+        let program = deskhand_backend::overlay_process::find_overlay()?;
+        let program = std::path::absolute(&program).unwrap_or(program);
+        Some(program.to_string_lossy().to_lowercase())
+    });
+    overlay
+        .as_deref()
+        .is_some_and(|o| o == image.to_lowercase())
 }
 
 fn hwnd_of(id: u64) -> Result<HWND, BackendError> {
@@ -175,17 +199,26 @@ fn bring_to_front(hwnd: HWND) -> bool {
     }
 }
 
+/// The windows of one list, bottom of the stack first.
+fn listed(for_refusal: bool) -> Result<Vec<NativeWindow>, BackendError> {
+    let screens: Vec<Rect> = all_monitors()?.into_iter().map(|m| m.rect).collect();
+    // SAFETY: plain calls.
+    let foreground = unsafe { GetForegroundWindow() };
+    let mut windows: Vec<NativeWindow> = stack()?
+        .into_iter()
+        .filter_map(|h| describe(h, foreground, &screens, for_refusal))
+        .collect();
+    windows.reverse();
+    Ok(windows)
+}
+
 impl Windows for WinWindows {
     fn list(&mut self) -> Result<Vec<NativeWindow>, BackendError> {
-        let screens: Vec<Rect> = all_monitors()?.into_iter().map(|m| m.rect).collect();
-        // SAFETY: plain calls.
-        let foreground = unsafe { GetForegroundWindow() };
-        let mut windows: Vec<NativeWindow> = stack()?
-            .into_iter()
-            .filter_map(|h| describe(h, foreground, &screens))
-            .collect();
-        windows.reverse();
-        Ok(windows)
+        listed(false)
+    }
+
+    fn list_for_refusal(&mut self) -> Result<Vec<NativeWindow>, BackendError> {
+        listed(true)
     }
 
     fn focus(&mut self, id: u64, raise: bool) -> Result<(), BackendError> {
