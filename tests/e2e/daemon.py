@@ -98,8 +98,10 @@ class Daemon:
             self.kill()
             raise AssertionError(f"first stdout line is not a ready event: {line!r}")
         self.ws_url = self.ready["ws"]
-        # the tray app leaves the token out of its stdout: it is in the
-        # connection file (0600)
+        # on a pipe (as here) the token stays in the connection file
+        # (0600), which the ready line names; the tray app names none
+        if "connection_file" in self.ready:
+            self.connection_file = Path(self.ready["connection_file"])
         self.token = self.ready.get("token") or json.loads(
             self.connection_file.read_text())["token"]
         self.display = self.ready["display"]

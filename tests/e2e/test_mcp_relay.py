@@ -8,6 +8,7 @@ kept BUSY; a second engine on a display a daemon serves refuses to start."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import queue
@@ -19,10 +20,13 @@ from pathlib import Path
 
 import pytest
 
+import mcp
+from mcp import StdioServerParameters
+
 from daemon import Daemon, binary, descendants
 from desktop import attach
-from mcp_client import MODES, Stdio, run
-from xhelpers import poll, scratch_dir
+from mcp_client import MODES, Session, Stdio, run
+from xhelpers import XTerm, missing, poll, scratch_dir
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {},
@@ -254,3 +258,93 @@ def test_a_second_engine_on_a_served_display_refuses_to_start(daemon, tmp_path, 
     assert not audit.exists() or "move_cursor" not in audit.read_text()
     poll(lambda: daemon.proc.poll() is None, timeout=1, what="the daemon to keep serving")
     assert _takeover_is_free(daemon)["type"] == "TAKEOVER_STATE"
+
+
+# What the MCP SDK's stdio client passes on when it is given no environment
+# (mcp.client.stdio.get_default_environment): the bare environment every
+# stock MCP client starts a stdio server with.
+SDK_DEFAULT_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+
+
+@contextlib.contextmanager
+def login_runtime_dir():
+    """`/run/user/UID` as systemd-logind makes it for a signed-in person
+    (0700, theirs), with nothing of deskhand's in it; removed again if this
+    test made it."""
+    path = Path(f"/run/user/{os.getuid()}")
+    made = not path.exists()
+    if made:
+        try:
+            path.mkdir(mode=0o700, parents=True)
+        except PermissionError:
+            missing(f"{path}, as a login makes it (CI runs as root and makes it)")
+    shutil.rmtree(path / "deskhand", ignore_errors=True)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path / "deskhand", ignore_errors=True)
+        if made:
+            path.rmdir()
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def bare_stdio(tmp: Path) -> StdioServerParameters:
+    """`deskhand mcp` as a stock MCP client spawns it: the SDK's own
+    default environment (no DISPLAY, no XDG_RUNTIME_DIR, no session bus)."""
+    assert all(k in os.environ for k in ("HOME", "PATH")), "the test's own environment"
+    return StdioServerParameters(command=binary(), args=["mcp", "--audit-log",
+                                                         str(tmp / "audit.jsonl")], env=None)
+
+
+def test_a_stock_clients_bare_environment_reaches_the_persons_deskhand(daemon, tmp_path):
+    from mcp.client.stdio import get_default_environment
+    assert set(get_default_environment()) <= set(SDK_DEFAULT_ENV), get_default_environment()
+    term = XTerm(daemon.display, pos="+40+40")
+    try:
+        with login_runtime_dir() as runtime:
+            # The person's deskhand (as the app writes it, in the login's
+            # runtime directory).
+            (runtime / "deskhand").mkdir(mode=0o700)
+            shutil.copy(daemon.connection_file, runtime / "deskhand" / "endpoint.json")
+
+            async def body():
+                errlog = open(tmp_path / "stderr.log", "w")
+                async with mcp.Client(mcp.stdio_client(bare_stdio(tmp_path), errlog=errlog),
+                                      mode="auto") as c:
+                    s = Session(c)
+                    assert f"X display {daemon.display}" in (c.instructions or "")
+                    await s.start(input="headless")
+                    windows = (await s.call("list_windows"))["windows"]
+                    assert term.title in [w["title"] for w in windows], windows
+                    await s.end()
+
+            run(body())
+    finally:
+        term.close()
+    log = (tmp_path / "stderr.log").read_text()
+    assert "relaying MCP to the running deskhand daemon" in log, log
+
+
+def test_with_no_deskhand_a_bare_environment_says_how_to_start_it_and_starts_nothing(tmp_path):
+    with login_runtime_dir():
+        async def body():
+            errlog = open(tmp_path / "stderr.log", "w")
+            async with mcp.Client(mcp.stdio_client(bare_stdio(tmp_path), errlog=errlog),
+                                  mode="auto") as c:
+                s = Session(c)
+                pid = next(p for p in map(int, filter(str.isdigit, os.listdir("/proc")))
+                           if str(tmp_path / "audit.jsonl").encode() in cmdline(p))
+                error = await s.error("list_windows")
+                assert error["code"] == "display_unavailable", error
+                assert "deskhand-app" in error["message"], error
+                assert "Not connected" in (c.instructions or ""), c.instructions
+                assert descendants(pid) == [], "deskhand mcp started a desktop of its own"
+
+        run(body())
+    assert not (tmp_path / "audit.jsonl").exists(), "an engine of its own was opened"

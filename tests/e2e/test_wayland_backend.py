@@ -10,6 +10,7 @@ import asyncio
 import base64
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -281,6 +282,34 @@ def test_an_mcp_client_types_into_a_wayland_app(gnome, served):
              what="the typed text saved")
     finally:
         proc.kill()
+
+
+def test_a_stock_mcp_clients_bare_environment_reaches_the_gnome_session(gnome, served, form,
+                                                                        tmp_path):
+    """`deskhand mcp` as a stock MCP client starts it (the SDK's default
+    environment: no WAYLAND_DISPLAY, no XDG_RUNTIME_DIR, no session bus)
+    relays to the deskhand of the person's GNOME session, found in the
+    login's runtime directory: the form is in its window list."""
+    import mcp
+    from mcp_client import Session, run
+    from test_mcp_relay import bare_stdio, login_runtime_dir
+
+    with login_runtime_dir() as runtime:
+        (runtime / "deskhand").mkdir(mode=0o700)
+        shutil.copy(served.connection_file, runtime / "deskhand" / "endpoint.json")
+
+        async def body():
+            with open(tmp_path / "stderr.log", "w") as errlog:
+                async with mcp.Client(mcp.stdio_client(bare_stdio(tmp_path), errlog=errlog),
+                                      mode="auto") as c:
+                    assert f"the Wayland session {gnome.name}" in (c.instructions or "")
+                    s = Session(c)
+                    await s.start(input="headless")
+                    titles = [w["title"] for w in (await s.call("list_windows"))["windows"]]
+                    assert "deskhand wayland form" in titles, titles
+                    await s.end()
+
+        run(body())
 
 
 def placed(gnome: GnomeDesktop, title: str) -> dict:

@@ -1,7 +1,11 @@
 //! `deskhand mcp`: MCP over stdio. When a deskhand daemon already serves
 //! the display it relays to that daemon's `/mcp` (one desktop, one queue,
-//! one indicator); an engine of its own opens only when asked
-//! (`--standalone`, `--virtual`) or when no daemon runs, and never on a
+//! one indicator). With no display named (an MCP client starts its servers
+//! with a bare environment) it relays to the person's running deskhand,
+//! found by its connection file in the user's runtime directory; with
+//! none running, every call says how to start deskhand, and no desktop is
+//! started. An engine of its own opens only when asked (`--standalone`,
+//! `--virtual`) or on a named display no daemon serves, and never on a
 //! display another engine drives. stdout carries only the protocol: logs
 //! go to stderr.
 
@@ -39,6 +43,8 @@ enum Plan {
     Relay(PathBuf),
     /// To an engine of its own.
     OwnEngine,
+    /// Nowhere: no deskhand runs and no desktop was named or asked for.
+    Absent,
 }
 
 /// What is known when `deskhand mcp` starts.
@@ -67,8 +73,9 @@ fn plan(s: &Situation<'_>) -> anyhow::Result<Plan> {
     }
     let Some(display) = s.display else {
         return Ok(match &s.connection_daemon {
-            Some(_) if !s.standalone => Plan::Relay(s.connection_file.to_owned()),
-            _ => Plan::OwnEngine,
+            _ if s.standalone => Plan::OwnEngine,
+            Some(_) => Plan::Relay(s.connection_file.to_owned()),
+            None => Plan::Absent,
         });
     };
     let holder = s.holder.clone().or_else(|| match &s.connection_daemon {
@@ -127,7 +134,15 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
             deskhand_platform::session_desktop(Some(&shown)).map(|id| (d.pid, id))
         }),
     };
-    if let Plan::Relay(file) = plan(&situation)? {
+    let plan = plan(&situation)?;
+    if plan == Plan::Absent {
+        let why = absent(&connection_file);
+        tracing::warn!(why, "no deskhand to relay to");
+        return deskhand_server::mcp::serve_stdio_absent(why)
+            .await
+            .map_err(Into::into);
+    }
+    if let Plan::Relay(file) = plan {
         let Some((daemon, _)) = daemon_at(&file) else {
             bail!(
                 "the deskhand daemon of {} cannot be reached (its connection file is gone or names no running deskhand)",
@@ -138,6 +153,14 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         return mcp_relay::run(daemon).await;
     }
     own_engine(&args.desktop).await
+}
+
+/// Why there is nothing to relay to, and what the person can do.
+fn absent(connection_file: &Path) -> String {
+    format!(
+        "no deskhand is running for this user (no live connection file at {}), and this MCP server was started with no desktop named, so it drives none. Start the deskhand app on your desktop (`deskhand-app`, or deskhand in your applications), then reconnect deskhand in your MCP client. For a virtual desktop that nobody sees instead, give this server the arguments `mcp --virtual`.",
+        connection_file.display()
+    )
 }
 
 /// Serves MCP on stdio with an engine of its own.
@@ -199,7 +222,11 @@ mod tests {
     fn no_display_relays_to_the_running_daemon() {
         let relay = Plan::Relay("/run/endpoint.json".into());
         assert_eq!(plan(&situation(None, Some(":99"))).expect("plan"), relay);
-        assert_eq!(plan(&situation(None, None)).expect("plan"), Plan::OwnEngine);
+        assert_eq!(
+            plan(&situation(None, None)).expect("plan"),
+            Plan::Absent,
+            "nothing runs and nothing was named: no desktop of its own"
+        );
         assert_eq!(
             plan(&situation(Some(&x(":99")), Some(":99"))).expect("plan"),
             relay
@@ -244,6 +271,8 @@ mod tests {
         let mut s = situation(None, Some(":99"));
         s.standalone = true;
         assert_eq!(plan(&s).expect("plan"), Plan::OwnEngine);
+        s.connection_daemon = None;
+        assert_eq!(plan(&s).expect("plan"), Plan::OwnEngine, "asked for");
         let (ninety_nine, zero) = (x(":99"), x(":0"));
         let mut s = situation(Some(&ninety_nine), Some(":99"));
         s.standalone = true;

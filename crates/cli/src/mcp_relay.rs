@@ -36,7 +36,7 @@ pub struct Daemon {
     pub pid: u32,
     /// The connection file it was found in.
     pub connection_file: PathBuf,
-    /// The X display it serves.
+    /// The desktop it serves (an X display, a Wayland socket's name).
     pub display: String,
 }
 
@@ -65,9 +65,14 @@ impl Daemon {
 
     /// What the client is told first: which desktop its tools act on.
     fn desktop_note(&self) -> String {
+        let desktop = match self.display.as_str() {
+            d if d.starts_with(':') => format!("X display {d}"),
+            d if d.starts_with("wayland-") => format!("the Wayland session {d}"),
+            d => format!("the desktop {d}"),
+        };
         format!(
-            "This is `deskhand mcp` relaying to the deskhand daemon (pid {}) that serves X display {}: every tool acts on that desktop, under its person's consent and pause.",
-            self.pid, self.display
+            "This is `deskhand mcp` relaying to the deskhand daemon (pid {}) that serves {desktop}: every tool acts on that desktop, under its person's consent and pause.",
+            self.pid
         )
     }
 }

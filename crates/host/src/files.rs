@@ -34,10 +34,31 @@ pub fn state_dir() -> PathBuf {
 }
 
 /// The connection file and the desktop locks live here:
-/// `$XDG_RUNTIME_DIR/deskhand` where there is one, else the state
-/// directory.
+/// `$XDG_RUNTIME_DIR/deskhand` where there is one; where the variable is
+/// missing (an MCP client starts its servers with a bare environment) the
+/// directory the login manager makes for this user, `/run/user/UID`, when
+/// it is ours and private; else the state directory.
 pub fn runtime_dir() -> PathBuf {
-    dirs::runtime_dir().map_or_else(state_dir, |p| p.join("deskhand"))
+    dirs::runtime_dir()
+        .or_else(login_runtime_dir)
+        .map_or_else(state_dir, |p| p.join("deskhand"))
+}
+
+/// `/run/user/UID` (systemd-logind's `XDG_RUNTIME_DIR`), when it is a
+/// directory of this user's that no one else may use.
+#[cfg(target_os = "linux")]
+fn login_runtime_dir() -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let dir = PathBuf::from(format!("/run/user/{uid}"));
+    let meta = fs::symlink_metadata(&dir).ok()?;
+    (meta.is_dir() && meta.uid() == uid && meta.mode() & 0o077 == 0).then_some(dir)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn login_runtime_dir() -> Option<PathBuf> {
+    None
 }
 
 /// Whether `dir` is one of the directories deskhand keeps for itself

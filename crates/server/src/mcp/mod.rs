@@ -3,6 +3,7 @@
 //! guard as `/v1/ws`. Revisions 2025-06-18 and 2025-11-25 (initialize and
 //! `Mcp-Session-Id`) and 2026-07-28 (`server/discover`, stateless).
 
+mod absent;
 mod acts;
 mod computer_tool;
 mod elements;
@@ -31,6 +32,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub use absent::serve_stdio_absent;
 use envelope::Fail;
 pub use sessions::Caller;
 use sessions::{DriverSession, Sessions};
@@ -339,6 +341,15 @@ fn args<T: DeserializeOwned>(arguments: Option<rmcp::model::JsonObject>) -> Resu
 
 /// Every tool's definition, built once: rmcp asks for a tool's schema on
 /// every stateless call (to check `Mcp-Param-*` headers).
+/// The MCP revisions deskhand speaks.
+fn protocol_versions() -> Cow<'static, [ProtocolVersion]> {
+    Cow::Borrowed(&[
+        ProtocolVersion::V_2026_07_28,
+        ProtocolVersion::V_2025_11_25,
+        ProtocolVersion::V_2025_06_18,
+    ])
+}
+
 fn tools() -> &'static [Tool] {
     static TOOLS: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
     TOOLS.get_or_init(|| contract::TOOLS.iter().map(tool_of).collect())
@@ -405,11 +416,7 @@ impl ServerHandler for McpServer {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(&[
-            ProtocolVersion::V_2026_07_28,
-            ProtocolVersion::V_2025_11_25,
-            ProtocolVersion::V_2025_06_18,
-        ])
+        protocol_versions()
     }
 
     async fn list_tools(
