@@ -3,6 +3,41 @@
 //! drive, and User Interface Privilege Isolation drops synthetic input to
 //! apps of a higher integrity level than the sender's.
 
+/// The secure desktop's name: a UAC prompt's, the lock screen's.
+const SECURE_DESKTOP: &str = "Winlogon";
+
+/// Whether synthetic input deskhand sends reaches the person's apps, by
+/// the name of the desktop its thread is on (`thread`) and of the one that
+/// has the input now (`input`; `None` when it cannot be opened, as the
+/// secure desktop refuses), and why. Any desktop of the person's counts,
+/// not only `Default` (one made with `CreateDesktop`, a virtual desktop
+/// manager's): input is refused only on the secure desktop or when the
+/// input desktop is another one than deskhand's (Windows would drop it).
+pub fn desktop_words(thread: Option<&str>, input: Option<&str>) -> (bool, String) {
+    match (thread, input) {
+        (_, None) => (
+            false,
+            "the input desktop cannot be opened: the secure desktop (a UAC prompt, the lock screen) may have the input, and Windows takes no synthetic input there".into(),
+        ),
+        (_, Some(i)) if i.eq_ignore_ascii_case(SECURE_DESKTOP) => (
+            false,
+            format!(
+                "{i}: the secure desktop (a UAC prompt, the lock screen) has the input; Windows takes no synthetic input there"
+            ),
+        ),
+        (Some(t), Some(i)) if !t.eq_ignore_ascii_case(i) => (
+            false,
+            format!(
+                "{i} has the input, but deskhand runs on {t}: Windows drops its input to the apps on {i}"
+            ),
+        ),
+        (_, Some(i)) => (
+            true,
+            format!("{i}: deskhand's own desktop has the input; its input reaches the person's apps"),
+        ),
+    }
+}
+
 /// Integrity levels (the mandatory label's last sub-authority).
 const MEDIUM: u32 = 0x2000;
 const HIGH: u32 = 0x3000;
@@ -55,6 +90,23 @@ mod tests {
             (true, "session 2, interactive".into())
         );
         assert!(!session_words(None).0);
+    }
+
+    #[test]
+    fn any_desktop_of_deskhands_takes_input_but_the_secure_one_and_anothers_do_not() {
+        assert!(desktop_words(Some("Default"), Some("Default")).0);
+        // A desktop the person made (CreateDesktop), deskhand running on it.
+        let (ok, words) = desktop_words(Some("Work"), Some("work"));
+        assert!(ok, "{words}");
+        // A UAC prompt or the lock screen: by name, or not even openable.
+        let (ok, words) = desktop_words(Some("Default"), Some("Winlogon"));
+        assert!(!ok && words.contains("secure desktop"), "{words}");
+        assert!(!desktop_words(Some("Default"), None).0);
+        // The input is on another desktop than deskhand's.
+        let (ok, words) = desktop_words(Some("Default"), Some("Work"));
+        assert!(!ok && words.contains("deskhand runs on Default"), "{words}");
+        // deskhand's own desktop unread: only the secure one is refused.
+        assert!(desktop_words(None, Some("Work")).0);
     }
 
     #[test]

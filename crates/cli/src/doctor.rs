@@ -7,7 +7,8 @@
 use clap::{Args, ValueEnum};
 use deskhand_host::doctor::report;
 use deskhand_protocol::doctor::{
-    Availability, CapabilityName, DoctorReport, ProbeStatus, ReasonCode,
+    Availability, CapabilityName, DoctorReport, ProbeStatus, ReasonCode, backends_ready,
+    listed_available,
 };
 
 /// Exit status when a requested capability lacks what it needs (EX_CONFIG).
@@ -46,17 +47,24 @@ pub struct DoctorArgs {
     require: Vec<Wanted>,
 }
 
-/// Whether a wanted capability has what it needs.
+/// Whether a wanted capability has what it needs, by the rule of the
+/// JSON report's `ready` (the required backends available, and the
+/// capabilities it needs that the report lists): the default wants
+/// (screenshots and input) are ready exactly when the JSON says ready.
 fn wanted_ready(r: &DoctorReport, want: Wanted) -> bool {
-    let x11 = r.backends.iter().any(|b| {
-        (b.id == "x11" || b.id == "wayland-portal") && b.status == Availability::Available
-    });
+    use CapabilityName as C;
     match want {
-        Wanted::Screenshot | Wanted::Windows => x11,
-        Wanted::Input => {
-            r.capability(CapabilityName::InputTakeover) == Some(Availability::Available)
+        Wanted::Screenshot | Wanted::Windows => {
+            backends_ready(&r.backends) && listed_available(&r.capabilities, &[C::CaptureWindow])
         }
-        Wanted::Accessibility => [CapabilityName::ReadTree, CapabilityName::ActSemantic]
+        Wanted::Input => {
+            r.capability(C::InputTakeover) == Some(Availability::Available)
+                && listed_available(
+                    &r.capabilities,
+                    &[C::TakeoverIndicator, C::TakeoverHandback],
+                )
+        }
+        Wanted::Accessibility => [C::ReadTree, C::ActSemantic]
             .into_iter()
             .all(|c| r.capability(c) == Some(Availability::Available)),
     }
@@ -249,6 +257,55 @@ mod tests {
                 (ReasonCode::AtspiBusUnreachable, Some("atspi"), false),
             ]
         );
+    }
+
+    /// What the Windows backend finds under Wine: everything but UI
+    /// Automation (`indicator` says whether the overlay was found).
+    fn windows(indicator: bool) -> DoctorReport {
+        let on = Verdict::AVAILABLE;
+        let overlay = match indicator {
+            true => on,
+            false => Verdict::unavailable(ReasonCode::IndicatorNotFound),
+        };
+        let no_uia = Verdict::unavailable(ReasonCode::NoPlatformApi);
+        let found = BackendFindings {
+            session_type: None,
+            backends: vec![BackendEntry::new("windows", true, on)],
+            capabilities: vec![
+                CapabilityEntry::new(CapabilityName::CaptureWindow, on, ConsentKind::Session),
+                CapabilityEntry::new(CapabilityName::InputTakeover, on, ConsentKind::Takeover),
+                CapabilityEntry::new(
+                    CapabilityName::TakeoverIndicator,
+                    overlay,
+                    ConsentKind::Takeover,
+                ),
+                CapabilityEntry::new(CapabilityName::TakeoverHandback, on, ConsentKind::Takeover),
+                CapabilityEntry::new(CapabilityName::ReadTree, no_uia, ConsentKind::Session),
+            ],
+            permissions: vec![],
+            probes: vec![],
+        };
+        assemble(Platform::Windows, found, vec![])
+    }
+
+    #[test]
+    fn the_human_doctor_is_ready_exactly_when_the_json_says_ready() {
+        let defaults = [Wanted::Screenshot, Wanted::Input];
+        for r in [
+            windows(true),
+            windows(false),
+            linux(x11_fine(), down(BusProblem::NotAdvertised)),
+            linux(nothing_found(), down(BusProblem::Unreachable)),
+        ] {
+            let human = defaults.iter().all(|w| wanted_ready(&r, *w));
+            assert_eq!(human, r.ready, "{:?} {:?}", r.platform, r.capabilities);
+        }
+        // On Windows screenshots and input are ready (the attack run saw
+        // "Screenshot: not ready" and exit 78 here).
+        let text = human(&windows(true), &defaults);
+        assert!(text.contains("✓ Screenshot: ready"), "{text}");
+        assert!(text.contains("✓ Input: ready"), "{text}");
+        assert!(!wanted_ready(&windows(false), Wanted::Input));
     }
 
     #[test]

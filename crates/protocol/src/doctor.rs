@@ -509,6 +509,25 @@ fn advice(reason: Option<ReasonCode>) -> Option<String> {
     reason.and_then(ReasonCode::action).map(str::to_owned)
 }
 
+/// Whether every required backend of `backends` is available: the
+/// backend half of a report's `ready`, and of the human doctor's answer for
+/// screenshots and windows.
+pub fn backends_ready(backends: &[BackendEntry]) -> bool {
+    backends
+        .iter()
+        .filter(|b| b.required)
+        .all(|b| b.status == Availability::Available)
+}
+
+/// Whether each of `names` that `capabilities` lists is available (one not
+/// listed does not count against it, as in a report's `ready`).
+pub fn listed_available(capabilities: &[CapabilityEntry], names: &[CapabilityName]) -> bool {
+    capabilities
+        .iter()
+        .filter(|c| names.contains(&c.name))
+        .all(|c| c.status == Availability::Available)
+}
+
 /// What a host found: the parts of a report it measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Findings {
@@ -569,16 +588,14 @@ impl DoctorReport {
                 step_for(&mut next_steps, reason, action).permission = Some(p.name.clone());
             }
         }
-        let ready = found
-            .backends
+        let needed: Vec<CapabilityName> = found
+            .capabilities
             .iter()
-            .filter(|b| b.required)
-            .all(|b| b.status == Availability::Available)
-            && found
-                .capabilities
-                .iter()
-                .filter(|c| c.name.needed_for_ready())
-                .all(|c| c.status == Availability::Available);
+            .map(|c| c.name)
+            .filter(|n| n.needed_for_ready())
+            .collect();
+        let ready =
+            backends_ready(&found.backends) && listed_available(&found.capabilities, &needed);
         Self {
             schema: DOCTOR_SCHEMA_NAME.into(),
             schema_version: DOCTOR_SCHEMA_VERSION,

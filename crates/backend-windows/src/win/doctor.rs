@@ -1,8 +1,8 @@
 //! What the Windows backend tells the doctor: deskhand's session (not
 //! session 0) and integrity level (UIPI), capture method, the input
-//! desktop (the secure desktop of a UAC prompt or the lock screen takes
-//! no synthetic input), the overlay, and whether UI Automation answers
-//! (accessibility).
+//! desktop (the secure desktop of a UAC prompt or the lock screen, or a
+//! desktop other than deskhand's, takes no synthetic input from it), the
+//! overlay, and whether UI Automation answers (accessibility).
 
 use deskhand_backend::BackendFindings;
 use deskhand_backend::overlay_process::find_overlay;
@@ -12,35 +12,57 @@ use deskhand_protocol::doctor::{
 };
 use windows::Win32::System::RemoteDesktop::ProcessIdToSessionId;
 use windows::Win32::System::StationsAndDesktops::{
-    CloseDesktop, DESKTOP_CONTROL_FLAGS, DESKTOP_READOBJECTS, GetUserObjectInformationW,
-    OpenInputDesktop, UOI_NAME,
+    CloseDesktop, DESKTOP_CONTROL_FLAGS, DESKTOP_READOBJECTS, GetThreadDesktop,
+    GetUserObjectInformationW, OpenInputDesktop, UOI_NAME,
 };
-use windows::Win32::System::Threading::GetCurrentProcessId;
+use windows::Win32::System::Threading::{GetCurrentProcessId, GetCurrentThreadId};
 
-use crate::elevation::{integrity_words, session_words};
+use crate::elevation::{desktop_words, integrity_words, session_words};
 
-/// The name of the desktop that receives input now (`Default` for the
-/// person's, `Winlogon` for the secure desktop); `None` when it cannot
-/// be opened (the secure desktop refuses that too).
-pub(crate) fn input_desktop() -> Option<String> {
-    // SAFETY: the desktop handle is closed before returning; the buffer
-    // and its size are passed together.
+/// The name of desktop `desk`.
+fn name_of(desk: windows::Win32::System::StationsAndDesktops::HDESK) -> Option<String> {
+    let mut buf = [0u16; 128];
+    let mut needed = 0u32;
+    // SAFETY: the buffer and its size are passed together.
     unsafe {
-        let desk = OpenInputDesktop(DESKTOP_CONTROL_FLAGS(0), false, DESKTOP_READOBJECTS).ok()?;
-        let mut buf = [0u16; 128];
-        let mut needed = 0u32;
-        let read = GetUserObjectInformationW(
+        GetUserObjectInformationW(
             windows::Win32::Foundation::HANDLE(desk.0),
             UOI_NAME,
             Some(buf.as_mut_ptr().cast()),
             (buf.len() * 2) as u32,
             Some(&mut needed),
-        );
-        let _ = CloseDesktop(desk);
-        read.ok()?;
-        let len = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
-        Some(String::from_utf16_lossy(&buf[..len]))
+        )
     }
+    .ok()?;
+    let len = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
+    Some(String::from_utf16_lossy(&buf[..len]))
+}
+
+/// The name of the desktop that receives input now (`Default` for the
+/// person's usual one, `Winlogon` for the secure desktop); `None` when it
+/// cannot be opened (the secure desktop refuses that too).
+pub(crate) fn input_desktop() -> Option<String> {
+    // SAFETY: the desktop handle is closed before returning.
+    unsafe {
+        let desk = OpenInputDesktop(DESKTOP_CONTROL_FLAGS(0), false, DESKTOP_READOBJECTS).ok()?;
+        let name = name_of(desk);
+        let _ = CloseDesktop(desk);
+        name
+    }
+}
+
+/// The name of the desktop the calling thread is on (the one its input
+/// goes to).
+pub(crate) fn thread_desktop() -> Option<String> {
+    // SAFETY: plain calls; the handle of a thread's desktop is not closed.
+    let desk = unsafe { GetThreadDesktop(GetCurrentThreadId()) }.ok()?;
+    name_of(desk)
+}
+
+/// Whether input this thread sends reaches the person's apps, and why
+/// (see [`crate::elevation::desktop_words`]).
+pub(crate) fn desktop_takes_input() -> (bool, String) {
+    desktop_words(thread_desktop().as_deref(), input_desktop().as_deref())
 }
 
 /// The Windows session deskhand runs in.
@@ -71,10 +93,7 @@ pub fn windows_findings() -> BackendFindings {
     } else {
         Verdict::because(Availability::Unavailable, ReasonCode::IndicatorNotFound)
     };
-    let desktop = input_desktop();
-    let on_default = desktop
-        .as_deref()
-        .is_some_and(|d| d.eq_ignore_ascii_case("default"));
+    let (desktop_ok, desktop) = desktop_takes_input();
     let (session_ok, session) = session_words(own_session());
     let (level_ok, level) = integrity_words(super::integrity::own_level());
     let mut probes = vec![
@@ -85,21 +104,7 @@ pub fn windows_findings() -> BackendFindings {
             true,
             format!("method {}", super::capture::WinCapture::open().method()),
         ),
-        Probe::new(
-            "input desktop",
-            on_default,
-            match &desktop {
-                Some(name) if on_default => {
-                    format!("{name}: synthetic input reaches the person's apps")
-                }
-                Some(name) => format!(
-                    "{name}: a secure desktop (UAC prompt, lock screen) takes no synthetic input"
-                ),
-                None => {
-                    "cannot be opened: a secure desktop (UAC prompt, lock screen) may be up".into()
-                }
-            },
-        ),
+        Probe::new("input desktop", desktop_ok, desktop),
         Probe::new(
             "capture exclusion",
             true,

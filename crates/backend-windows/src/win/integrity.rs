@@ -1,7 +1,7 @@
 //! Input Windows would drop without a word: User Interface Privilege
 //! Isolation drops synthetic input to a process of a higher integrity
 //! level (an elevated app), and the secure desktop (a UAC prompt, the lock
-//! screen) takes none. Both are checked before input is sent; the answer
+//! screen) or another desktop than deskhand's takes none. Both are checked before input is sent; the answer
 //! is kept for as long as the foreground window stays the same.
 
 use deskhand_backend::BackendError;
@@ -79,15 +79,13 @@ impl Uipi {
         let key = foreground.0 as isize;
         // No foreground window: the secure desktop may be up; look again
         // every time.
-        if key == 0 && !on_the_persons_desktop() {
-            return Err(secure_desktop());
+        if key == 0 {
+            desktop_check()?;
         }
         let blocked = match self.last {
             Some((seen, blocked)) if seen == key && key != 0 => blocked,
             _ => {
-                if !on_the_persons_desktop() {
-                    return Err(secure_desktop());
-                }
+                desktop_check()?;
                 let ours = *self.ours.get_or_insert_with(|| level_of(ours).unwrap_or(0));
                 let blocked = level_of_window(foreground).is_some_and(|theirs| theirs > ours);
                 self.last = Some((key, blocked));
@@ -103,14 +101,11 @@ impl Uipi {
     }
 }
 
-/// Whether input goes to the person's desktop (`Default`), not a secure
-/// one.
-fn on_the_persons_desktop() -> bool {
-    super::doctor::input_desktop().is_some_and(|d| d.eq_ignore_ascii_case("default"))
-}
-
-fn secure_desktop() -> BackendError {
-    BackendError::Unsupported(
-        "a secure desktop (a UAC prompt or the lock screen) has the input: Windows takes no synthetic input there".into(),
-    )
+/// Fails when the input desktop is the secure one or another than this
+/// thread's: Windows would drop the input.
+fn desktop_check() -> Result<(), BackendError> {
+    match super::doctor::desktop_takes_input() {
+        (true, _) => Ok(()),
+        (false, why) => Err(BackendError::Unsupported(why)),
+    }
 }
