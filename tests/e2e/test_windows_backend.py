@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from daemon import Daemon, agent_process
+from daemon import agent_process
 from desktop import CONTINUE_Y
 from desktop.windows import WindowsDesktop, start, windows_binary, windows_unit_tests
 from imaging import decode_png
@@ -136,33 +136,6 @@ def test_the_human_doctor_is_ready_where_the_json_says_ready(win):
     assert r["ready"] is True, r
     assert human.returncode == 0, human.stdout
     assert "✓ Screenshot: ready" in human.stdout and "✓ Input: ready" in human.stdout, human.stdout
-
-
-def test_input_works_on_a_desktop_not_named_default(win):
-    """deskhand on a desktop of the person's own (here a Wine desktop
-    named Work, as `CreateDesktop` makes one): its input goes there."""
-    exe = str(windows_binary("deskhand"))
-    on_work = ["wine", "explorer", "/desktop=Work,1280x800", exe]
-    # (Started first: a second program for an open desktop returns at once.)
-    doctor = subprocess.run([*on_work, "doctor", "--json"], env=win.env(), capture_output=True,
-                            text=True, timeout=60)
-    probes = {p["label"]: p for p in json.loads(doctor.stdout)["probes"]}
-    assert probes["input desktop"]["status"] == "ok", probes["input desktop"]
-    assert probes["input desktop"]["message"].startswith("Work:"), probes["input desktop"]
-    consent = scratch_dir("win-desktop-consent-") + "/consent.json"
-    with open(consent, "w") as f:
-        f.write('{"input": true}')
-    d = Daemon("--consent", consent, env=win.env(), command=[*on_work, "serve"])
-    c = d.client()
-    try:
-        c.take_over()
-        c.act("mouse_move", coordinate=[321, 234])
-        pos = c.call("CURSOR_POSITION_REQUEST", {}, expect="CURSOR_POSITION_RESPONSE")
-        assert (pos["x"], pos["y"]) == (321, 234), pos
-        c.take_over(False)
-    finally:
-        c.close()
-        d.kill()
 
 
 @pytest.mark.parametrize("crate, windows_only", [

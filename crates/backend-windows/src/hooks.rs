@@ -84,6 +84,78 @@ pub fn real_left(msg: u32, flags: u32, extra: usize) -> Option<RealLeft> {
     }
 }
 
+/// The pointer moved this many times with no mouse event reaching the
+/// hook, over at least [`DEAF_AFTER`], before the hook counts as deaf.
+pub const DEAF_MOVES: u32 = 3;
+/// See [`DEAF_MOVES`].
+pub const DEAF_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
+/// Reinstalls in a row that did not bring a single mouse event back
+/// before the watcher gives up (the takeover then ends: `WatcherLost`).
+pub const REINSTALLS_AT_MOST: u32 = 3;
+
+/// Whether the low-level mouse hook still hears the mouse: every move of
+/// the pointer comes through it (the person's, deskhand's, another
+/// program's `SendInput`), so a pointer that keeps moving while the hook
+/// hears nothing means the system no longer calls it. Wine calls only the
+/// first hook of the chain and skips it for good once its thread is gone
+/// or hung (another program's hook that exited); Windows removes a hook
+/// that timed out. Then neither a click in place nor the person's click on
+/// Continue is seen.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Hearing {
+    /// Where the pointer was last seen.
+    pointer: Option<(i32, i32)>,
+    /// Moves seen since the hook last heard anything, and when the first was.
+    unheard: u32,
+    since: Option<std::time::Instant>,
+    /// Reinstalls since the hook last heard anything.
+    reinstalls: u32,
+}
+
+/// What the watcher must do about its hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deafness {
+    /// It hears.
+    Hears,
+    /// It went deaf: set it again (it becomes the first of the chain).
+    Reinstall,
+    /// Set again and again, it still hears nothing: give up.
+    Lost,
+}
+
+impl Hearing {
+    /// The hook heard a mouse event: where the pointer is next seen is
+    /// where that event put it.
+    pub fn heard(&mut self) {
+        self.pointer = None;
+        self.unheard = 0;
+        self.since = None;
+        self.reinstalls = 0;
+    }
+
+    /// The pointer is at `p` at `now` (read with `GetCursorPos`).
+    pub fn pointer(&mut self, p: (i32, i32), now: std::time::Instant) -> Deafness {
+        let moved = self.pointer.is_some_and(|q| q != p);
+        self.pointer = Some(p);
+        if !moved {
+            return Deafness::Hears;
+        }
+        self.unheard += 1;
+        let since = *self.since.get_or_insert(now);
+        if self.unheard < DEAF_MOVES || now.duration_since(since) < DEAF_AFTER {
+            return Deafness::Hears;
+        }
+        self.unheard = 0;
+        self.since = None;
+        self.reinstalls += 1;
+        if self.reinstalls > REINSTALLS_AT_MOST {
+            Deafness::Lost
+        } else {
+            Deafness::Reinstall
+        }
+    }
+}
+
 /// What the keyboard hook's event `msg` is; `None` for a release.
 pub fn key(msg: u32, flags: u32, extra: usize) -> Option<WatchedInput> {
     let synthetic = synthetic(flags, KEY_INJECTED, extra);
@@ -156,6 +228,58 @@ mod tests {
         // Other buttons and moves are not left clicks.
         assert_eq!(real_left(message::RBUTTONDOWN, 0, 0), None);
         assert_eq!(real_left(message::MOUSEMOVE, 0, 0), None);
+    }
+
+    #[test]
+    fn a_pointer_that_keeps_moving_unheard_makes_the_hook_deaf() {
+        use std::time::{Duration, Instant};
+        let t = Instant::now();
+        let at = |ms: u64| t + Duration::from_millis(ms);
+        let mut h = Hearing::default();
+        assert_eq!(h.pointer((0, 0), at(0)), Deafness::Hears);
+        // Moves the hook hears: never deaf.
+        for i in 1..20 {
+            h.heard();
+            assert_eq!(h.pointer((i, i), at(i as u64 * 100)), Deafness::Hears);
+        }
+        // A pointer standing still proves nothing.
+        for i in 0..20 {
+            assert_eq!(h.pointer((19, 19), at(2000 + i * 100)), Deafness::Hears);
+        }
+        // Three moves over half a second, none heard: set the hook again.
+        assert_eq!(h.pointer((30, 30), at(5000)), Deafness::Hears);
+        assert_eq!(h.pointer((40, 40), at(5100)), Deafness::Hears);
+        assert_eq!(h.pointer((50, 50), at(5200)), Deafness::Hears, "too soon");
+        assert_eq!(h.pointer((60, 60), at(5600)), Deafness::Reinstall);
+    }
+
+    #[test]
+    fn a_hook_set_again_that_never_hears_is_given_up_and_one_event_resets_it() {
+        use std::time::{Duration, Instant};
+        let t = Instant::now();
+        let mut h = Hearing::default();
+        let mut x = 0;
+        // The pointer moving unheard until the hook is judged.
+        let mut deaf = |h: &mut Hearing| {
+            for _ in 0..10 {
+                x += 1;
+                match h.pointer((x, 0), t + Duration::from_millis(300 * x as u64)) {
+                    Deafness::Hears => {}
+                    judged => return judged,
+                }
+            }
+            Deafness::Hears
+        };
+        let _ = h.pointer((0, 0), t);
+        for _ in 0..REINSTALLS_AT_MOST {
+            assert_eq!(deaf(&mut h), Deafness::Reinstall);
+        }
+        let mut again = h.clone();
+        assert_eq!(deaf(&mut again), Deafness::Lost);
+        // One event heard after a reinstall: it works again.
+        h.heard();
+        let _ = h.pointer((0, 0), t);
+        assert_eq!(deaf(&mut h), Deafness::Reinstall);
     }
 
     #[test]

@@ -10,6 +10,7 @@ user in the same desktop (tests/wine/wattack.c). The catalogue is
 | hide the frame in place | an empty window region, or a colour key of the frame's red, on the overlay | the next act is refused (`BUSY`, `frame`), the frame is drawn again, later acts work |
 | cover the frame | a topmost, click-through window over the four edges | the next act is refused (`BUSY`, `frame: covered`), the frame is raised over it |
 | dodge the terminal refusal | adds `WS_EX_TOOLWINDOW` to a refused console | the console still gets no click and no key |
+| deafen the hand-back hook | sets a low-level mouse hook of its own and exits without removing it (Wine then calls no hook for the mouse) | deskhand notices its hook hears nothing while the pointer moves and sets it again: the person's click on Continue resumes, a click in place pauses |
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 
 from desktop import CONTINUE_Y
 from desktop.windows import WindowsDesktop, start
-from xhelpers import poll, scratch_dir
+from xhelpers import poll, run, scratch_dir
 
 WATTACK = r"C:\deskhand-tests\wattack.exe"
 # The frame's red and the Continue button's green (overlay/src/paint.rs),
@@ -189,3 +190,43 @@ def test_a_refused_console_made_a_tool_window_gets_no_input(win, client):
     finally:
         client.take_over(False)
         win.close_apps()
+
+
+def resumed(client) -> bool:
+    msg = client.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [700, 500]})
+    return msg["type"] == "ACK"
+
+
+def test_a_mouse_hook_that_exits_does_not_leave_deskhand_deaf(win, client):
+    # Another program's hook, first in the chain while it runs; it exits
+    # without removing it (as when it crashes or is killed).
+    assert "hooked" in attack(win, "hook", "2")
+    client.take_over()
+    try:
+        client.act("mouse_move", coordinate=[700, 500])
+        # The person moves (the pointer's place pauses the agent even with
+        # a deaf hook); their moves, heard by no hook, show it deaf.
+        for i in range(8):
+            win.person.move(200 + 20 * i, 600)
+            time.sleep(0.15)
+        still_paused(client)
+        # Their click on Continue is seen by the hook: it resumes.
+        poll(lambda: win.pixel(456, CONTINUE_Y) == CONTINUE_GREEN, timeout=5,
+             what="the Continue button on screen")
+        win.person.real_click(640, CONTINUE_Y)
+        poll(lambda: resumed(client), timeout=5,
+             what="the takeover resumed by the person's click on Continue")
+        # A click in place (no move at all) pauses the agent.
+        run(win.x_display, "xdotool", "click", "1")
+
+        def paused_by_the_click():
+            msg = client.request("INPUT_ACTION", {"action": "mouse_move",
+                                                  "coordinate": [700, 500]})
+            return msg["type"] == "ERROR" and msg["payload"]["details"].get(
+                "paused_reason") == "button_pressed"
+
+        poll(paused_by_the_click, timeout=5, what="the click in place pausing the agent")
+        win.person.real_click(640, CONTINUE_Y)
+        poll(lambda: resumed(client), timeout=5, what="resumed again")
+    finally:
+        client.take_over(False)

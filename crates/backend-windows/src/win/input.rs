@@ -149,6 +149,9 @@ impl Input for WinInput {
             if super::displays::cursor()? == to {
                 return Ok(());
             }
+            // No hook hears this move: the watcher must not take it for a
+            // sign that its hook went deaf.
+            super::watcher::OWN_WARPS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             // SAFETY: a plain call.
             return unsafe { SetCursorPos(to.x, to.y) }
                 .map_err(|e| super::failed("SetCursorPos", e));

@@ -12,7 +12,7 @@
 
 use std::cell::RefCell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use deskhand_backend::real_click::RealClicks;
 use deskhand_backend::{BackendError, InputWatcher, KillSwitchHotkey, Point, WatchedInput};
@@ -47,7 +47,22 @@ thread_local! {
     /// Where this thread's mouse hook records the person's real left
     /// presses and releases, for the overlay's buttons.
     static CLICKS: RefCell<Option<Arc<RealClicks>>> = const { RefCell::new(None) };
+    /// Whether the mouse hook still hears the mouse (see [`hooks::Hearing`]).
+    static HEARING: RefCell<hooks::Hearing> = RefCell::new(hooks::Hearing::default());
 }
+
+/// How many times deskhand moved the pointer with `SetCursorPos` (under
+/// Wine), a move no hook hears: the deafness check passes over those.
+pub(crate) static OWN_WARPS: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// [`OWN_WARPS`] as the deafness check last read it.
+    static WARPS_SEEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How often the pointer is read to tell whether the mouse hook went deaf
+/// (armed or not: the person's click on Continue needs the hook too).
+const HEARING_MS: u64 = 100;
 
 fn report(event: WatchedInput) {
     SINK.with(|s| {
@@ -59,6 +74,7 @@ fn report(event: WatchedInput) {
 
 unsafe extern "system" fn mouse_proc(code: i32, w: WPARAM, l: LPARAM) -> LRESULT {
     if code >= 0 {
+        HEARING.with(|h| h.borrow_mut().heard());
         // SAFETY: for WH_MOUSE_LL, lParam points to an MSLLHOOKSTRUCT.
         let info = unsafe { &*(l.0 as *const MSLLHOOKSTRUCT) };
         // Recorded before the event reaches any window: a click the
@@ -249,7 +265,8 @@ fn run(
         },
         "hand-back watcher: a low-level mouse hook"
     );
-    pump(&kill, &sink, &armed, &mut hotkeys);
+    let mut hooks = hooks;
+    pump(&kill, &sink, &armed, &mut hotkeys, &mut hooks);
     kill.unwatch();
     // SAFETY: the hooks set above.
     unsafe {
@@ -260,16 +277,45 @@ fn run(
     sink(WatchedInput::WatcherLost);
 }
 
+/// Sets the low-level mouse hook on this thread.
+fn set_mouse_hook() -> Result<HHOOK, String> {
+    // SAFETY: a hook of this module, set on this thread, which pumps
+    // messages and removes it before it ends.
+    unsafe {
+        let instance = GetModuleHandleW(None).ok().map(|m| m.into());
+        SetWindowsHookExW(WH_MOUSE_LL, Some(mouse_proc), instance, 0)
+            .map_err(|e| format!("SetWindowsHookExW(WH_MOUSE_LL): {}", e.message()))
+    }
+}
+
+/// The mouse hook went deaf: it is set again (the newest hook comes first
+/// in the chain) and the old one removed; false when it could not be set.
+fn reinstall_mouse_hook(hooks: &mut [HHOOK]) -> bool {
+    let Some(old) = hooks.first_mut() else {
+        return false;
+    };
+    match set_mouse_hook() {
+        Ok(new) => {
+            // SAFETY: the hook this thread set before.
+            let _ = unsafe { UnhookWindowsHookEx(*old) };
+            *old = new;
+            true
+        }
+        Err(why) => {
+            tracing::error!(why, "the mouse hook could not be set again");
+            false
+        }
+    }
+}
+
 /// The mouse hook, and the keyboard's: raw input at `window` where the
 /// system gives it, else a low-level hook.
 fn set_hooks(window: HWND) -> Result<Vec<HHOOK>, String> {
-    // SAFETY: hooks of this module, set on this thread, which pumps
-    // messages and removes them before it ends.
+    let mouse = set_mouse_hook()?;
+    // SAFETY: a hook of this module, set on this thread, which pumps
+    // messages and removes it before it ends.
     unsafe {
-        let module = GetModuleHandleW(None).ok();
-        let instance = module.map(|m| m.into());
-        let mouse = SetWindowsHookExW(WH_MOUSE_LL, Some(mouse_proc), instance, 0)
-            .map_err(|e| format!("SetWindowsHookExW(WH_MOUSE_LL): {}", e.message()))?;
+        let instance = GetModuleHandleW(None).ok().map(|m| m.into());
         let raw = match window.is_invalid() {
             true => Err("no window".to_owned()),
             false => read_raw_keys(window).map_err(|e| e.message()),
@@ -292,14 +338,23 @@ fn set_hooks(window: HWND) -> Result<Vec<HHOOK>, String> {
 }
 
 /// Pumps this thread's messages (the hooks are called from inside
-/// `GetMessageW`) until the queue fails. The pointer is read every
-/// [`POLL_MS`] while armed, timed here: a thread timer fires only when the
-/// queue is empty, which it is not while deskhand types (each key brings
-/// its raw input message).
-fn pump(kill: &KillSwitchHotkey, sink: &Sink, armed: &AtomicBool, hotkeys: &mut Hotkeys) {
+/// `GetMessageW`) until the queue fails, or the mouse hook stays deaf. The
+/// pointer is read every [`POLL_MS`] while armed, timed here: a thread
+/// timer fires only when the queue is empty, which it is not while
+/// deskhand types (each key brings its raw input message); and every
+/// [`HEARING_MS`] to tell whether the mouse hook still hears.
+fn pump(
+    kill: &KillSwitchHotkey,
+    sink: &Sink,
+    armed: &AtomicBool,
+    hotkeys: &mut Hotkeys,
+    hooks: &mut [HHOOK],
+) {
     let mut msg = MSG::default();
     let every = std::time::Duration::from_millis(u64::from(POLL_MS));
+    let hearing_every = std::time::Duration::from_millis(HEARING_MS);
     let mut polled = std::time::Instant::now();
+    let mut listened = polled;
     loop {
         // SAFETY: an out-parameter; messages of this thread.
         let got = unsafe { GetMessageW(&mut msg, None, 0, 0) };
@@ -323,6 +378,42 @@ fn pump(kill: &KillSwitchHotkey, sink: &Sink, armed: &AtomicBool, hotkeys: &mut 
             {
                 sink(WatchedInput::Pointer(p));
             }
+        }
+        if listened.elapsed() >= hearing_every {
+            listened = std::time::Instant::now();
+            if !still_hears(hooks) {
+                return;
+            }
+        }
+    }
+}
+
+/// Reads the pointer for [`hooks::Hearing`]; a deaf mouse hook is set
+/// again. False when it stays deaf (or cannot be set): the watcher is lost.
+fn still_hears(hooks: &mut [HHOOK]) -> bool {
+    let Ok(p) = super::displays::cursor() else {
+        return true;
+    };
+    let now = std::time::Instant::now();
+    let warps = OWN_WARPS.load(Ordering::SeqCst);
+    if WARPS_SEEN.with(|w| w.replace(warps)) != warps {
+        // deskhand moved the pointer itself since: where it is now is
+        // explained.
+        HEARING.with(|h| h.borrow_mut().heard());
+    }
+    match HEARING.with(|h| h.borrow_mut().pointer((p.x, p.y), now)) {
+        hooks::Deafness::Hears => true,
+        hooks::Deafness::Reinstall => {
+            tracing::warn!(
+                "the mouse hook heard nothing while the pointer moved (another program's hook exited or hung, or Windows removed it): set again"
+            );
+            reinstall_mouse_hook(hooks)
+        }
+        hooks::Deafness::Lost => {
+            tracing::error!(
+                "the mouse hook stays deaf however often it is set: the person's clicks cannot be seen, the takeover ends"
+            );
+            false
         }
     }
 }
