@@ -500,6 +500,16 @@ def test_a_second_start_reuses_the_screencast_grant_and_denials_and_stops_are_sa
             gnome.keychain_accounts()
         state = gnome.home / ".local" / "state" / "deskhand"
         assert not list(state.glob("screencast-grant*")), list(state.iterdir())
+        # Meanwhile an agent's input is told to wait, not that it cannot be.
+        waiting = d.client()
+        try:
+            waiting.take_over()
+            msg = waiting.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [9, 9]})
+            assert msg["type"] == "ERROR" and msg["payload"]["code"] == "PERMISSION_PENDING", msg
+            assert "Remote Desktop dialog" in msg["payload"]["message"], msg
+        finally:
+            waiting.take_over(False)
+            waiting.close()
         answered = gnome.answer_portal("cancel")
         assert answered.get("dialog") == "Remote desktop", answered
         poll(lambda: grants(d)["input_takeover"] == "portal_remote_desktop_denied",
@@ -531,6 +541,43 @@ def test_a_second_start_reuses_the_screencast_grant_and_denials_and_stops_are_sa
     finally:
         d.kill()
     time.sleep(0.2)
+
+
+def test_a_takeover_begun_before_input_was_allowed_goes_on_once_it_is(gnome):
+    """An agent takes over and acts while the desktop's Remote Desktop
+    dialog still waits: its acts are told to wait (nothing sent, nothing
+    left for hand-back to trip on), and once the person allows input the
+    same takeover acts, not paused by the person's answer."""
+    consent = scratch_dir("wl-consent-") + "/consent.json"
+    with open(consent, "w") as f:
+        f.write('{"input": true}')
+    d = gnome.serve("--consent", consent)
+    c = None
+    try:
+        poll(lambda: grants(d).get("input_takeover") == "portal_pending", timeout=20,
+             what="input pending")
+        c = d.client()
+        c.take_over()
+        for x in (300, 320):
+            msg = c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [x, 300]})
+            assert msg["payload"]["code"] == "PERMISSION_PENDING", msg
+        # Longer than hand-back keeps deskhand's old targets.
+        time.sleep(1.0)
+        answered = gnome.answer_portal("share")
+        assert answered.get("dialog") == "Remote desktop", answered
+
+        def acted():
+            msg = c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [640, 400]})
+            assert msg["payload"].get("code") != "USER_TOOK_OVER", msg
+            return msg["type"] == "ACK"
+
+        poll(acted, timeout=10, what="the takeover acting once input was allowed")
+        assert gnome.pointer() == (640, 400)
+    finally:
+        if c is not None:
+            c.take_over(False)
+            c.close()
+        d.kill()
 
 
 def dialog_words(gnome: GnomeDesktop) -> str | None:

@@ -144,8 +144,8 @@ pub(crate) fn key_keysym(key: Key) -> Option<u32> {
 /// Why there is no input session, for the error an act gets.
 pub(crate) fn no_input(grant: &Grant) -> BackendError {
     match grant {
-        Grant::Pending => BackendError::Unsupported(
-            "input waits for the person's answer in the desktop's Remote Desktop dialog".into(),
+        Grant::Pending => BackendError::Pending(
+            "input waits for the person's answer in the desktop's Remote Desktop dialog (portal_pending): retry once they allowed it".into(),
         ),
         Grant::Denied => BackendError::Unsupported(
             "the person denied remote interaction in the desktop's dialog (portal_remote_desktop_denied); restart deskhand to be asked again".into(),
@@ -209,6 +209,10 @@ impl PortalInput {
 }
 
 impl Input for PortalInput {
+    fn ready(&mut self) -> Result<(), BackendError> {
+        self.session().map(|_| ())
+    }
+
     fn move_pointer(&mut self, to: Point) -> Result<(), BackendError> {
         self.send("a pointer move", move |s| async move {
             s.motion(f64::from(to.x), f64::from(to.y)).await

@@ -100,7 +100,9 @@ impl LastInput {
     /// Before one device event is sent: waits until the watcher saw the
     /// one before arrive (at most [`MARGIN`]), then notes this one.
     pub(crate) fn pace(&self) {
-        let Ok(mut t) = self.ledger.lock() else { return };
+        let Ok(mut t) = self.ledger.lock() else {
+            return;
+        };
         loop {
             let wait = match t.pending {
                 Some(sent) if t.watched => MARGIN.saturating_sub(sent.elapsed()),
@@ -223,7 +225,7 @@ impl InputWatcher for IdleWatcher {
             kill,
         } = *self;
         if let Some(chord) = kill.and_then(|k| Chord::parse(&k.current()).ok()) {
-            rt.spawn(crate::shortcuts::run(chord, portals, sink.clone()));
+            rt.spawn(crate::shortcuts::run(chord, portals.clone(), sink.clone()));
         }
         // The first read must work, or there is no hand-back at all.
         let (first, first_shell) = (conn.clone(), shell.clone());
@@ -243,6 +245,7 @@ impl InputWatcher for IdleWatcher {
             let mut pointer_read = Instant::now();
             let mut reported: Option<Instant> = None;
             let mut failures = 0;
+            let mut was_asking = false;
             loop {
                 let fast = last.awaited();
                 tokio::time::sleep(if fast { FAST_TICK } else { TICK }).await;
@@ -273,6 +276,19 @@ impl InputWatcher for IdleWatcher {
                 let at = seen.checked_sub(idle).unwrap_or(seen);
                 // Idle time that fell means new input since the last read.
                 let new_input = idle < was_idle;
+                // While the desktop asks the person for input (the Remote
+                // Desktop dialog), what they do is their answer: not seen;
+                // once answered, hand-back starts from the pointer's place.
+                let asking = portals.remote_grant() == crate::portal::Grant::Pending;
+                if asking || was_asking {
+                    was_asking = asking;
+                    was_idle = idle;
+                    pointer = None;
+                    if !asking && let Ok((x, y, _)) = shell.pointer().await {
+                        sink(WatchedInput::Answered(Point::new(x, y)));
+                    }
+                    continue;
+                }
                 // The pointer only while a takeover wants it (a move is
                 // then told from a press; otherwise any input is a press),
                 // at the slow pace or on new input: gnome-shell answers it.
@@ -289,8 +305,21 @@ impl InputWatcher for IdleWatcher {
                 if let Some(p) = now {
                     sink(WatchedInput::Pointer(p));
                 }
-                let release = pointer == now && reported.is_some_and(|t| t.elapsed() < RELEASE);
-                if new_input && last.someone_elses(at, seen) && !release {
+                // The release of the click just reported (Continue's own,
+                // whose press resumed the takeover): the pointer did not
+                // move, or was not read while paused.
+                let still = pointer.is_none() || pointer == now;
+                let release = still && reported.is_some_and(|t| t.elapsed() < RELEASE);
+                let others = new_input && last.someone_elses(at, seen);
+                if new_input {
+                    tracing::trace!(
+                        idle_ms = idle.as_millis() as u64,
+                        others,
+                        release,
+                        "new input"
+                    );
+                }
+                if others && !release {
                     reported = Some(Instant::now());
                     for input in kind(pointer, now) {
                         sink(input);

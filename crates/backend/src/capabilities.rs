@@ -19,6 +19,11 @@ pub enum BackendError {
     /// A call to the OS failed.
     #[error("{0}")]
     Failed(String),
+    /// The desktop is asking the person for a permission this needs (a
+    /// portal's dialog); nothing was done, and it may work once they
+    /// answer.
+    #[error("{0}")]
+    Pending(String),
     /// The request names something that does not exist or cannot be used
     /// (an app id with no `.desktop` file, a path that is not executable).
     #[error("{0}")]
@@ -142,6 +147,12 @@ pub trait Capture: Send {
 
 /// Sends synthetic pointer and keyboard input.
 pub trait Input: Send {
+    /// Whether input can be sent now: [`BackendError::Pending`] while the
+    /// desktop asks the person for it (what they do meanwhile is their
+    /// answer, not a takeover).
+    fn ready(&mut self) -> Result<(), BackendError> {
+        Ok(())
+    }
     /// Moves the pointer to `to`.
     fn move_pointer(&mut self, to: Point) -> Result<(), BackendError>;
     /// Moves the pointer to `to` only if it is inside `within` at that
@@ -476,6 +487,10 @@ pub enum WatchedInput {
     },
     /// The person pressed the kill-switch hotkey.
     KillSwitch,
+    /// The person has answered the desktop's own question for input (a
+    /// portal's dialog), with the pointer now at this place: what they did
+    /// meanwhile was the answer, so hand-back starts again from here.
+    Answered(Point),
     /// The watcher stopped (its display connection failed): no hand-back
     /// from now on, so no takeover either.
     WatcherLost,

@@ -220,6 +220,7 @@ impl EngineError {
             }
             Self::Backend(BackendError::DisplayUnavailable(_)) => ErrorCode::DisplayUnavailable,
             Self::Backend(BackendError::Unsupported(_)) => ErrorCode::FeatureNotSupported,
+            Self::Backend(BackendError::Pending(_)) => ErrorCode::PermissionPending,
             Self::Backend(BackendError::InvalidTarget(_)) => ErrorCode::InvalidArguments,
             Self::Backend(BackendError::Untypable { .. }) => ErrorCode::InvalidArguments,
             Self::Backend(BackendError::Failed(_)) | Self::Encode(_) => ErrorCode::BackendFailure,

@@ -163,6 +163,15 @@ impl HandBack {
         self.armed.store(true, Ordering::SeqCst);
     }
 
+    /// deskhand's pointer trail starts again at `pointer`, where the person
+    /// left it answering the desktop's question (nothing else changes).
+    fn rebase(&self, pointer: Point) {
+        if let Ok(mut m) = self.marks.lock() {
+            m.trail.clear();
+            m.trail.push_back((pointer, None));
+        }
+    }
+
     /// The takeover ended: nothing is watched, and an act under way stops
     /// at its next step.
     pub fn revoke(&self) {
@@ -245,6 +254,13 @@ impl HandBack {
             return;
         }
         match input {
+            WatchedInput::Answered(p) => {
+                tracing::info!(
+                    ?p,
+                    "the person answered the desktop's question: hand-back starts from here"
+                );
+                self.rebase(p);
+            }
             WatchedInput::Pointer(p) => {
                 // deskhand's moves warp exactly to their targets, so the
                 // pointer is at one of the recent ones; anywhere else is
@@ -386,6 +402,18 @@ mod tests {
         hb.observe(WatchedInput::KeyPress { synthetic: false });
         assert_eq!(trips.load(Ordering::SeqCst), 1, "one trip, one report");
         assert!(!hb.is_armed());
+    }
+
+    #[test]
+    fn the_persons_answer_to_the_desktops_question_is_no_takeover() {
+        let (hb, trips) = armed_at(0, 0);
+        // They left the pointer on the dialog's button: from there on.
+        hb.observe(WatchedInput::Answered(Point::new(700, 420)));
+        assert_eq!(hb.check_pointer(Point::new(700, 420)), Ok(()));
+        assert_eq!(trips.load(Ordering::SeqCst), 0);
+        // A move away from there afterwards is theirs.
+        hb.observe(WatchedInput::Pointer(Point::new(100, 100)));
+        assert_eq!(hb.tripped(), Some(PausedReason::PointerMoved));
     }
 
     #[test]

@@ -12,6 +12,8 @@
 // class that starts and stops the Service below.
 
 const PATH = '/dev/deskhand/Shell';
+// How long a commit waits for the app to take it.
+const ACK_MS = 500;
 const ENGINE = 'dev.deskhand.Engine';
 const IFACE = `<node>
   <interface name="dev.deskhand.Shell1">
@@ -181,10 +183,11 @@ class Service {
     }
 
     // Runs `method` for the vetted engine's connection only; anyone else
-    // gets AccessDenied.
-    _engineOnly(params, invocation, method, signature) {
+    // gets AccessDenied. A `later` method answers through the callback it
+    // is given last.
+    _engineOnly(params, invocation, method, signature, later = false) {
         if (this._vetting && invocation.get_sender() === this._vetting) {
-            this._waiting.push([params, invocation, method, signature]);
+            this._waiting.push([params, invocation, method, signature, later]);
             return;
         }
         if (!this._engine || invocation.get_sender() !== this._engine) {
@@ -192,9 +195,12 @@ class Service {
                 `only deskhand's own program holding ${ENGINE} may call this`);
             return;
         }
+        const reply = out => invocation.return_value(signature ? new GLib.Variant(signature, out) : null);
         try {
-            const out = method(...params);
-            invocation.return_value(signature ? new GLib.Variant(signature, out) : null);
+            if (later)
+                method(...params, reply);
+            else
+                reply(method(...params));
         } catch (e) {
             invocation.return_dbus_error('org.freedesktop.DBus.Error.Failed', String(e));
         }
@@ -218,7 +224,8 @@ class Service {
     }
 
     CommitTextAsync(params, invocation) {
-        this._engineOnly(params, invocation, text => [this._commitText(text)], '(b)');
+        this._engineOnly(params, invocation,
+            (text, reply) => this._commitText(text, took => reply([took])), '(b)', true);
     }
 
     PointerAsync(params, invocation) {
@@ -240,13 +247,33 @@ class Service {
     // Text for the focused text field through the input method, as
     // GNOME's own on-screen keyboard types what no key of the layout
     // sends; false (nothing done) when no field has input-method focus.
-    // An empty text only asks.
-    _commitText(text) {
-        if (!Main.inputMethod.currentFocus)
-            return false;
-        if (text)
-            Main.inputMethod.commit(text);
-        return true;
+    // An empty text only asks. The answer waits until the app told the
+    // input method its new surrounding text (it took the commit: a commit
+    // sent before would be dropped by it), at most ACK_MS for an app that
+    // never tells.
+    _commitText(text, done) {
+        const im = Main.inputMethod;
+        if (!im.currentFocus || !text) {
+            done(Boolean(im.currentFocus));
+            return;
+        }
+        let signal = 0;
+        let timer = 0;
+        const finish = () => {
+            if (signal)
+                im.disconnect(signal);
+            if (timer)
+                GLib.source_remove(timer);
+            signal = timer = 0;
+            done(true);
+        };
+        signal = im.connect('surrounding-text-set', finish);
+        timer = GLib.timeout_add(GLib.PRIORITY_DEFAULT, ACK_MS, () => {
+            timer = 0;
+            finish();
+            return GLib.SOURCE_REMOVE;
+        });
+        im.commit(text);
     }
 
     // Where the pointer is, and the buttons held (Clutter's modifier

@@ -109,7 +109,8 @@ def test_a_stream_of_acts_does_not_make_hand_back_deaf(gnome, served):
             [a["payload"] for a in before if a["type"] != "ACK"]
         gnome.person.press("shift", hold=0.08)
         acting.join(5)
-        assert not acting.is_alive(), "the person's key did not stop the stream of acts"
+        assert not acting.is_alive(), \
+            f"the person's key did not stop the stream of acts\n{served.stderr_tail(15)}"
         last = answers[-1]
         assert last["type"] == "ERROR" and last["payload"]["details"].get("paused_reason"), last
         # The person gives control back (a click on Continue, not within
@@ -118,7 +119,7 @@ def test_a_stream_of_acts_does_not_make_hand_back_deaf(gnome, served):
         gnome.person.real_click(640, CONTINUE_Y)
         poll(lambda: c.request("INPUT_ACTION", {"action": "mouse_move",
                                                 "coordinate": [650, 450]})["type"] == "ACK",
-             timeout=5, what="the takeover resumed by Continue")
+             timeout=5, what=f"the takeover resumed by Continue\n{served.stderr_tail(12)}")
     finally:
         stop.set()
         acting.join(5)

@@ -58,6 +58,8 @@ fn code_of(e: &EngineError) -> ErrorCode {
         EngineError::NotSupported { .. } | EngineError::Backend(BackendError::Unsupported(_)) => {
             ErrorCode::Unsupported
         }
+        // The contract has no pending code: busy is "nothing done, retry".
+        EngineError::Backend(BackendError::Pending(_)) => ErrorCode::Busy,
         other => other.code(),
     }
 }
