@@ -162,6 +162,8 @@ pub(crate) struct PortalInput {
     pub(crate) portals: Arc<Portals>,
     pub(crate) shell: ShellExt,
     pub(crate) last: Arc<LastInput>,
+    /// Where deskhand last moved the pointer.
+    pub(crate) moved_to: Option<Point>,
 }
 
 impl PortalInput {
@@ -193,6 +195,14 @@ impl PortalInput {
         took
     }
 
+    /// Whether the pointer is at `p` now, as the shell says.
+    fn pointer_at(&self, p: Point) -> bool {
+        let shell = self.shell.clone();
+        self.rt
+            .run(CALL, "the pointer", async move { shell.pointer().await })
+            .is_ok_and(|(x, y, _)| Point::new(x, y) == p)
+    }
+
     /// Whether the focused field takes input-method text; no (keys only)
     /// when the extension cannot say.
     fn takes_text(&self) -> bool {
@@ -214,9 +224,16 @@ impl Input for PortalInput {
     }
 
     fn move_pointer(&mut self, to: Point) -> Result<(), BackendError> {
+        // A move to where the pointer is makes no event, so none would
+        // arrive for the next one to wait for: not sent.
+        if self.moved_to == Some(to) && self.pointer_at(to) {
+            return Ok(());
+        }
         self.send("a pointer move", move |s| async move {
             s.motion(f64::from(to.x), f64::from(to.y)).await
-        })
+        })?;
+        self.moved_to = Some(to);
+        Ok(())
     }
 
     fn button(&mut self, button: Button, press: bool) -> Result<(), BackendError> {

@@ -183,6 +183,7 @@ pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, Wa
             portals: portals.clone(),
             shell: shell.clone(),
             last: last.clone(),
+            moved_to: None,
         })),
         windows: windows(with_extension, &rt, &shell, &conn),
         apps: Some(Box::new(deskhand_backend_linux::LinuxApps::new(
