@@ -3,7 +3,7 @@
 //! apps a person may refuse input to, and the programs the launch rules
 //! refuse (shells, interpreters, command runners, terminal emulators).
 
-use deskhand_backend::{AppNames, Key, LaunchTables, PolicyTables, RefusalTables};
+use deskhand_backend::{AppNames, ArgumentStyle, Key, LaunchTables, PolicyTables, RefusalTables};
 
 /// Every table of a Linux desktop (X11 or Wayland).
 pub static LINUX: PolicyTables = PolicyTables {
@@ -31,6 +31,7 @@ pub static LINUX: PolicyTables = PolicyTables {
         terminals: LAUNCHED_TERMINALS,
         terminal_options_with_value: TERMINAL_OPTIONS_WITH_VALUE,
         terminal_flags: TERMINAL_FLAGS,
+        arguments: ArgumentStyle::Unix,
     },
     paste: &[Key::Control, Key::Char('v')],
 };

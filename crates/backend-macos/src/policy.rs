@@ -4,7 +4,7 @@
 //! executable's name), all in lower case: the backend gives the engine
 //! those names in lower case (see [`crate::launch::aliases`]).
 
-use deskhand_backend::{AppNames, Key, LaunchTables, PolicyTables, RefusalTables};
+use deskhand_backend::{AppNames, ArgumentStyle, Key, LaunchTables, PolicyTables, RefusalTables};
 
 /// Every table of a Mac desktop.
 pub static MACOS: PolicyTables = PolicyTables {
@@ -35,6 +35,7 @@ pub static MACOS: PolicyTables = PolicyTables {
         // file included (a `.command` file is run), may be a command.
         terminal_options_with_value: &[],
         terminal_flags: &[],
+        arguments: ArgumentStyle::Unix,
     },
     paste: &[Key::Super, Key::Char('v')],
 };

@@ -118,10 +118,8 @@ pub fn app_path(value: &str, lookup: impl Fn(&str) -> Option<String>) -> String 
     expanded.trim_matches('"').to_owned()
 }
 
-/// Whether `path` is inside one of `dirs` (the person's own directories:
-/// their profile, application data, temporary files), compared as
-/// Windows compares paths: either separator, any case. A program there is
-/// one anything working in the person's account could have replaced.
+/// Whether `path` is inside one of `dirs`, compared as Windows compares
+/// paths: either separator, any case.
 pub fn inside_any(path: &str, dirs: &[String]) -> bool {
     let norm = |p: &str| p.replace('/', "\\").trim_end_matches('\\').to_lowercase();
     let path = norm(path);
@@ -132,6 +130,64 @@ pub fn inside_any(path: &str, dirs: &[String]) -> bool {
             path.strip_prefix(&d)
                 .is_some_and(|rest| rest.starts_with('\\'))
         })
+}
+
+/// The version resource's values that name a program's own file.
+pub const VERSION_NAMES: &[&str] = &["OriginalFilename", "InternalName"];
+
+/// The version resource's string blocks to read, from its
+/// `\VarFileInfo\Translation` value (pairs of a language and a code page,
+/// 16 bits each, little-endian): `\StringFileInfo\040904b0` for each, then
+/// US English in Unicode and in Windows-1252, which most programs use.
+pub fn version_string_blocks(translations: &[u8]) -> Vec<String> {
+    let mut out: Vec<String> = translations
+        .chunks_exact(4)
+        .map(|t| {
+            let lang = u16::from_le_bytes([t[0], t[1]]);
+            let page = u16::from_le_bytes([t[2], t[3]]);
+            format!(r"\StringFileInfo\{lang:04x}{page:04x}")
+        })
+        .collect();
+    for fallback in [r"\StringFileInfo\040904b0", r"\StringFileInfo\040904e4"] {
+        if !out.iter().any(|b| b == fallback) {
+            out.push(fallback.to_owned());
+        }
+    }
+    out
+}
+
+/// The folders under the Windows folder that any account may write to
+/// (scheduled tasks, temporary files, traces, the printer spool, COM
+/// dumps): a program there is not the system's.
+pub const WRITABLE_UNDER_SYSTEM_ROOT: &[&str] = &[
+    "Temp",
+    "Tasks",
+    "Tracing",
+    "debug",
+    r"Registration\CRMLog",
+    r"System32\Tasks",
+    r"System32\Tasks_Migrated",
+    r"System32\spool",
+    r"System32\Com\dmp",
+    r"System32\FxsTmp",
+    r"System32\Microsoft\Crypto\RSA\MachineKeys",
+    r"SysWOW64\Tasks",
+    r"SysWOW64\Com\dmp",
+    r"SysWOW64\FxsTmp",
+];
+
+/// Whether a program at `path` lies in a folder the person's account can
+/// write, so that anything working in their account could have put or
+/// replaced it there. Only the system's program folders are not
+/// (`installed`: `%ProgramFiles%`, `%ProgramFiles(x86)%`, `%SystemRoot%`):
+/// a folder made anywhere else (`C:\Tools`, `D:\Apps`) lets every account
+/// change its files by default, and `%ProgramData%` too lets every
+/// account make folders and files. Inside them, `writable` (the person's
+/// own folders, `%ProgramData%`, `%PUBLIC%`, the folders of
+/// [`WRITABLE_UNDER_SYSTEM_ROOT`]) still are. With no `installed` folder
+/// known, every program is.
+pub fn in_writable_folder(path: &str, installed: &[String], writable: &[String]) -> bool {
+    !inside_any(path, installed) || inside_any(path, writable)
 }
 
 #[cfg(test)]
@@ -214,5 +270,72 @@ mod tests {
         assert!(!is_absolute("notepad.exe"));
         assert!(!is_absolute(r"C:x"));
         assert!(!is_absolute(r"\x"));
+    }
+
+    #[test]
+    fn only_the_systems_program_folders_are_not_the_persons_to_write() {
+        let installed = vec![
+            r"C:\Program Files".to_owned(),
+            r"C:\Program Files (x86)".to_owned(),
+            r"C:\Windows".to_owned(),
+        ];
+        let writable = vec![
+            r"C:\Users\me".to_owned(),
+            r"C:\ProgramData".to_owned(),
+            r"C:\Users\Public".to_owned(),
+            r"C:\Windows\Temp".to_owned(),
+            r"C:\Windows\System32\Tasks".to_owned(),
+        ];
+        let writes = |p: &str| in_writable_folder(p, &installed, &writable);
+        for theirs in [
+            r"C:\ProgramData\Tools\viewer.exe",
+            r"c:/programdata/x.exe",
+            r"C:\Tools\notes.exe",
+            r"D:\Apps\app.exe",
+            r"\\server\share\app.exe",
+            r"C:\Users\me\AppData\Local\Programs\app\app.exe",
+            r"C:\Users\Public\x.exe",
+            r"C:\Windows\Temp\x.exe",
+            r"C:\Windows\System32\Tasks\x.exe",
+            r"C:\Program Files Evil\x.exe",
+        ] {
+            assert!(writes(theirs), "{theirs}");
+        }
+        for system in [
+            r"C:\Program Files\Microsoft\Edge\msedge.exe",
+            r"C:\Program Files (x86)\App\app.exe",
+            r"C:\Windows\System32\notepad.exe",
+            r"c:/windows/notepad.exe",
+        ] {
+            assert!(!writes(system), "{system}");
+        }
+        assert!(
+            in_writable_folder(r"C:\Windows\notepad.exe", &[], &[]),
+            "no system folder known: every program is"
+        );
+        let under: Vec<String> = WRITABLE_UNDER_SYSTEM_ROOT
+            .iter()
+            .map(|d| format!(r"C:\Windows\{d}"))
+            .collect();
+        assert!(inside_any(
+            r"C:\Windows\System32\spool\drivers\color\x.exe",
+            &under
+        ));
+        assert!(!inside_any(r"C:\Windows\System32\cmd.exe", &under));
+    }
+
+    #[test]
+    fn the_version_resource_is_read_in_its_own_languages_first() {
+        // German, Unicode; then the US English fallbacks.
+        assert_eq!(
+            version_string_blocks(&[0x07, 0x04, 0xb0, 0x04]),
+            [
+                r"\StringFileInfo\040704b0",
+                r"\StringFileInfo\040904b0",
+                r"\StringFileInfo\040904e4"
+            ]
+        );
+        assert_eq!(version_string_blocks(&[0x09, 0x04, 0xb0, 0x04, 1]).len(), 2);
+        assert_eq!(version_string_blocks(&[]).len(), 2);
     }
 }

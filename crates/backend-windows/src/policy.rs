@@ -5,7 +5,7 @@
 //! backend gives the engine a program's name in lower case without its
 //! extension (see [`crate::launch`]).
 
-use deskhand_backend::{AppNames, Key, LaunchTables, PolicyTables, RefusalTables};
+use deskhand_backend::{AppNames, ArgumentStyle, Key, LaunchTables, PolicyTables, RefusalTables};
 
 /// Every table of a Windows desktop.
 pub static WINDOWS: PolicyTables = PolicyTables {
@@ -29,6 +29,7 @@ pub static WINDOWS: PolicyTables = PolicyTables {
         terminals: LAUNCHED_TERMINALS,
         terminal_options_with_value: &[],
         terminal_flags: &[],
+        arguments: ArgumentStyle::Windows,
     },
     paste: &[Key::Control, Key::Char('v')],
 };

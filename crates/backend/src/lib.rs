@@ -20,5 +20,5 @@ pub use doctor::BackendFindings;
 pub use geometry::{Monitor, Point, Rect};
 pub use keys::{Key, Keypad};
 pub use kill_switch::{Chord, ChordError, ChordKey, DEFAULT_KILL_SWITCH, KillSwitchHotkey};
-pub use policy::{AppNames, LaunchTables, PolicyTables, RefusalTables};
+pub use policy::{AppNames, ArgumentStyle, LaunchTables, PolicyTables, RefusalTables};
 pub use vault::Vault;

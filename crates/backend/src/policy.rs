@@ -30,6 +30,19 @@ pub struct RefusalTables {
     pub devtools_titles: &'static [&'static str],
 }
 
+/// What a file is among the arguments an application entry is given: the
+/// launch rules take files and URLs only, never options, and what looks
+/// like which differs per OS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgumentStyle {
+    /// Unix: a file is an absolute path (`/…`); options start with `-`.
+    Unix,
+    /// Windows: a file is a drive path (`C:\…`) or a UNC path
+    /// (`\\server\share\…`); options start with `-` or `/` (Chromium,
+    /// Edge and most Windows programs take `/x` as a switch).
+    Windows,
+}
+
 /// The programs the launch rules refuse, by file name.
 #[derive(Debug, Clone, Copy)]
 pub struct LaunchTables {
@@ -44,6 +57,8 @@ pub struct LaunchTables {
     pub terminal_options_with_value: &'static [&'static str],
     /// The flags (no value) a terminal may be given.
     pub terminal_flags: &'static [&'static str],
+    /// What a file argument looks like on this OS.
+    pub arguments: ArgumentStyle,
 }
 
 /// Every table a backend brings.

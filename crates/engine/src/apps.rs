@@ -15,6 +15,67 @@ use crate::{Engine, Session};
 /// How long APP_LAUNCH's `activate` waits for the app's first window.
 const ACTIVATE_WITHIN: Duration = Duration::from_secs(10);
 
+/// At most this many of a launch's arguments go into the audit log.
+const AUDITED_ARGS: usize = 16;
+/// The audit log keeps at most this many characters of a launch's program,
+/// target and each argument.
+const AUDITED_CHARS: usize = 256;
+
+/// `text` as the audit log keeps it: a longer one is cut to
+/// [`AUDITED_CHARS`] characters, with its length.
+fn audited(text: &str) -> String {
+    match text.char_indices().nth(AUDITED_CHARS) {
+        None => text.to_owned(),
+        Some((at, _)) => format!("{}… ({} characters)", &text[..at], text.chars().count()),
+    }
+}
+
+/// A URL without what may carry a secret: its user and password, its
+/// query and fragment (`https://u:pw@x.org/a?token=1` →
+/// `https://x.org/a?…`). Anything else (a path, `C:\x`) is kept.
+fn without_secrets(arg: &str) -> String {
+    let Some((scheme, rest)) = arg.split_once(':') else {
+        return arg.to_owned();
+    };
+    let is_scheme = scheme.len() > 1
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !is_scheme {
+        return arg.to_owned();
+    }
+    let end = rest.find(['?', '#']).unwrap_or(rest.len());
+    let body = &rest[..end];
+    let body = match body.strip_prefix("//") {
+        Some(authority) => {
+            let host_end = authority.find('/').unwrap_or(authority.len());
+            match authority[..host_end].rfind('@') {
+                Some(at) => format!("//{}", &authority[at + 1..]),
+                None => body.to_owned(),
+            }
+        }
+        None => body.to_owned(),
+    };
+    let cut = if end < rest.len() { "?…" } else { "" };
+    format!("{scheme}:{body}{cut}")
+}
+
+/// A launch's arguments as the audit log keeps them: URLs without their
+/// secrets, each cut by [`audited`], at most [`AUDITED_ARGS`] of them and
+/// then how many there were.
+fn audited_args(args: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = args
+        .iter()
+        .take(AUDITED_ARGS)
+        .map(|a| audited(&without_secrets(a)))
+        .collect();
+    if args.len() > AUDITED_ARGS {
+        out.push(format!("… ({} arguments in all)", args.len()));
+    }
+    out
+}
+
 /// A running app.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunningApp {
@@ -95,10 +156,11 @@ impl Engine {
     ) -> Result<u32, EngineError> {
         let started = Instant::now();
         let mut audit_target = match &target {
-            LaunchTarget::Executable(p) => json!({"executable_path": p, "args": args.len()}),
-            LaunchTarget::AppId(id) => json!({"bundle_id": id, "args": args.len()}),
+            LaunchTarget::Executable(p) => json!({"executable_path": audited(p)}),
+            LaunchTarget::AppId(id) => json!({"bundle_id": audited(id)}),
         };
-        let result = match self
+        audit_target["args"] = json!(audited_args(&args));
+        let (program, result) = match self
             .input_granted(session)
             .and_then(|()| self.takeovers.require_input(&session.id))
         {
@@ -107,24 +169,30 @@ impl Engine {
                 self.exec
                     .run(move |desk| {
                         let tables = &desk.backend.policy.launch;
-                        let apps = desk
-                            .backend
-                            .apps
-                            .as_mut()
-                            .ok_or(EngineError::NotSupported {
+                        let Some(apps) = desk.backend.apps.as_mut() else {
+                            let none = EngineError::NotSupported {
                                 feature: "app.launch",
-                            })?;
-                        let plan = apps.resolve(&target, &args)?;
+                            };
+                            return (None, Err(none));
+                        };
+                        let plan = match apps.resolve(&target, &args) {
+                            Ok(plan) => plan,
+                            Err(e) => return (None, Err(e.into())),
+                        };
                         let allowed: Vec<_> =
                             allowed.iter().filter_map(|p| apps.file_id(p)).collect();
-                        crate::launch_policy::check(tables, &plan, &args, &allowed)?;
-                        Ok(apps.launch(&plan)?)
+                        let result = crate::launch_policy::check(tables, &plan, &args, &allowed)
+                            .and_then(|()| Ok(apps.launch(&plan)?));
+                        (Some(plan.program), result)
                     })
                     .await
-                    .and_then(|r| r)
+                    .unwrap_or_else(|e| (None, Err(e)))
             }
-            Err(e) => Err(e),
+            Err(e) => (None, Err(e)),
         };
+        if let Some(program) = &program {
+            audit_target["program"] = json!(audited(program));
+        }
         if let Ok(pid) = &result {
             audit_target["pid"] = json!(pid);
         }
@@ -206,5 +274,52 @@ impl Engine {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         tracing::info!(pid, "the launched app showed no window to activate");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strs(v: &[&str]) -> Vec<String> {
+        v.iter().map(|a| (*a).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_audit_keeps_a_launchs_arguments_without_url_secrets() {
+        assert_eq!(
+            audited_args(&strs(&[
+                r"C:\Users\me\report.txt",
+                "/tmp/a:b.txt",
+                "/gpu-launcher=cmd /c calc",
+                "https://u:pw@x.org/a/b?token=1#k",
+                "https://x.org/a@b",
+                "file:///C:/a.txt",
+                "mailto:p@x.org?subject=s",
+            ])),
+            strs(&[
+                r"C:\Users\me\report.txt",
+                "/tmp/a:b.txt",
+                "/gpu-launcher=cmd /c calc",
+                "https://x.org/a/b?…",
+                "https://x.org/a@b",
+                "file:///C:/a.txt",
+                "mailto:p@x.org?…",
+            ])
+        );
+    }
+
+    #[test]
+    fn the_audit_bounds_a_launchs_arguments() {
+        let long = "x".repeat(10_000);
+        let cut = audited(&long);
+        assert!(cut.starts_with(&"x".repeat(AUDITED_CHARS)), "{cut}");
+        assert!(cut.ends_with("… (10000 characters)"), "{cut}");
+        assert_eq!(audited("ü 日本"), "ü 日本");
+        let many: Vec<String> = (0..100).map(|i| format!("/tmp/{i}")).collect();
+        let kept = audited_args(&many);
+        assert_eq!(kept.len(), AUDITED_ARGS + 1);
+        assert_eq!(kept[AUDITED_ARGS - 1], "/tmp/15");
+        assert_eq!(kept[AUDITED_ARGS], "… (100 arguments in all)");
     }
 }

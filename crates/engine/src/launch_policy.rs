@@ -11,7 +11,7 @@
 //! programs are command runners and terminals is the backend's table
 //! ([`LaunchTables`]): they differ per OS.
 
-use crate::backend::{AppEntry, EntryArgs, FileId, LaunchPlan, LaunchTables};
+use crate::backend::{AppEntry, ArgumentStyle, EntryArgs, FileId, LaunchPlan, LaunchTables};
 use crate::error::EngineError;
 
 /// The file name of `path`, without a version suffix (`python3.11` →
@@ -62,30 +62,64 @@ fn refused(program: &str, why: &'static str) -> EngineError {
 /// mail, never a scheme an app runs (`macro:`, `javascript:`, `vnd.…`).
 const URL_SCHEMES: &[&str] = &["http", "https", "file", "ftp", "sftp", "smb", "mailto"];
 
+/// The URL schemes a Windows app may be given: pages, local files and mail
+/// (a Windows app hands other schemes to the shell, which runs their
+/// handlers).
+const WINDOWS_URL_SCHEMES: &[&str] = &["http", "https", "file", "mailto"];
+
+fn url_of(arg: &str, schemes: &[&str]) -> bool {
+    arg.split_once(':').is_some_and(|(scheme, rest)| {
+        !rest.is_empty() && schemes.contains(&scheme.to_ascii_lowercase().as_str())
+    })
+}
+
 /// Whether `arg` is a file or URL as a field code takes it: an absolute
 /// path, or a URL of a document scheme. Anything else may be read by the
 /// app as a command or an option (`-e`, vim's `+!cmd`, a bare name).
-fn file_or_url(arg: &str) -> bool {
+fn file_or_url(style: ArgumentStyle, arg: &str) -> bool {
     if arg.contains('\0') {
         return false;
     }
-    if arg.starts_with('/') {
-        return true;
+    match style {
+        ArgumentStyle::Unix => arg.starts_with('/') || url_of(arg, URL_SCHEMES),
+        ArgumentStyle::Windows => windows_file_or_url(arg),
     }
-    arg.split_once(':').is_some_and(|(scheme, rest)| {
-        !rest.is_empty() && URL_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str())
-    })
+}
+
+/// Windows: a drive path (`C:\x\y.txt`, `C:/x`) or a UNC path
+/// (`\\server\share\x`), or an http(s), file or mailto URL. Never a
+/// switch (`-x`, `--x`, `/x`: Chromium and Edge read `/gpu-launcher=…` as
+/// one), a relative name, a device path (`\\.\`, `\\?\`), nor anything
+/// with a control character, a quote or whitespace in a URL, which a
+/// program parsing its own command line could split into a switch.
+fn windows_file_or_url(arg: &str) -> bool {
+    if arg.chars().any(|c| c.is_control() || c == '"') {
+        return false;
+    }
+    let b = arg.as_bytes();
+    let drive = b.len() >= 4
+        && b[0].is_ascii_alphabetic()
+        && b[1] == b':'
+        && matches!(b[2], b'\\' | b'/')
+        && !matches!(b[3], b'\\' | b'/');
+    let unc =
+        arg.len() > 2 && arg.starts_with("\\\\") && !matches!(b[2], b'\\' | b'/' | b'.' | b'?');
+    if drive || unc {
+        // `<>|*?` are no file's name; a second colon is a stream.
+        return !arg[2..].contains(['<', '>', '|', '*', '?', ':']);
+    }
+    !arg.contains(char::is_whitespace) && url_of(arg, WINDOWS_URL_SCHEMES)
 }
 
 /// Whether `entry` accepts `args` from the caller: as many as its field
 /// code takes, each an absolute path or a document URL.
-fn accepts(entry: &AppEntry, args: &[String]) -> bool {
+fn accepts(style: ArgumentStyle, entry: &AppEntry, args: &[String]) -> bool {
     let fits = match entry.args {
         EntryArgs::None => args.is_empty(),
         EntryArgs::One => args.len() <= 1,
         EntryArgs::Many => true,
     };
-    fits && args.iter().all(|a| file_or_url(a))
+    fits && args.iter().all(|a| file_or_url(style, a))
 }
 
 /// Checks `plan`, started with the caller's `args`, against the policy
@@ -127,8 +161,15 @@ pub fn check(
         "its application entry runs it in a terminal (Terminal=true): it is a command-line program"
     } else if installed.is_empty() {
         "its application entry, or the program it runs, is in a place your account can change (your own data directory, or a file you own), so anything working in your apps could have written it: only the system's application entries make a program launchable"
-    } else if !installed.iter().any(|e| accepts(e, args)) {
-        "its application entry accepts only files and URLs (one for %f or %u, any for %F or %U): absolute paths or http(s), file, ftp, sftp, smb and mailto URLs, never options, and no arguments when its Exec line has no field code"
+    } else if !installed.iter().any(|e| accepts(tables.arguments, e, args)) {
+        match tables.arguments {
+            ArgumentStyle::Unix => {
+                "its application entry accepts only files and URLs (one for %f or %u, any for %F or %U): absolute paths or http(s), file, ftp, sftp, smb and mailto URLs, never options, and no arguments when its Exec line has no field code"
+            }
+            ArgumentStyle::Windows => {
+                "an installed app accepts only files and URLs: drive paths (C:\\...) or UNC paths (\\\\server\\share\\...) and http(s), file and mailto URLs, never options (-x, --x or /x)"
+            }
+        }
     } else {
         return Ok(());
     };
@@ -156,6 +197,7 @@ mod tests {
         terminals: &["xterm"],
         terminal_options_with_value: &["-T", "-geometry"],
         terminal_flags: &["-ls"],
+        arguments: ArgumentStyle::Unix,
     };
 
     fn strs(v: &[&str]) -> Vec<String> {
@@ -305,6 +347,70 @@ mod tests {
             ],
         );
         assert!(check_plan(&two, &[]).is_ok());
+    }
+
+    #[test]
+    fn windows_arguments_are_drive_or_unc_paths_and_urls_never_switches() {
+        let windows = LaunchTables {
+            arguments: ArgumentStyle::Windows,
+            ..TABLES
+        };
+        let edge = |args: &[&str]| {
+            plan(
+                r"C:\Program Files\Microsoft\Edge\msedge.exe",
+                args,
+                XCLOCK,
+                vec![entry("msedge", EntryArgs::Many, false)],
+            )
+        };
+        for good in [
+            &[r"C:\Users\me\Documents\report.txt"][..],
+            &["c:/users/me/a.png", r"\\server\share\b.pdf"],
+            &[r"C:\My Files\Report - Final.docx"],
+            &[
+                "https://example.org/a?b=c",
+                "HTTP://x.org",
+                "file:///C:/a.txt",
+            ],
+            &["mailto:p@example.org"],
+        ] {
+            let p = edge(good);
+            assert!(check(&windows, &p, &p.args, &[]).is_ok(), "{good:?}");
+        }
+        for bad in [
+            &[r"/gpu-launcher=C:\Windows\System32\cmd.exe /c calc"][..],
+            &[r"/browser-subprocess-path=C:\x\y.exe"],
+            &["--gpu-launcher=cmd"],
+            &["-new-window"],
+            &["/tmp/a.txt"],
+            &[r"\x\y.txt"],
+            &[r"C:x.txt"],
+            &[r"C:\"],
+            &["report.txt"],
+            &[r"\\.\pipe\x"],
+            &[r"\\?\C:\x.txt"],
+            &[r"C:\x.txt:stream"],
+            &[r"C:\x*.txt"],
+            &["C:\\a\"b"],
+            &["C:\\a\nb"],
+            &["https://x.org/ --gpu-launcher=cmd"],
+            &["ms-settings:privacy"],
+            &["javascript:alert(1)"],
+            &["ftp://x.org/a"],
+            &[""],
+        ] {
+            let p = edge(bad);
+            match check(&windows, &p, &p.args, &[]) {
+                Err(EngineError::LaunchRefused { why, .. }) => {
+                    assert!(why.contains("never options (-x, --x or /x)"), "{why}")
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        // The Unix rule is unchanged: `/…` is a file there, `C:\…` is not.
+        let p = edge(&["/tmp/a.txt"]);
+        assert!(check_plan(&p, &[]).is_ok());
+        refused_because(&edge(&[r"C:\a.txt"]), &[], "never options");
     }
 
     #[test]

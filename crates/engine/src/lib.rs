@@ -740,6 +740,7 @@ mod test_support {
             terminals: &["xterm"],
             terminal_options_with_value: &[],
             terminal_flags: &[],
+            arguments: crate::backend::ArgumentStyle::Unix,
         },
         paste: &[crate::Key::Control, crate::Key::Char('v')],
     };

@@ -10,11 +10,13 @@ user in the same desktop (tests/wine/wattack.c). The catalogue is
 | hide the frame in place | an empty window region, or a colour key of the frame's red, on the overlay | the next act is refused (`BUSY`, `frame`), the frame is drawn again, later acts work |
 | cover the frame | a topmost, click-through window over the four edges | the next act is refused (`BUSY`, `frame: covered`), the frame is raised over it |
 | dodge the terminal refusal | adds `WS_EX_TOOLWINDOW` to a refused console | the console still gets no click and no key |
+| launch through a switch or a writable folder | APP_LAUNCH of an installed app with `/gpu-launcher=…`-style switches; of a machine Start Menu shortcut to a program under `C:\\ProgramData`; of an HKLM App Paths entry `notes` naming a renamed copy of a shell (`cmdlike.exe`: `cmd.exe`'s version resource) | refused, nothing starts; a drive path argument reaches the app; the audit names the program and its arguments |
 | deafen the hand-back hook | sets a low-level mouse hook of its own and exits without removing it (Wine then calls no hook for the mouse) | deskhand notices its hook hears nothing while the pointer moves and sets it again: the person's click on Continue resumes, a click in place pauses |
 """
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -230,3 +232,109 @@ def test_a_mouse_hook_that_exits_does_not_leave_deskhand_deaf(win, client):
         poll(lambda: resumed(client), timeout=5, what="resumed again")
     finally:
         client.take_over(False)
+
+
+APP_PATHS = r"HKLM\Software\Microsoft\Windows\CurrentVersion\App Paths"
+MACHINE_START_MENU = r"C:\ProgramData\Microsoft\Windows\Start Menu\Programs"
+WINPUT = r"C:\deskhand-tests\winput.exe"
+NOTEPAD = r"C:\windows\system32\notepad.exe"
+CMDLIKE = r"C:\deskhand-tests\cmdlike.exe"
+
+
+def launch_refused(client, payload: dict, why: str) -> None:
+    msg = client.request("APP_LAUNCH", {"activate": False, **payload})
+    assert msg["type"] == "ERROR", (payload, msg)
+    assert why in msg["payload"]["message"], (payload, msg)
+
+
+def pids_of(win: WindowsDesktop, image: str) -> set[str]:
+    out = win.wine("tasklist", "/fo", "csv", "/nh")
+    return {line.split(",")[1].strip('"') for line in out.splitlines()
+            if line.lower().startswith(f'"{image.lower()}"')}
+
+
+def driving(win: WindowsDesktop, client) -> None:
+    """The agent holds the takeover, not paused: a pause the person left
+    (an earlier test's) they end with Continue."""
+    client.take_over()
+    if not resumed(client):
+        poll(lambda: win.pixel(456, CONTINUE_Y) == CONTINUE_GREEN, timeout=5,
+             what="the Continue button on screen")
+        win.person.real_click(640, CONTINUE_Y)
+        poll(lambda: resumed(client), timeout=5, what="the takeover resumed by Continue")
+
+
+def test_launch_switches_writable_folders_and_a_renamed_shell_start_nothing(win, win_daemon,
+                                                                          client):
+    driving(win, client)
+    try:
+        launch_attacks(win, win_daemon, client)
+    finally:
+        client.take_over(False)
+
+
+def launch_attacks(win: WindowsDesktop, win_daemon, client) -> None:
+    # An installer's App Paths entry (as administrator): notepad.
+    win.wine("reg", "add", APP_PATHS + r"\deskpad.exe", "/ve", "/t", "REG_SZ", "/d", NOTEPAD,
+             "/f")
+    before = pids_of(win, "notepad.exe")
+    # (a) Chromium and Edge read `/x` as a switch, as `-x` and `--x`.
+    for switch in (r"/gpu-launcher=C:\windows\system32\cmd.exe /c calc",
+                   r"/browser-subprocess-path=C:\windows\system32\cmd.exe",
+                   "--gpu-launcher=cmd", "-new-window", "/tmp/a.txt"):
+        launch_refused(client, {"bundle_id": "deskpad", "args": [switch]}, "never options")
+    # (b) A program under ProgramData (every account may write there),
+    # from a shortcut in the machine's Start Menu.
+    (win.prefix / "drive_c" / "ProgramData" / "Tools").mkdir(exist_ok=True)
+    win.wine("cmd", "/c", "copy", "/y", NOTEPAD, r"C:\ProgramData\Tools\viewer.exe")
+    win.wine(WINPUT, "shortcut", MACHINE_START_MENU + r"\Viewer.lnk",
+             r"C:\ProgramData\Tools\viewer.exe")
+    launch_refused(client, {"bundle_id": "Viewer"}, "your account can change")
+    launch_refused(client, {"executable_path": r"C:\ProgramData\Tools\viewer.exe"},
+                   "your account can change")
+    # (d) A renamed cmd.exe, in the system's program folder, registered by
+    # an installer as `notes`: its version resource still says Cmd.Exe
+    # (cmdlike.exe: Wine's own cmd.exe has no version resource).
+    notes_dir = win.prefix / "drive_c" / "Program Files" / "Notes"
+    notes_dir.mkdir(exist_ok=True)
+    ran = notes_dir / "ran.txt"
+    ran.unlink(missing_ok=True)
+    win.wine("cmd", "/c", "copy", "/y", CMDLIKE, r"C:\Program Files\Notes\notes.exe")
+    win.wine("reg", "add", APP_PATHS + r"\notes.exe", "/ve", "/t", "REG_SZ", "/d",
+             r"C:\Program Files\Notes\notes.exe", "/f")
+    launch_refused(client, {"bundle_id": "notes"}, "runs commands")
+    launch_refused(client, {"executable_path": r"C:\Program Files\Notes\notes.exe"},
+                   "runs commands")
+    time.sleep(1)
+    assert pids_of(win, "viewer.exe") == set() and pids_of(win, "notes.exe") == set()
+    assert pids_of(win, "notepad.exe") == before, "nothing started"
+    assert not ran.exists(), "the renamed shell ran"
+    # Started by hand, the stand-in does run (the check above can fail).
+    win.wine(r"C:\Program Files\Notes\notes.exe")
+    assert ran.read_text().strip() == "ran"
+    # A file by its drive path reaches the app: notepad opens it.
+    (win.prefix / "drive_c" / "ProgramData" / "report.txt").write_text("written\r\n")
+    ack = client.call("APP_LAUNCH", {"bundle_id": "deskpad", "activate": False,
+                                     "args": [r"C:\ProgramData\report.txt"]}, expect="ACK")
+
+    def titled():
+        windows = client.call("WINDOW_LIST_REQUEST", {}, expect="WINDOW_LIST_RESPONSE")["windows"]
+        return [w for w in windows if w.get("pid") == ack["pid"]
+                and "report" in w.get("title", "").lower()]
+
+    try:
+        poll(titled, timeout=20, what="notepad showing report.txt")
+    finally:
+        win.wine("taskkill", "/f", "/pid", str(ack["pid"]))
+    # The audit names the program and the arguments of each launch.
+    launches = [json.loads(line) for line in win_daemon.audit_log.read_text().splitlines()
+                if '"app.launch"' in line]
+    last = launches[-1]["target"]
+    assert last["program"].lower() == NOTEPAD.lower(), last
+    assert last["args"] == [r"C:\ProgramData\report.txt"], last
+    # (Refusals in a row after the first are counted in one record.)
+    refused = next(r for r in launches if r["target"].get("bundle_id") == "deskpad")
+    assert refused["outcome"] == "capability_not_granted", refused
+    assert refused["target"]["program"].lower() == NOTEPAD.lower(), refused
+    assert refused["target"]["args"] == [
+        r"/gpu-launcher=C:\windows\system32\cmd.exe /c calc"], refused

@@ -5,9 +5,13 @@
 //! installer, as administrator) makes it launchable; one under
 //! `HKEY_CURRENT_USER` (the person's account, or anything working in it,
 //! could have written it) only names it, as does any entry naming a
-//! program in the person's own directories (profile, application data,
-//! temporary files). Start Menu shortcuts count the same way
-//! (`shortcuts.rs`): the machine's launch, the person's only name.
+//! program in a folder the person's account can write (anywhere but the
+//! system's program folders, and there `%ProgramData%`, the person's own
+//! folders and the Windows folder's writable ones: see
+//! [`crate::launch::in_writable_folder`]). Start Menu shortcuts count the
+//! same way (`shortcuts.rs`): the machine's launch, the person's only
+//! name. A program's version resource names it too: a renamed copy of
+//! `cmd.exe` still goes by `cmd` (`version.rs`).
 
 use std::os::windows::io::AsRawHandle;
 use std::os::windows::process::CommandExt;
@@ -24,7 +28,10 @@ use windows::Win32::System::Diagnostics::ToolHelp::{
 use windows_registry::{CURRENT_USER, Key, LOCAL_MACHINE};
 
 use super::window_list::image_of;
-use crate::launch::{aliases, app_path, file_name, inside_any, is_absolute, program_name};
+use crate::launch::{
+    WRITABLE_UNDER_SYSTEM_ROOT, aliases, app_path, file_name, in_writable_folder, is_absolute,
+    program_name,
+};
 
 const APP_PATHS: &str = r"Software\Microsoft\Windows\CurrentVersion\App Paths";
 
@@ -73,12 +80,45 @@ fn registered() -> Vec<Registered> {
     out
 }
 
-/// The person's own directories: a program there is theirs to replace.
-fn persons_dirs() -> Vec<String> {
-    ["USERPROFILE", "APPDATA", "LOCALAPPDATA", "TEMP", "TMP"]
-        .iter()
-        .filter_map(|v| std::env::var(v).ok())
-        .collect()
+/// The system's program folders, from the environment.
+fn installed_dirs() -> Vec<String> {
+    [
+        "ProgramFiles",
+        "ProgramFiles(x86)",
+        "ProgramW6432",
+        "SystemRoot",
+    ]
+    .iter()
+    .filter_map(|v| std::env::var(v).ok())
+    .collect()
+}
+
+/// The folders inside the system's that the person's account can write:
+/// their own (profile, application data, temporary files), the shared
+/// ones every account writes (`%ProgramData%`, `%PUBLIC%`), and the
+/// Windows folder's writable ones.
+fn writable_dirs() -> Vec<String> {
+    let mut dirs: Vec<String> = [
+        "USERPROFILE",
+        "APPDATA",
+        "LOCALAPPDATA",
+        "TEMP",
+        "TMP",
+        "ProgramData",
+        "ALLUSERSPROFILE",
+        "PUBLIC",
+    ]
+    .iter()
+    .filter_map(|v| std::env::var(v).ok())
+    .collect();
+    if let Ok(root) = std::env::var("SystemRoot") {
+        dirs.extend(
+            WRITABLE_UNDER_SYSTEM_ROOT
+                .iter()
+                .map(|d| format!(r"{}\{d}", root.trim_end_matches(['\\', '/']))),
+        );
+    }
+    dirs
 }
 
 fn entry_of(r: &Registered) -> AppEntry {
@@ -88,9 +128,23 @@ fn entry_of(r: &Registered) -> AppEntry {
         categories: Vec::new(),
         args: EntryArgs::Many,
         // An entry the person's account could write, or one naming a
-        // program in their own directories, launches nothing.
-        user_writable: r.user_writable || inside_any(&r.program, &persons_dirs()),
+        // program in a folder it can write, launches nothing.
+        user_writable: r.user_writable
+            || in_writable_folder(&r.program, &installed_dirs(), &writable_dirs()),
     }
+}
+
+/// Every name a launch of `program` runs under: its own and its opener's
+/// ([`aliases`]), and the names its version resource gives its file.
+fn names_of(program: &str) -> Vec<String> {
+    let mut names = aliases(program);
+    for original in super::version::original_names(program) {
+        let name = program_name(&original);
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
 }
 
 /// The identity of the file at `path`: its volume's serial number and its
@@ -184,7 +238,7 @@ impl Apps for WinApps {
         let file = file_id_of(&program);
         Ok(LaunchPlan {
             target: target.clone(),
-            aliases: aliases(&program),
+            aliases: names_of(&program),
             entries: entries_naming(file),
             program,
             args: args.to_vec(),

@@ -14,6 +14,7 @@ mod shortcuts;
 #[cfg(test)]
 mod tests;
 mod uia;
+mod version;
 mod watcher;
 pub(crate) mod window_list;
 pub(crate) use window_list::image_of;
