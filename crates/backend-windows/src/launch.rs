@@ -185,9 +185,13 @@ pub const WRITABLE_UNDER_SYSTEM_ROOT: &[&str] = &[
 /// account make folders and files. Inside them, `writable` (the person's
 /// own folders, `%ProgramData%`, `%PUBLIC%`, the folders of
 /// [`WRITABLE_UNDER_SYSTEM_ROOT`]) still are. With no `installed` folder
-/// known, every program is.
+/// known, every program is; so is a path with a `.` or `..` part (`C:\Program
+/// Files\..\Tools\x.exe` is not in Program Files).
 pub fn in_writable_folder(path: &str, installed: &[String], writable: &[String]) -> bool {
-    !inside_any(path, installed) || inside_any(path, writable)
+    let dotted = path
+        .split(['\\', '/'])
+        .any(|part| matches!(part.trim_end(), "." | ".."));
+    dotted || !inside_any(path, installed) || inside_any(path, writable)
 }
 
 #[cfg(test)]
@@ -298,6 +302,9 @@ mod tests {
             r"C:\Windows\Temp\x.exe",
             r"C:\Windows\System32\Tasks\x.exe",
             r"C:\Program Files Evil\x.exe",
+            r"C:\Program Files\..\Tools\x.exe",
+            r"C:\Windows\System32\.\..\..\ProgramData\x.exe",
+            r"C:/Program Files/.. /Tools/x.exe",
         ] {
             assert!(writes(theirs), "{theirs}");
         }
