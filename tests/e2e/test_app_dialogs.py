@@ -37,8 +37,9 @@ def start_asking_app(display: str, bus: str, tmp_path, timeout_s: int = 60) -> D
 
 
 def dialog(display: str):
-    """The open dialog's rectangle, once it shows."""
-    wid = poll(lambda: find(display, "--name", "^deskhand: your answer$"), timeout=20,
+    """The open dialog's rectangle, once it shows (the first WebKit window
+    of a cold machine under load has taken over 20 s to map)."""
+    wid = poll(lambda: find(display, "--name", "^deskhand: your answer$"), timeout=45,
                what="the consent dialog")
     rect = window_rect(display, wid)
     assert (rect.w, rect.h) == (440, 520), rect
