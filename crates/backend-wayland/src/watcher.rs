@@ -121,9 +121,13 @@ impl LastInput {
         }
     }
 
-    /// Whether deskhand's event is on its way (the watcher reads fast).
+    /// Whether deskhand's event is on its way (the watcher reads fast),
+    /// for at most [`MARGIN`]: an event that made none (a move to where
+    /// the pointer was) is not waited for longer.
     fn awaited(&self) -> bool {
-        self.ledger.lock().is_ok_and(|t| t.pending.is_some())
+        self.ledger
+            .lock()
+            .is_ok_and(|t| t.pending.is_some_and(|sent| sent.elapsed() <= MARGIN))
     }
 
     /// Whether a watcher reads the idle monitor.
