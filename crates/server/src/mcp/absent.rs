@@ -7,14 +7,14 @@ use std::borrow::Cow;
 
 use deskhand_protocol::ErrorCode;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use super::envelope::Fail;
-use super::{INSTRUCTIONS, tools};
+use super::{INSTRUCTIONS, server_config, tool_list, tool_named};
 
 /// The server that answers every call with `why`.
 struct Absent {
@@ -23,9 +23,7 @@ struct Absent {
 
 impl ServerHandler for Absent {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("deskhand", env!("CARGO_PKG_VERSION")))
-            .with_instructions(format!("{INSTRUCTIONS}\n\nNot connected: {}", self.why))
+        server_config(format!("{INSTRUCTIONS}\n\nNot connected: {}", self.why))
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -37,11 +35,11 @@ impl ServerHandler for Absent {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools().to_vec()))
+        Ok(tool_list())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tools().iter().find(|t| t.name == name).cloned()
+        tool_named(name)
     }
 
     async fn call_tool(

@@ -341,6 +341,13 @@ fn args<T: DeserializeOwned>(arguments: Option<rmcp::model::JsonObject>) -> Resu
 
 /// Every tool's definition, built once: rmcp asks for a tool's schema on
 /// every stateless call (to check `Mcp-Param-*` headers).
+/// What `initialize` answers: deskhand, its tools, these instructions.
+fn server_config(instructions: String) -> ServerConfig {
+    ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        .with_server_info(Implementation::new("deskhand", env!("CARGO_PKG_VERSION")))
+        .with_instructions(instructions)
+}
+
 /// The MCP revisions deskhand speaks.
 fn protocol_versions() -> Cow<'static, [ProtocolVersion]> {
     Cow::Borrowed(&[
@@ -348,6 +355,16 @@ fn protocol_versions() -> Cow<'static, [ProtocolVersion]> {
         ProtocolVersion::V_2025_11_25,
         ProtocolVersion::V_2025_06_18,
     ])
+}
+
+/// Every tool, as `tools/list` answers.
+fn tool_list() -> ListToolsResult {
+    ListToolsResult::with_all_items(tools().to_vec())
+}
+
+/// The tool called `name`.
+fn tool_named(name: &str) -> Option<Tool> {
+    tools().iter().find(|t| t.name == name).cloned()
 }
 
 fn tools() -> &'static [Tool] {
@@ -407,12 +424,10 @@ impl McpServer {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("deskhand", env!("CARGO_PKG_VERSION")))
-            .with_instructions(match &self.shared().desktop_note {
-                Some(note) => format!("{INSTRUCTIONS}\n\n{note}"),
-                None => INSTRUCTIONS.to_owned(),
-            })
+        server_config(match &self.shared().desktop_note {
+            Some(note) => format!("{INSTRUCTIONS}\n\n{note}"),
+            None => INSTRUCTIONS.to_owned(),
+        })
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -424,11 +439,11 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools().to_vec()))
+        Ok(tool_list())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tools().iter().find(|t| t.name == name).cloned()
+        tool_named(name)
     }
 
     async fn call_tool(
