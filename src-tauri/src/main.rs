@@ -7,6 +7,7 @@
 mod activity;
 mod doctor_panel;
 mod logs;
+mod menu;
 mod panels;
 mod questions;
 mod settings_panel;
@@ -43,8 +44,9 @@ struct AppArgs {
 /// The daemon while the app runs.
 struct Running(Mutex<Option<Daemon>>);
 
-/// Managed once the tray icon shows: closing windows never ends the app.
-struct TrayShown;
+/// Managed once deskhand's menu shows (the tray's, the top bar's or the
+/// main window's): closing windows never ends the app.
+struct MenuShown;
 
 fn main() -> anyhow::Result<()> {
     let args = AppArgs::parse();
@@ -87,20 +89,33 @@ fn main() -> anyhow::Result<()> {
             activity::activity,
             activity::session_end,
             activity::activity_thumbnail,
-            panels::open_panel
+            panels::open_panel,
+            menu::menu_status,
+            menu::menu_choose
         ])
+        .on_window_event(|window, event| {
+            // The main window stands in for the menu: closing hides it
+            // (a second start shows it again; Quit quits).
+            if let tauri::WindowEvent::CloseRequested { api, .. } = event
+                && window.label() == "main"
+            {
+                api.prevent_close();
+                if let Err(e) = window.hide() {
+                    tracing::warn!(error = %e, "the main window could not hide");
+                }
+            }
+        })
         .setup(move |app| {
             setup(app.handle(), args).map_err(|e| -> Box<dyn std::error::Error> { e.into() })
         })
         .build(tauri::generate_context!())?;
     app.run(|app, event| match event {
         // The last window closed (a consent dialog denied or timed out,
-        // Settings closed): the tray icon stays and so does deskhand.
-        // Only Quit, a signal or the end of the session stop it; without
-        // a tray host the main window stands in for the icon.
+        // Settings closed): the menu stays and so does deskhand. Only
+        // Quit, a signal or the end of the session stop it.
         RunEvent::ExitRequested {
             code: None, api, ..
-        } if app.try_state::<TrayShown>().is_some() => api.prevent_exit(),
+        } if app.try_state::<MenuShown>().is_some() => api.prevent_exit(),
         RunEvent::Exit => stop(app),
         _ => {}
     });
@@ -150,27 +165,48 @@ fn setup(app: &AppHandle, args: AppArgs) -> anyhow::Result<()> {
     app.manage(questions.clone());
     tauri::async_runtime::spawn(questions::follow(app.clone(), questions));
     engine.set_person_present(true);
-    let tray = match tauri::async_runtime::block_on(tray_host(&desktop)) {
-        Ok(()) => {
-            let tray = tray::build(app, engine.clone())?;
-            app.manage(TrayShown);
-            Some(tray)
-        }
-        Err(why) => {
-            tracing::warn!(%why, "no tray host: opening the main window instead");
-            panels::open_main_window(app, &why)?;
-            None
-        }
-    };
+    app.manage(menu::MainWindow {
+        engine: engine.clone(),
+        tracker: tracker.clone(),
+    });
+    let place = show_menu(app, &desktop, &engine)?;
+    app.manage(MenuShown);
+    if let Ok(t) = tracker.lock() {
+        place.show(&t, &engine);
+    }
+    let shown = engine.clone();
     tauri::async_runtime::spawn(status::follow(engine, tracker, move |t| {
-        if let Some(tray) = &tray {
-            tray.show(t);
-        }
+        place.show(t, &shown);
     }));
     if let Some(panel) = args.open {
         panels::open(app, panel)?;
     }
     Ok(())
+}
+
+/// deskhand's menu where the person will find it: the tray icon where a
+/// tray host runs, else GNOME's top bar where deskhand's extension draws
+/// it, else the main window.
+fn show_menu(
+    app: &AppHandle,
+    desktop: &deskhand_platform::DesktopId,
+    engine: &Arc<deskhand_engine::Engine>,
+) -> anyhow::Result<menu::Place<tauri::Wry>> {
+    let why = match tauri::async_runtime::block_on(tray_host(desktop)) {
+        Ok(()) => return Ok(menu::Place::Tray(tray::build(app, engine.clone())?)),
+        Err(why) => why,
+    };
+    if let Some(place) = engine.status_place() {
+        tracing::info!(%why, "no tray host: deskhand's menu is in GNOME's top bar");
+        return Ok(menu::Place::TopBar(menu::top_bar(
+            app,
+            place,
+            engine.clone(),
+        )));
+    }
+    tracing::warn!(%why, "no tray host: the main window is deskhand's menu");
+    panels::open_main_window(app, &why)?;
+    Ok(menu::Place::MainWindow)
 }
 
 /// What the Settings, Doctor and Activity windows read and change.
@@ -202,7 +238,7 @@ async fn tray_host(desktop: &deskhand_platform::DesktopId) -> Result<(), String>
     match deskhand_platform::tray_present(desktop) {
         Ok(true) => Ok(()),
         Ok(false) => Err(format!(
-            "No system tray runs here (no StatusNotifierItem host, no XEmbed tray on {desktop}): deskhand runs, and this window stands in for its tray icon. Closing it quits deskhand."
+            "No system tray runs here (no StatusNotifierItem host, no XEmbed tray on {desktop}), so this window is deskhand's menu. Closing it hides it: start deskhand again from your applications to bring it back."
         )),
         Err(e) => Err(format!("The system tray could not be looked for: {e}")),
     }

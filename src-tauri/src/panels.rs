@@ -49,13 +49,6 @@ impl Panel {
             Self::Activity => (760.0, 640.0),
         }
     }
-
-    /// The panel a tray menu item opens.
-    pub fn of_menu_item(id: &str) -> Option<Self> {
-        [Self::Settings, Self::Doctor, Self::Activity]
-            .into_iter()
-            .find(|p| p.label() == id)
-    }
 }
 
 /// Why a window's command did nothing (the page shows the message).
@@ -120,7 +113,7 @@ pub fn open_panel<R: Runtime>(app: AppHandle<R>, panel: Panel) -> Result<(), Pan
 /// Opens the main window saying `why` (no tray host, or a second start).
 pub fn open_main_window<R: Runtime>(app: &AppHandle<R>, why: &str) -> tauri::Result<()> {
     let page = format!("index.html#{}", encode(why));
-    show_or_build(app, "main", &page, "deskhand", (480.0, 240.0))
+    show_or_build(app, "main", &page, "deskhand", (520.0, 400.0))
 }
 
 fn show_or_build<R: Runtime>(
@@ -189,11 +182,5 @@ mod tests {
     #[test]
     fn reasons_are_escaped_for_the_fragment() {
         assert_eq!(encode("no tray: ok"), "no%20tray%3A%20ok");
-    }
-
-    #[test]
-    fn menu_items_name_their_panels() {
-        assert_eq!(Panel::of_menu_item("doctor"), Some(Panel::Doctor));
-        assert_eq!(Panel::of_menu_item("quit"), None);
     }
 }

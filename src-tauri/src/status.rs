@@ -23,6 +23,16 @@ pub enum Status {
 }
 
 impl Status {
+    /// The state's name for the top bar (its dot's colour).
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::Paused => "paused",
+            Self::Takeover => "takeover",
+            Self::Connected => "connected",
+            Self::Idle => "idle",
+        }
+    }
+
     /// The status line of the menu.
     pub fn line(self, sessions: usize) -> String {
         match self {
@@ -98,7 +108,9 @@ impl Tracker {
     pub fn status(&self) -> Status {
         let live = |s: &String| self.sessions.contains_key(s);
         let mut takeovers = self.takeovers.iter().filter(|(s, _)| live(s));
-        if takeovers.clone().any(|(_, (_, paused))| *paused) {
+        // A takeover that ended (Stop all agents) may still read paused:
+        // only one that is on waits for Continue.
+        if takeovers.clone().any(|(_, (on, paused))| *on && *paused) {
             Status::Paused
         } else if takeovers.any(|(_, (on, _))| *on) {
             Status::Takeover
@@ -169,6 +181,11 @@ mod tests {
         t.take(&started("b"));
         t.take(&state("a", true, true));
         assert_eq!(t.status(), Status::Paused, "a pause wins over the rest");
+        t.take(&state("b", false, true));
+        assert_eq!(t.status(), Status::Paused, "an ended takeover is no pause");
+        t.take(&state("a", false, true));
+        assert_eq!(t.status(), Status::Connected, "Stop all agents ended both");
+        t.take(&state("a", true, true));
         assert_eq!(t.status().line(t.sessions()), Status::Paused.line(2));
         t.take(&TakeoverEvent::SessionEnded {
             session: "a".into(),

@@ -1,20 +1,17 @@
-//! The tray icon: one icon per state, and a menu with the status line,
-//! "Pause agents" (the person holds the desktop until Continue), "Stop
-//! all agents" (the kill switch), the Settings, Doctor and Activity
-//! windows, and Quit. Nothing in the menu resumes an
-//! agent: an agent could click it; only Continue, which takes a real
-//! mouse click, does. Where no tray host runs, the main window opens
-//! instead and says why.
+//! The tray icon: one icon per state, and a menu with the status line
+//! and deskhand's menu items (`menu`: Pause agents, Stop all agents, the
+//! Settings, Doctor and Activity windows, Quit).
 
 use std::sync::Arc;
 
 use deskhand_engine::Engine;
+use deskhand_engine::backend::MenuChoice;
 use tauri::image::Image;
-use tauri::menu::{Menu, MenuEvent, MenuItem, PredefinedMenuItem};
+use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
 use tauri::{AppHandle, Runtime};
 
-use crate::panels::{self, Panel};
+use crate::menu;
 use crate::status::{Status, Tracker};
 
 const IDLE: &[u8] = include_bytes!("../../assets/icons/tray-idle.png");
@@ -40,53 +37,29 @@ fn icon_of(status: Status) -> &'static [u8] {
 /// Builds the tray icon and its menu; menu clicks act on `engine`.
 pub fn build<R: Runtime>(app: &AppHandle<R>, engine: Arc<Engine>) -> tauri::Result<Tray<R>> {
     let status = MenuItem::with_id(app, "status", Status::Idle.line(0), false, None::<&str>)?;
-    let pause = MenuItem::with_id(app, "pause", "Pause agents", true, None::<&str>)?;
-    let stop = MenuItem::with_id(app, "stop", "Stop all agents", true, None::<&str>)?;
-    let settings = MenuItem::with_id(app, "settings", "Settings…", true, None::<&str>)?;
-    let doctor = MenuItem::with_id(app, "doctor", "Doctor…", true, None::<&str>)?;
-    let activity = MenuItem::with_id(app, "activity", "Activity…", true, None::<&str>)?;
-    let quit = MenuItem::with_id(app, "quit", "Quit deskhand", true, None::<&str>)?;
     let separator = PredefinedMenuItem::separator(app)?;
-    let menu = Menu::with_items(
-        app,
-        &[
-            &status, &separator, &pause, &stop, &settings, &doctor, &activity, &quit,
-        ],
-    )?;
+    let menu = Menu::with_items(app, &[&status, &separator])?;
+    for choice in MenuChoice::ALL {
+        menu.append(&MenuItem::with_id(
+            app,
+            choice.id(),
+            choice.label(),
+            true,
+            None::<&str>,
+        )?)?;
+    }
     let icon = TrayIconBuilder::with_id("deskhand")
         .icon(Image::from_bytes(IDLE)?)
         .tooltip("deskhand")
         .menu(&menu)
         .show_menu_on_left_click(true)
-        .on_menu_event(move |app, event| on_menu(app, &event, &engine))
+        .on_menu_event(move |app, event| {
+            if let Some(choice) = MenuChoice::of_id(event.id().as_ref()) {
+                menu::choose(app, choice, &engine, "the tray menu");
+            }
+        })
         .build(app)?;
     Ok(Tray { icon, status })
-}
-
-fn on_menu<R: Runtime>(app: &AppHandle<R>, event: &MenuEvent, engine: &Arc<Engine>) {
-    match event.id().as_ref() {
-        "pause" => {
-            tracing::warn!("the person chose Pause agents in the tray menu");
-            let engine = engine.clone();
-            tauri::async_runtime::spawn(async move { engine.pause_agents().await });
-        }
-        "stop" => {
-            tracing::warn!("the person chose Stop all agents in the tray menu");
-            let engine = engine.clone();
-            tauri::async_runtime::spawn(async move { engine.kill_switch().await });
-        }
-        "quit" => {
-            tracing::info!("the person chose Quit in the tray menu");
-            app.exit(0);
-        }
-        other => {
-            if let Some(panel) = Panel::of_menu_item(other)
-                && let Err(e) = panels::open(app, panel)
-            {
-                tracing::warn!(error = %e, ?panel, "the window could not open");
-            }
-        }
-    }
 }
 
 impl<R: Runtime> Tray<R> {

@@ -18,7 +18,7 @@ import pytest
 
 from daemon import Daemon, kill_tree
 from desktop import attach, start
-from xhelpers import REPO, poll, require, run, window_rect
+from xhelpers import REPO, close_window, poll, require, run, window_rect
 
 APP = os.environ.get("DESKHAND_APP_BIN", str(REPO / "target" / "debug" / "deskhand-app"))
 
@@ -195,18 +195,28 @@ def menu_item(display: str, panel: str, which: str) -> None:
     poll(lambda: menu_window(display) is None, timeout=5, what="the menu to close")
 
 
-def test_without_a_tray_host_the_main_window_says_why(xvfb, bus, tmp_path):
+def test_without_a_tray_host_the_main_window_says_why_and_closing_it_hides_it(xvfb, bus,
+                                                                            tmp_path):
+    """The main window stands in for the tray's menu: closing it hides it
+    and deskhand goes on; a second start shows it again."""
     app = start_app(xvfb.name, bus, tmp_path)
     try:
-        poll(lambda: find(xvfb.name, "--name", "^deskhand$"), timeout=20,
-             what="the main window")
+        main = poll(lambda: find(xvfb.name, "--name", "^deskhand$"), timeout=20,
+                    what="the main window")
         assert "no XEmbed tray" in app.stderr_tail(), app.stderr_tail()
+        close_window(xvfb.name, main)
+        poll(lambda: find(xvfb.name, "--name", "^deskhand$") is None, timeout=10,
+             what="the main window hidden")
+        assert app.proc.poll() is None, "closing the main window does not quit"
+        app.client(takeover=False).close()
         second = subprocess.run([app_binary(), "--display", xvfb.name, "--listen", "127.0.0.1:0"],
                                 env=second_start_env(app, bus), capture_output=True, timeout=30)
         assert second.returncode == 0, second.stderr.decode()[-2000:]
         assert second.stdout == b"", "the second start served nothing"
         assert "already running" in app.stderr_tail(), app.stderr_tail()
         assert app.proc.poll() is None, "the first app keeps running"
+        poll(lambda: find(xvfb.name, "--name", "^deskhand$"), timeout=10,
+             what="the main window shown again by the second start")
     finally:
         assert app.terminate() == 0, app.stderr_tail()
     assert not app.connection_file.exists(), "SIGTERM cleans up as Quit does"

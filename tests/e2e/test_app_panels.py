@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -441,3 +442,25 @@ async def relayed_before_and_after(relay, between) -> None:
         await asyncio.to_thread(between)
         await s.call("list_windows")
         await s.end()
+
+
+def test_without_a_tray_the_main_window_is_deskhands_menu(xvfb, bus):  # noqa: F811
+    """No tray host and no top bar: the main window shows the status and
+    each agent, and its items do what the tray's do."""
+    with DrivenApp(xvfb.name, bus, "activity") as app:
+        c = app.client(hello_ack={"client": "main window agent"})
+        assert c.takeover_state and c.takeover_state["on"], c.takeover_state
+        d = app.driver
+        d.switch_to_title("deskhand")
+        d.wait_text("#line", lambda t: t == "An agent is using the desktop", what="the status")
+        d.wait_text("#sessions", lambda t: "main window agent (wire): using the desktop" in t,
+                    what="the agent in the list")
+        d.click("#item-stop")
+        deadline = time.monotonic() + 10
+        while (state := c.pushed_state(timeout=max(0.1, deadline - time.monotonic())))["on"]:
+            pass  # the takeover's own pushes come first
+        assert state["reason"] == "kill_switch", state
+        d.wait_text("#line", lambda t: t == "1 agent connected", what="the status after Stop")
+        d.click("#item-doctor")
+        d.switch_to_title("deskhand doctor")
+        c.close()

@@ -589,25 +589,33 @@ def dialog_words(gnome: GnomeDesktop) -> str | None:
     return done.stdout if done.returncode == 0 and "To stop it" in done.stdout else None
 
 
-def test_the_tray_app_asks_the_person_in_a_wayland_dialog(gnome, served):
-    """The tray app in the GNOME session (no tray host there: its window
-    stands in): an agent's takeover opens the consent dialog as a Wayland
-    window, and the person's clicks tick the takeover box and Allow it."""
+def start_app(gnome: GnomeDesktop, served, *args: str):
+    """The tray app in the GNOME session, in place of `served`, with the
+    portal's dialogs answered."""
     from daemon import Daemon
     from test_app import APP
-    from test_app_dialogs import ALLOW, TAKEOVER_BOX
 
     served.kill()
     settings = Path(scratch_dir("wl-app-")) / "settings.toml"
     settings.write_text("consent_timeout_s = 60\n")
-    app = Daemon("--settings", str(settings), command=[APP],
+    app = Daemon("--settings", str(settings), *args, command=[APP],
                  env=dict(gnome.env(), XDG_STATE_HOME=str(gnome.home / ".local/state")))
-    try:
-        # The screencast's grant is restored; input is asked again.
+    # The screencast's grant may be restored; input is asked again.
+    answered = gnome.answer_portal("share")
+    if answered.get("dialog") == "Screen Share":
         answered = gnome.answer_portal("share")
-        if answered.get("dialog") == "Screen Share":
-            answered = gnome.answer_portal("share")
-        assert answered.get("dialog") == "Remote desktop", answered
+    assert answered.get("dialog") == "Remote desktop", (answered, app.stderr_tail())
+    return app
+
+
+def test_the_tray_app_asks_the_person_in_a_wayland_dialog(gnome, served):
+    """The tray app in the GNOME session: an agent's takeover opens the
+    consent dialog as a Wayland window, and the person's clicks tick the
+    takeover box and Allow it."""
+    from test_app_dialogs import ALLOW, TAKEOVER_BOX
+
+    app = start_app(gnome, served)
+    try:
         c = app.client(takeover=False, hello_ack={"client": "wayland dialog agent"})
         mid = c.send("TAKEOVER_REQUEST", {"on": True})
         placed(gnome, "deskhand: your answer")
@@ -626,3 +634,54 @@ def test_the_tray_app_asks_the_person_in_a_wayland_dialog(gnome, served):
         c.close()
     finally:
         assert app.terminate() == 0, app.stderr_tail()
+
+
+def open_top_bar_menu(gnome: GnomeDesktop) -> dict:
+    """The person clicks deskhand's button in the top bar: its menu, open."""
+    bar = poll(gnome.status_menu, timeout=20, what="deskhand's menu in the top bar")
+    r = bar["rect"]
+    gnome.person.real_click(r["x"] + r["width"] // 2, r["y"] + r["height"] // 2)
+    return poll(lambda: (m := gnome.status_menu()) and m["open"] and m["items"] and m,
+                timeout=10, what="the top bar's menu open")
+
+
+def choose_in_top_bar(gnome: GnomeDesktop, label: str) -> None:
+    item = next(i for i in open_top_bar_menu(gnome)["items"] if i["label"] == label)
+    r = item["rect"]
+    gnome.person.real_click(r["x"] + r["width"] // 2, r["y"] + r["height"] // 2)
+
+
+def test_the_tray_apps_menu_is_in_gnomes_top_bar(gnome, served):
+    """GNOME runs no tray host: the app's menu is in the top bar, drawn by
+    deskhand's extension, with the status and each agent; the person's
+    Stop all agents there ends a takeover, and Settings… opens Settings."""
+    consent = Path(scratch_dir("wl-app-")) / "consent.json"
+    consent.write_text('{"input": true}')
+    app = start_app(gnome, served, "--consent", str(consent))
+    try:
+        bar = poll(gnome.status_menu, timeout=20, what="deskhand's menu in the top bar")
+        assert bar["name"] == "deskhand: No agent connected", bar
+        assert not any(w["title"] == "deskhand" for w in gnome.windows()), \
+            "no stand-in window where the top bar holds the menu"
+        c = app.client(hello_ack={"client": "top bar agent"})
+        assert c.takeover_state and c.takeover_state["on"], c.takeover_state
+        poll(lambda: gnome.status_menu()["name"] == "deskhand: An agent is using the desktop",
+             timeout=10, what="the status of the takeover in the top bar")
+        # The person's click on the top bar is their input: it pauses.
+        labels = [i["label"] for i in open_top_bar_menu(gnome)["items"]]
+        assert any(l.startswith("top bar agent (wire): ") for l in labels), labels
+        gnome.person.key("Escape")
+        choose_in_top_bar(gnome, "Stop all agents")
+        deadline = time.monotonic() + 10
+        while (state := c.pushed_state(timeout=max(0.1, deadline - time.monotonic())))["on"]:
+            pass  # the takeover's own pushes come first
+        assert state["reason"] == "kill_switch", state
+        assert c.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [5, 5]})[
+            "type"] == "ERROR", "no input after Stop all agents"
+        choose_in_top_bar(gnome, "Settings…")
+        poll(lambda: any(w["title"] == "deskhand settings" for w in gnome.windows()),
+             timeout=30, what="the Settings window from the top bar's menu")
+        c.close()
+    finally:
+        assert app.terminate() == 0, app.stderr_tail()
+    assert gnome.status_menu() is None, "the menu goes with the app"

@@ -181,6 +181,7 @@ impl MockDesktop {
             indicator: Some(Box::new(MockIndicator(self.clone()))),
             watcher: Some(Box::new(MockWatcher(self.clone()))),
             accessibility: None,
+            status_place: None,
         }
     }
 

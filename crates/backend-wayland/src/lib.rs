@@ -52,6 +52,8 @@ mod shortcuts;
 #[cfg(target_os = "linux")]
 mod sway_windows;
 #[cfg(target_os = "linux")]
+mod top_bar;
+#[cfg(target_os = "linux")]
 mod watcher;
 #[cfg(target_os = "linux")]
 mod windows;

@@ -127,6 +127,15 @@ pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, Wa
     let _ = LIVE.set(portals.clone());
     rt.spawn(portals.clone().start(options.grants.clone()));
     let with_extension = extension.is_ok();
+    let status_place = extension
+        .as_ref()
+        .is_ok_and(|v| *v >= crate::top_bar::SINCE_VERSION)
+        .then(|| {
+            Arc::new(crate::top_bar::TopBar {
+                rt: rt.clone(),
+                shell: shell.clone(),
+            }) as Arc<dyn deskhand_backend::StatusPlace>
+        });
     // Without GNOME's extension, what the compositor itself offers.
     let offers = if with_extension {
         Offers::default()
@@ -207,6 +216,7 @@ pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, Wa
             other: notify,
         })),
         accessibility: None,
+        status_place,
     })
 }
 

@@ -266,6 +266,35 @@ impl ShellExt {
             .map_err(failed("Pointer"))
     }
 
+    /// Shows the top bar's deskhand menu with this status (JSON of a
+    /// `PlaceStatus`), putting it up the first time.
+    pub(crate) async fn show_status(&self, status_json: &str) -> Result<(), BackendError> {
+        self.proxy()
+            .await?
+            .call::<_, _, ()>("ShowStatus", &(status_json,))
+            .await
+            .map_err(failed("ShowStatus"))
+    }
+
+    /// Takes the top bar's deskhand menu down.
+    pub(crate) async fn hide_status(&self) -> Result<(), BackendError> {
+        self.proxy()
+            .await?
+            .call::<_, _, ()>("HideStatus", &())
+            .await
+            .map_err(failed("HideStatus"))
+    }
+
+    /// The items the person chose in the top bar's menu, from the shell's
+    /// pinned connection alone (as [`ShellExt::presses`]).
+    pub(crate) async fn choices(&self) -> Result<zbus::proxy::SignalStream<'static>, BackendError> {
+        self.proxy()
+            .await?
+            .receive_signal("Chosen")
+            .await
+            .map_err(failed("Chosen"))
+    }
+
     /// The buttons pressed on the indicator (`continue`, `stop`), as the
     /// shell itself sends them (the match names the shell's pinned
     /// connection: another program's signal is never seen).

@@ -592,6 +592,9 @@ pub struct Backend {
     /// Accessibility trees and element acts, when available (a backend of
     /// its own, called off the desktop thread).
     pub accessibility: Option<std::sync::Arc<dyn crate::accessibility::Accessibility>>,
+    /// The status place in the desktop's own chrome, where it has one
+    /// (GNOME's top bar through deskhand's extension).
+    pub status_place: Option<std::sync::Arc<dyn crate::status_place::StatusPlace>>,
 }
 
 impl std::fmt::Debug for Backend {
@@ -607,6 +610,7 @@ impl std::fmt::Debug for Backend {
             .field("indicator", &self.indicator.is_some())
             .field("watcher", &self.watcher.is_some())
             .field("accessibility", &self.accessibility.is_some())
+            .field("status_place", &self.status_place.is_some())
             .finish()
     }
 }

@@ -4,3 +4,4 @@
 
 pub use deskhand_backend::capabilities::*;
 pub use deskhand_backend::policy::*;
+pub use deskhand_backend::status_place::*;

@@ -200,6 +200,9 @@ pub struct Engine {
     /// The backend's tables for the rules (refused apps, launch rules,
     /// the paste chord).
     policy: &'static crate::backend::PolicyTables,
+    /// The desktop's status place, where it has one (the host shows it
+    /// where no tray runs).
+    status_place: Option<Arc<dyn crate::backend::StatusPlace>>,
 }
 
 impl Engine {
@@ -212,6 +215,7 @@ impl Engine {
         let indicator = backend.indicator.take();
         let watcher = backend.watcher.take();
         let accessibility = backend.accessibility.take();
+        let status_place = backend.status_place.take();
         let handback = Arc::new(HandBack::new());
         // Takeover needs both halves: an indicator to show it and a watcher
         // to hand back. Without the watcher, no takeover is granted.
@@ -262,7 +266,13 @@ impl Engine {
             thumbnails,
             refusal,
             policy,
+            status_place,
         }
+    }
+
+    /// The desktop's status place (GNOME's top bar), where it has one.
+    pub fn status_place(&self) -> Option<Arc<dyn crate::backend::StatusPlace>> {
+        self.status_place.clone()
     }
 
     /// Releases what a previous run on this desktop left held (a crash
@@ -764,6 +774,7 @@ mod test_support {
             indicator: None,
             watcher: None,
             accessibility: None,
+            status_place: None,
         }
     }
 }

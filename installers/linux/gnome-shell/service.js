@@ -6,10 +6,13 @@
 // connection that holds dev.deskhand.Engine when that connection's process
 // runs one of deskhand's own programs (ENGINES): no other program may draw,
 // type, read windows or the pointer, even one that took the name.
+// Where GNOME runs no tray host, deskhand's menu in the top bar (status,
+// sessions, Pause, Stop all agents, its windows, Quit), shown while the
+// engine asks for it; the items chosen go back as the `Chosen` signal.
 // This is the body both builds share: `make-extension` puts GNOME 43-44's
-// legacy imports or GNOME 45+'s ES module imports around it (Gio, GLib,
-// Meta, St and Main in scope), the ENGINES it trusts, and the Extension
-// class that starts and stops the Service below.
+// legacy imports or GNOME 45+'s ES module imports around it (Clutter, Gio,
+// GLib, Meta, St, Main, PanelMenu and PopupMenu in scope), the ENGINES it
+// trusts, and the Extension class that starts and stops the Service below.
 
 const PATH = '/dev/deskhand/Shell';
 // How long a commit waits for the app to take it.
@@ -35,7 +38,10 @@ const IFACE = `<node>
       <arg type="i" direction="out" name="y"/>
       <arg type="u" direction="out" name="buttons"/>
     </method>
+    <method name="ShowStatus"><arg type="s" direction="in" name="status"/></method>
+    <method name="HideStatus"/>
     <signal name="Pressed"><arg type="s" name="button"/></signal>
+    <signal name="Chosen"><arg type="s" name="item"/></signal>
     <property name="Version" type="u" access="read"/>
   </interface>
 </node>`;
@@ -93,6 +99,58 @@ class Indicator {
     }
 }
 
+// The colour of the top bar's dot in each state deskhand reports.
+const STATE_COLOURS = {idle: '#9a9996', connected: '#3584e4', takeover: '#e01b24',
+    paused: '#f5c211'};
+
+// deskhand's menu in the top bar: a dot in the state's colour and the
+// word deskhand; the status line, one line per session, then the items
+// deskhand sends (their ids go back through onChoose).
+class TopBarMenu {
+    constructor(onChoose) {
+        this._onChoose = onChoose;
+        this._button = null;
+    }
+
+    show(status) {
+        if (!this._button)
+            this._build(status.items);
+        this._dot.set_style(`color: ${STATE_COLOURS[status.state] || STATE_COLOURS.idle};`);
+        this._button.accessible_name = `deskhand: ${status.line}`;
+        this._status.label.text = status.line;
+        this._sessions.removeAll();
+        for (const line of status.sessions)
+            this._sessions.addMenuItem(new PopupMenu.PopupMenuItem(line, {reactive: false}));
+    }
+
+    _build(items) {
+        this._button = new PanelMenu.Button(0.0, 'deskhand', false);
+        const box = new St.BoxLayout({style_class: 'panel-status-menu-box'});
+        this._dot = new St.Label({text: '\u25CF', y_align: Clutter.ActorAlign.CENTER});
+        box.add_child(this._dot);
+        box.add_child(new St.Label({text: ' deskhand', y_align: Clutter.ActorAlign.CENTER}));
+        this._button.add_child(box);
+        const menu = this._button.menu;
+        this._status = new PopupMenu.PopupMenuItem('', {reactive: false});
+        menu.addMenuItem(this._status);
+        this._sessions = new PopupMenu.PopupMenuSection();
+        menu.addMenuItem(this._sessions);
+        menu.addMenuItem(new PopupMenu.PopupSeparatorMenuItem());
+        for (const {id, label} of items) {
+            const item = new PopupMenu.PopupMenuItem(label);
+            item.connect('activate', () => this._onChoose(id));
+            menu.addMenuItem(item);
+        }
+        Main.panel.addToStatusArea('deskhand', this._button);
+    }
+
+    hide() {
+        if (this._button)
+            this._button.destroy();
+        this._button = null;
+    }
+}
+
 // A Wayland client knows its surface, not where it is: its accessibility
 // extents count from the surface's corner (shadows included), sent here.
 function surfaceOrigin(w) {
@@ -123,6 +181,8 @@ class Service {
     constructor() {
         this._indicator = new Indicator(press => this._dbus.emit_signal('Pressed',
             new GLib.Variant('(s)', [press])));
+        this._topBar = new TopBarMenu(item => this._dbus.emit_signal('Chosen',
+            new GLib.Variant('(s)', [item])));
         // The vetted engine's connection; the one being vetted, with the
         // calls it made meanwhile.
         this._engine = null;
@@ -137,13 +197,15 @@ class Service {
                 this._vetting = null;
                 this._answerWaiting();
                 this._indicator.hide();
+                this._topBar.hide();
             });
         this._dbus = Gio.DBusExportedObject.wrapJSObject(IFACE, this);
         this._dbus.export(Gio.DBus.session, PATH);
     }
 
+    // 2: the top bar's menu (ShowStatus, HideStatus, Chosen).
     get Version() {
-        return 1;
+        return 2;
     }
 
     // The name's new holder becomes the engine only if its process runs
@@ -152,6 +214,7 @@ class Service {
         this._engine = null;
         this._vetting = owner;
         this._indicator.hide();
+        this._topBar.hide();
         Gio.DBus.session.call('org.freedesktop.DBus', '/org/freedesktop/DBus',
             'org.freedesktop.DBus', 'GetConnectionUnixProcessID', new GLib.Variant('(s)', [owner]),
             new GLib.VariantType('(u)'), Gio.DBusCallFlags.NONE, -1, null, (conn, res) => {
@@ -212,6 +275,14 @@ class Service {
 
     HidePartsAsync(params, invocation) {
         this._engineOnly(params, invocation, () => this._indicator.hide());
+    }
+
+    ShowStatusAsync(params, invocation) {
+        this._engineOnly(params, invocation, json => this._topBar.show(JSON.parse(json)));
+    }
+
+    HideStatusAsync(params, invocation) {
+        this._engineOnly(params, invocation, () => this._topBar.hide());
     }
 
     FrameStateAsync(params, invocation) {
@@ -302,6 +373,7 @@ class Service {
     destroy() {
         Gio.bus_unwatch_name(this._watch);
         this._indicator.hide();
+        this._topBar.hide();
         this._dbus.unexport();
     }
 }

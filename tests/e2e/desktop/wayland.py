@@ -41,12 +41,12 @@ SYSTEM_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus
 <allow user="*"/></policy>
 </busconfig>"""
 
-# The probe's window list read with GLib, so titles stay as they are.
-WINDOWS_SCRIPT = """
+# A JSON answer of the probe read with GLib, so words stay as they are.
+JSON_SCRIPT = """
 import sys
 from gi.repository import Gio, GLib
 bus = Gio.bus_get_sync(Gio.BusType.SESSION)
-out = bus.call_sync("org.gnome.Shell", sys.argv[1], sys.argv[2], "ListWindows", None,
+out = bus.call_sync("org.gnome.Shell", sys.argv[1], sys.argv[2], sys.argv[3], None,
                     GLib.VariantType("(s)"), Gio.DBusCallFlags.NONE, 10000, None)
 print(out.unpack()[0])
 """
@@ -356,11 +356,21 @@ class GnomeDesktop(Desktop):
         except AssertionError:
             return False
 
+    def _probe_json(self, method: str):
+        out = subprocess.run([SYSTEM_PYTHON, "-c", JSON_SCRIPT, *PROBE_BUS, method],
+                             env=self._env, capture_output=True, text=True, timeout=10,
+                             check=True)
+        return json.loads(out.stdout)
+
     def windows(self) -> list[dict]:
         """The windows as the compositor has them (the probe's list)."""
-        out = subprocess.run([SYSTEM_PYTHON, "-c", WINDOWS_SCRIPT, *PROBE_BUS], env=self._env,
-                             capture_output=True, text=True, timeout=10, check=True)
-        return json.loads(out.stdout)
+        return self._probe_json("ListWindows")
+
+    def status_menu(self) -> dict | None:
+        """deskhand's menu in the top bar as the shell has it: its button's
+        `rect` and accessible `name`, whether it is `open`, and then its
+        `items` (`label`, `reactive`, `rect`); None when it is not there."""
+        return self._probe_json("StatusMenu")
 
     def start_app(self, *argv: str) -> subprocess.Popen:
         proc = subprocess.Popen(list(argv), env=self._env, stdout=subprocess.DEVNULL,

@@ -122,5 +122,6 @@ pub(crate) fn open(options: &MacOptions) -> Result<Backend, MacError> {
         indicator: indicator(&layout),
         watcher: Some(Box::new(watcher::TapWatcher::new(kill, layout.clone()))),
         accessibility: Some(std::sync::Arc::new(ax::MacAccessibility::new(layout))),
+        status_place: None,
     })
 }

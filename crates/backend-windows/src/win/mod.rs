@@ -158,5 +158,6 @@ pub(crate) fn open(options: &WindowsOptions) -> Result<Backend, WindowsError> {
                 None
             }
         },
+        status_place: None,
     })
 }

@@ -233,5 +233,6 @@ pub fn open(display: Option<&str>, options: &crate::X11Options) -> Result<Backen
         watcher,
         // AT-SPI is a backend of its own: the host adds it.
         accessibility: None,
+        status_place: None,
     })
 }

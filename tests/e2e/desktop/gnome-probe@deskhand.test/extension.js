@@ -4,6 +4,7 @@
 'use strict';
 
 const { Gio } = imports.gi;
+const Main = imports.ui.main;
 
 const IFACE = `<node>
   <interface name="dev.deskhand.test.Probe">
@@ -13,10 +14,36 @@ const IFACE = `<node>
       <arg type="u" direction="out" name="buttons"/>
     </method>
     <method name="ListWindows"><arg type="s" direction="out" name="windows"/></method>
+    <method name="StatusMenu"><arg type="s" direction="out" name="menu"/></method>
   </interface>
 </node>`;
 
+function rectOf(actor) {
+    const [x, y] = actor.get_transformed_position();
+    const [width, height] = actor.get_transformed_size();
+    return { x: Math.round(x), y: Math.round(y), width: Math.round(width),
+        height: Math.round(height) };
+}
+
 class Probe {
+    // deskhand's menu in the top bar: its button's place and name, and
+    // while open its items' words and places (null when it is not there).
+    StatusMenu() {
+        const button = Main.panel.statusArea['deskhand'];
+        if (!button)
+            return 'null';
+        const menu = button.menu;
+        return JSON.stringify({
+            rect: rectOf(button),
+            name: button.accessible_name || '',
+            open: menu.isOpen,
+            items: menu.isOpen ? menu._getMenuItems().flatMap(i => i._getMenuItems
+                ? i._getMenuItems() : [i]).filter(i => i.label).map(i => ({
+                label: i.label.text, reactive: i.reactive, rect: rectOf(i),
+            })) : [],
+        });
+    }
+
     Pointer() {
         const [x, y, mods] = global.get_pointer();
         return [x, y, (mods >> 8) & 0x1f];
