@@ -685,3 +685,42 @@ def test_the_tray_apps_menu_is_in_gnomes_top_bar(gnome, served):
     finally:
         assert app.terminate() == 0, app.stderr_tail()
     assert gnome.status_menu() is None, "the menu goes with the app"
+
+
+def runs_portal(pid: int) -> bool:
+    try:
+        return os.path.basename(os.readlink(f"/proc/{pid}/exe")).startswith("xdg-desktop-portal")
+    except OSError:
+        return False
+
+
+def test_the_portals_dialog_stays_above_deskhands_windows(gnome, served):
+    """The portal's dialog waits for the person while a deskhand window
+    opens over it (Doctor, from a second start): on the compositor's
+    stack the dialog is put back on top."""
+    from daemon import Daemon
+    from test_app import APP
+
+    served.kill()
+    env = dict(gnome.env(), XDG_STATE_HOME=str(gnome.home / ".local/state"))
+    app = Daemon("--settings", str(Path(scratch_dir("wl-app-")) / "settings.toml"),
+                 command=[APP], env=env)
+    try:
+        poll(lambda: any(runs_portal(w["pid"]) for w in gnome.windows()), timeout=20,
+             what="the portal's dialog")
+        second = subprocess.run([APP, "--open", "doctor"], env=env, capture_output=True,
+                                timeout=60)
+        assert second.returncode == 0, second.stderr.decode()[-2000:]
+
+        def order():
+            titles = [("portal" if runs_portal(w["pid"]) else w["title"]) for w in gnome.windows()]
+            return titles if "deskhand doctor" in titles else None
+
+        poll(order, timeout=30, what="the Doctor window")
+        time.sleep(1)  # what the compositor does once the window maps
+        stack = order()
+        assert stack.index("portal") > stack.index("deskhand doctor"), stack
+        for _ in range(2):
+            gnome.answer_portal("share")
+    finally:
+        assert app.terminate() == 0, app.stderr_tail()

@@ -6,6 +6,7 @@
 // connection that holds dev.deskhand.Engine when that connection's process
 // runs one of deskhand's own programs (ENGINES): no other program may draw,
 // type, read windows or the pointer, even one that took the name.
+// The portals' dialogs are kept above deskhand's own windows.
 // Where GNOME runs no tray host, deskhand's menu in the top bar (status,
 // sessions, Pause, Stop all agents, its windows, Quit), shown while the
 // engine asks for it; the items chosen go back as the `Chosen` signal.
@@ -45,6 +46,11 @@ const IFACE = `<node>
     <property name="Version" type="u" access="read"/>
   </interface>
 </node>`;
+
+// The programs whose windows are the desktop's own questions to the
+// person (the portals' screen-sharing and remote-desktop dialogs), which
+// deskhand's windows must never cover.
+const PORTALS = ['xdg-desktop-portal-gnome', 'xdg-desktop-portal-gtk'];
 
 // The window types a person sees as windows (not menus, tooltips, docks).
 const LISTED = [Meta.WindowType.NORMAL, Meta.WindowType.DIALOG, Meta.WindowType.MODAL_DIALOG,
@@ -151,6 +157,62 @@ class TopBarMenu {
     }
 }
 
+// The program a process runs (its /proc exe link), or null.
+function programOf(pid) {
+    try {
+        return GLib.file_read_link(`/proc/${pid}/exe`);
+    } catch (e) {
+        return null;
+    }
+}
+
+// Keeps the portals' dialogs above deskhand's own windows (whose pid is
+// the engine's: the app runs the engine): on every restack, a portal
+// dialog under one of them is put on top, in the always-on-top layer if
+// that is where deskhand's window is.
+class PortalsOnTop {
+    constructor() {
+        this._enginePid = 0;
+        this._portal = new Map();
+        this._signal = global.display.connect('restacked', () => this._check());
+    }
+
+    set enginePid(pid) {
+        this._enginePid = pid;
+        this._check();
+    }
+
+    _isPortal(pid) {
+        if (!this._portal.has(pid)) {
+            const program = programOf(pid);
+            this._portal.set(pid, program !== null &&
+                PORTALS.includes(GLib.path_get_basename(program)));
+        }
+        return this._portal.get(pid);
+    }
+
+    _check() {
+        if (!this._enginePid)
+            return;
+        const stack = global.display.sort_windows_by_stacking(
+            global.get_window_actors().map(a => a.meta_window));
+        let covered = false;
+        for (const w of stack.reverse()) {
+            if (w.get_pid() === this._enginePid) {
+                covered = true;
+            } else if (covered && this._isPortal(w.get_pid())) {
+                if (!w.is_above())
+                    w.make_above();
+                w.raise();
+            }
+        }
+    }
+
+    destroy() {
+        global.display.disconnect(this._signal);
+    }
+}
+
 // A Wayland client knows its surface, not where it is: its accessibility
 // extents count from the surface's corner (shadows included), sent here.
 function surfaceOrigin(w) {
@@ -183,6 +245,7 @@ class Service {
             new GLib.Variant('(s)', [press])));
         this._topBar = new TopBarMenu(item => this._dbus.emit_signal('Chosen',
             new GLib.Variant('(s)', [item])));
+        this._portalsOnTop = new PortalsOnTop();
         // The vetted engine's connection; the one being vetted, with the
         // calls it made meanwhile.
         this._engine = null;
@@ -194,6 +257,7 @@ class Service {
             () => {
                 // The engine is gone: nothing of it stays on screen.
                 this._engine = null;
+                this._portalsOnTop.enginePid = 0;
                 this._vetting = null;
                 this._answerWaiting();
                 this._indicator.hide();
@@ -212,27 +276,29 @@ class Service {
     // one of deskhand's programs; a squatter is logged and refused.
     _vet(owner) {
         this._engine = null;
+        this._portalsOnTop.enginePid = 0;
         this._vetting = owner;
         this._indicator.hide();
         this._topBar.hide();
         Gio.DBus.session.call('org.freedesktop.DBus', '/org/freedesktop/DBus',
             'org.freedesktop.DBus', 'GetConnectionUnixProcessID', new GLib.Variant('(s)', [owner]),
             new GLib.VariantType('(u)'), Gio.DBusCallFlags.NONE, -1, null, (conn, res) => {
-                let program = null;
                 let pid = 0;
                 try {
                     [pid] = conn.call_finish(res).deepUnpack();
-                    program = GLib.file_read_link(`/proc/${pid}/exe`);
                 } catch (e) {
-                    program = null;
+                    pid = 0;
                 }
+                const program = pid ? programOf(pid) : null;
                 if (this._vetting !== owner)
                     return;
                 this._vetting = null;
-                if (program !== null && ENGINES.includes(program))
+                if (program !== null && ENGINES.includes(program)) {
                     this._engine = owner;
-                else
+                    this._portalsOnTop.enginePid = pid;
+                } else {
                     log(`deskhand: ${ENGINE} is held by pid ${pid} (${program}), not deskhand: refused`);
+                }
                 this._answerWaiting();
             });
     }
@@ -372,6 +438,7 @@ class Service {
 
     destroy() {
         Gio.bus_unwatch_name(this._watch);
+        this._portalsOnTop.destroy();
         this._indicator.hide();
         this._topBar.hide();
         this._dbus.unexport();
