@@ -155,12 +155,18 @@ fn setup(app: &AppHandle, args: AppArgs) -> anyhow::Result<()> {
     println!("{}", daemon.printed_ready(false));
     let hotkey = daemon.desktop().settings.live.hotkey.clone();
     app.manage(Running(Mutex::new(Some(daemon))));
-    // The person is asked in the app's own dialogs from now on.
+    // The person is asked in the app's own dialogs from now on; where
+    // deskhand's menu is, they are told once it shows.
+    let menu_words = Arc::new(std::sync::OnceLock::new());
+    let words = menu_words.clone();
     let questions = questions::Questions::new(
         engine.clone(),
         // The chord the hand-back watcher holds now, not what the file
-        // asks for (a chord that could not be grabbed is not in force).
-        Box::new(move || hotkey.current()),
+        // asks for (one that could not be grabbed or bound does nothing).
+        Box::new(move || {
+            let menu = words.get().copied().unwrap_or("in deskhand's menu");
+            questions::stop_ways(hotkey.in_force().as_deref(), menu)
+        }),
     );
     app.manage(questions.clone());
     tauri::async_runtime::spawn(questions::follow(app.clone(), questions));
@@ -170,6 +176,7 @@ fn setup(app: &AppHandle, args: AppArgs) -> anyhow::Result<()> {
         tracker: tracker.clone(),
     });
     let place = show_menu(app, &desktop, &engine)?;
+    let _ = menu_words.set(place.words());
     app.manage(MenuShown);
     if let Ok(t) = tracker.lock() {
         place.show(&t, &engine);

@@ -25,6 +25,15 @@ pub enum Place<R: Runtime> {
 }
 
 impl<R: Runtime> Place<R> {
+    /// Where the person finds the menu, as a sentence ends it.
+    pub fn words(&self) -> &'static str {
+        match self {
+            Self::Tray(_) => "in the tray",
+            Self::TopBar(_) => "in deskhand's menu in the top bar",
+            Self::MainWindow => "in deskhand's window",
+        }
+    }
+
     /// Shows what `tracker` says now.
     pub fn show(&self, tracker: &Tracker, engine: &Engine) {
         match self {

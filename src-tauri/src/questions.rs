@@ -42,8 +42,8 @@ struct Open {
     ticked: BTreeSet<&'static str>,
     lease: &'static str,
     until: Instant,
-    /// The kill-switch chord when the dialog opened, to tell the person.
-    chord: String,
+    /// How the person stops agents, as it was when the dialog opened.
+    stop_ways: String,
 }
 
 /// A box of the dialog, as the page shows it.
@@ -83,7 +83,7 @@ impl Serialize for AskError {
 /// The open dialogs of the app.
 pub struct Questions {
     engine: Arc<Engine>,
-    chord: Box<dyn Fn() -> String + Send + Sync>,
+    stop_ways: Box<dyn Fn() -> String + Send + Sync>,
     open: Mutex<HashMap<String, Open>>,
     /// Held while a click is judged and applied, so clicks count in the
     /// order they were made: Allow right after a box waits for the box
@@ -142,7 +142,7 @@ fn consent_view(
     View {
         kind: "consent",
         title: "An agent asks to use your desktop".to_owned(),
-        lines: consent_lines(ask, &open.chord),
+        lines: consent_lines(ask, &open.stop_ways),
         boxes: open
             .boxes()
             .into_iter()
@@ -167,7 +167,7 @@ fn consent_view(
 
 /// What a consent dialog says: who asks (in its own words), what it can
 /// already do, what Allow adds, and how the person stops it.
-fn consent_lines(ask: &ConsentAsk, chord: &str) -> Vec<String> {
+fn consent_lines(ask: &ConsentAsk, stop_ways: &str) -> Vec<String> {
     let apps = match &ask.wants.apps {
         None => "the whole desktop".to_owned(),
         Some(apps) => apps.join(", "),
@@ -184,10 +184,18 @@ fn consent_lines(ask: &ConsentAsk, chord: &str) -> Vec<String> {
     if let Some(s) = ask.wants.lease_s {
         lines.push(format!("It asks for {s} seconds at most."));
     }
-    lines.push(format!(
-        "To stop it at any time: move your mouse, press {chord}, or choose Stop all agents in the tray."
-    ));
+    lines.push(stop_ways.to_owned());
     lines
+}
+
+/// How the person stops agents here, naming only ways that work: the
+/// kill-switch chord while it is in force, and where deskhand's menu is
+/// (`menu`: "in the tray", "in deskhand's menu in the top bar" …).
+pub fn stop_ways(chord: Option<&str>, menu: &str) -> String {
+    let chord = chord.map(|c| format!(", press {c}")).unwrap_or_default();
+    format!(
+        "To stop it at any time: move your mouse or press a key (it pauses; Stop on the red frame then ends it){chord}, or choose Stop all agents {menu}."
+    )
 }
 
 fn approval_view(ask: &ApprovalAsk, seconds_left: u64, note: Option<&'static str>) -> View {
@@ -222,12 +230,12 @@ fn approval_view(ask: &ApprovalAsk, seconds_left: u64, note: Option<&'static str
 }
 
 impl Questions {
-    /// No dialog open yet, over `engine`; `chord` says the kill switch's
-    /// keys as they are now.
-    pub fn new(engine: Arc<Engine>, chord: Box<dyn Fn() -> String + Send + Sync>) -> Arc<Self> {
+    /// No dialog open yet, over `engine`; `stop_ways` says how the person
+    /// stops agents as things are now.
+    pub fn new(engine: Arc<Engine>, stop_ways: Box<dyn Fn() -> String + Send + Sync>) -> Arc<Self> {
         Arc::new(Self {
             engine,
-            chord,
+            stop_ways,
             open: Mutex::new(HashMap::new()),
             turn: tokio::sync::Mutex::new(()),
         })
@@ -299,7 +307,7 @@ pub async fn follow<R: Runtime>(app: AppHandle<R>, questions: Arc<Questions>) {
                 ticked: BTreeSet::new(),
                 lease: DEFAULT_LEASE,
                 until,
-                chord: (questions.chord)(),
+                stop_ways: (questions.stop_ways)(),
             },
         );
         if let Err(e) = show(&app, &questions, &id) {
@@ -454,15 +462,28 @@ mod tests {
             },
             timeout_s: 60,
         };
-        let text = consent_lines(&ask, "ctrl+alt+Escape").join("\n");
+        let text =
+            consent_lines(&ask, &stop_ways(Some("ctrl+alt+Escape"), "in the tray")).join("\n");
         for said in [
             "its own claim",
             "can already see your screen",
             "Allow lets it work with the whole desktop, and do what you tick below",
-            "move your mouse, press ctrl+alt+Escape, or choose Stop all agents",
+            "Stop on the red frame then ends it), press ctrl+alt+Escape, or choose Stop all agents in the tray.",
         ] {
             assert!(text.contains(said), "{said:?} in {text}");
         }
+    }
+
+    #[test]
+    fn a_chord_that_does_nothing_is_not_named() {
+        let said = stop_ways(None, "in deskhand's menu in the top bar");
+        assert!(!said.contains("press ctrl"), "{said}");
+        assert!(
+            said.ends_with(
+                "ends it), or choose Stop all agents in deskhand's menu in the top bar."
+            ),
+            "{said}"
+        );
     }
 
     #[test]

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ashpd::desktop::global_shortcuts::{GlobalShortcuts, NewShortcut};
-use deskhand_backend::WatchedInput;
 use deskhand_backend::kill_switch::{Chord, ChordKey, modifier};
+use deskhand_backend::{KillSwitchHotkey, WatchedInput};
 use futures_util::StreamExt;
 
 use crate::portal::{Grant, Portals};
@@ -52,29 +52,52 @@ pub(crate) fn trigger(chord: &Chord) -> String {
 }
 
 /// Binds the kill switch once the portals' dialogs are answered (one
-/// dialog at a time), then reports each press to `sink`.
+/// dialog at a time), then reports each press to `sink`. Until it is
+/// bound, `hotkey` says the chord does nothing.
 pub(crate) async fn run(
-    chord: Chord,
+    hotkey: KillSwitchHotkey,
     portals: Arc<Portals>,
     sink: Arc<dyn Fn(WatchedInput) + Send + Sync>,
 ) {
+    let Ok(chord) = Chord::parse(&hotkey.current()) else {
+        return;
+    };
+    hotkey.set_unavailable(Some(
+        "not bound yet: the desktop's dialogs come first".into(),
+    ));
     while portals.screencast_grant() == Grant::Pending || portals.remote_grant() == Grant::Pending {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let wanted = trigger(&chord);
-    match listen(&wanted, &portals.kill, sink).await {
-        Ok(()) => set(
-            &portals.kill,
-            KillChord::Unavailable("the desktop ended deskhand's shortcut session".into()),
-        ),
-        Err(e) => set(&portals.kill, KillChord::Unavailable(reason(&e))),
+    let slot = Slot {
+        kill: &portals.kill,
+        hotkey: &hotkey,
+    };
+    match listen(&wanted, &slot, sink).await {
+        Ok(()) => slot.set(KillChord::Unavailable(
+            "the desktop ended deskhand's shortcut session".into(),
+        )),
+        Err(e) => slot.set(KillChord::Unavailable(reason(&e))),
     }
 }
 
-fn set(slot: &Mutex<KillChord>, state: KillChord) {
-    tracing::info!(kill_switch = ?state, "global shortcut");
-    if let Ok(mut s) = slot.lock() {
-        *s = state;
+/// Where the kill switch's state goes: the doctor's slot and the hotkey.
+struct Slot<'a> {
+    kill: &'a Mutex<KillChord>,
+    hotkey: &'a KillSwitchHotkey,
+}
+
+impl Slot<'_> {
+    fn set(&self, state: KillChord) {
+        tracing::info!(kill_switch = ?state, "global shortcut");
+        self.hotkey.set_unavailable(match &state {
+            KillChord::Bound(_) => None,
+            KillChord::Pending => Some("not bound yet".into()),
+            KillChord::Unavailable(why) => Some(why.clone()),
+        });
+        if let Ok(mut s) = self.kill.lock() {
+            *s = state;
+        }
     }
 }
 
@@ -93,7 +116,7 @@ fn reason(e: &ashpd::Error) -> String {
 /// signal stream ends.
 async fn listen(
     wanted: &str,
-    state: &Mutex<KillChord>,
+    slot: &Slot<'_>,
     sink: Arc<dyn Fn(WatchedInput) + Send + Sync>,
 ) -> Result<(), ashpd::Error> {
     let portal = GlobalShortcuts::new().await?;
@@ -108,10 +131,7 @@ async fn listen(
             ashpd::desktop::ResponseError::Cancelled,
         ));
     };
-    set(
-        state,
-        KillChord::Bound(ours.trigger_description().to_owned()),
-    );
+    slot.set(KillChord::Bound(ours.trigger_description().to_owned()));
     let activated = portal.receive_activated().await?;
     futures_util::pin_mut!(activated);
     // The portal signals to the session's owner only: this process, with

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use deskhand_backend::{BackendError, Chord, InputWatcher, KillSwitchHotkey, Point, WatchedInput};
+use deskhand_backend::{BackendError, InputWatcher, KillSwitchHotkey, Point, WatchedInput};
 use zbus::Connection;
 
 use crate::portal::Portals;
@@ -228,8 +228,8 @@ impl InputWatcher for IdleWatcher {
             portals,
             kill,
         } = *self;
-        if let Some(chord) = kill.and_then(|k| Chord::parse(&k.current()).ok()) {
-            rt.spawn(crate::shortcuts::run(chord, portals.clone(), sink.clone()));
+        if let Some(hotkey) = kill {
+            rt.spawn(crate::shortcuts::run(hotkey, portals.clone(), sink.clone()));
         }
         // The first read must work, or there is no hand-back at all.
         let (first, first_shell) = (conn.clone(), shell.clone());

@@ -129,6 +129,9 @@ struct State {
     next: u64,
     /// Whether a watcher grabs the chord (else a change just records it).
     watched: bool,
+    /// Why the chord does nothing now (the desktop cannot bind it, another
+    /// program holds it), as the watcher found.
+    unavailable: Option<String>,
 }
 
 /// The kill-switch hotkey of a running backend. Clones share it.
@@ -147,6 +150,7 @@ impl KillSwitchHotkey {
                 answered: None,
                 next: 1,
                 watched: false,
+                unavailable: None,
             }),
             Condvar::new(),
         ))))
@@ -247,6 +251,25 @@ impl KillSwitchHotkey {
         in_force
     }
 
+    /// For the watcher: why the chord does nothing now, or `None` once it
+    /// works.
+    pub fn set_unavailable(&self, why: Option<String>) {
+        self.state().unavailable = why;
+    }
+
+    /// Why the chord does nothing now, if the watcher found so.
+    pub fn unavailable(&self) -> Option<String> {
+        self.state().unavailable.clone()
+    }
+
+    /// The chord as text while pressing it stops agents; `None` while it
+    /// does nothing (what tells the person how to stop names only ways
+    /// that work).
+    pub fn in_force(&self) -> Option<String> {
+        let state = self.state();
+        state.unavailable.is_none().then(|| state.text.clone())
+    }
+
     /// For the watcher when it stops: changes no longer wait.
     pub fn unwatch(&self) {
         self.state().watched = false;
@@ -324,5 +347,24 @@ mod tests {
         assert!(hotkey.asked().is_none(), "withdrawn");
         assert!(!hotkey.answer(1, Ok(())), "a late grab is not put in force");
         assert_eq!(hotkey.current(), "ctrl+alt+Escape");
+    }
+
+    #[test]
+    fn a_chord_the_desktop_cannot_bind_is_not_in_force() {
+        let hotkey = KillSwitchHotkey::new("ctrl+alt+Escape").expect("chord");
+        assert_eq!(hotkey.in_force().as_deref(), Some("ctrl+alt+Escape"));
+        hotkey.set_unavailable(Some("no global-shortcuts portal".into()));
+        assert_eq!(hotkey.in_force(), None);
+        assert_eq!(
+            hotkey.current(),
+            "ctrl+alt+Escape",
+            "still the chord asked for"
+        );
+        assert_eq!(
+            hotkey.unavailable().as_deref(),
+            Some("no global-shortcuts portal")
+        );
+        hotkey.set_unavailable(None);
+        assert!(hotkey.in_force().is_some());
     }
 }
