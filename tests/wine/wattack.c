@@ -17,10 +17,15 @@
  *                            taskbar and the app switcher);
  *   wattack hook SECONDS     holds a low-level mouse hook of its own for
  *                            SECONDS, then exits (under Wine the hook set
- *                            last is called first).
+ *                            last is called first);
+ *   wattack credential TARGET VALUE
+ *                            keeps VALUE in the Credential Manager under
+ *                            TARGET (a generic credential), as an earlier
+ *                            deskhand kept its token there.
  * Prints what it did on stdout; exits 1 when it found nothing to act on.
  * Built with mingw by tests/wine/prefix. */
 #include <windows.h>
+#include <wincred.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +196,29 @@ static int hook(int seconds)
     return 0;
 }
 
+/* A generic credential TARGET holding VALUE (UTF-16, as the keyring crate
+ * keeps a password). */
+static int credential(const char *target, const char *value)
+{
+    WCHAR wtarget[512], wvalue[256];
+    CREDENTIALW cred;
+    int n = MultiByteToWideChar(CP_UTF8, 0, value, -1, wvalue, 256);
+    MultiByteToWideChar(CP_UTF8, 0, target, -1, wtarget, 512);
+    ZeroMemory(&cred, sizeof(cred));
+    cred.Type = CRED_TYPE_GENERIC;
+    cred.TargetName = wtarget;
+    cred.CredentialBlobSize = (DWORD)((n - 1) * sizeof(WCHAR));
+    cred.CredentialBlob = (BYTE *)wvalue;
+    cred.Persist = CRED_PERSIST_ENTERPRISE;
+    cred.UserName = L"deskhand";
+    if (!CredWriteW(&cred, 0)) {
+        printf("CredWrite failed: %lu\n", GetLastError());
+        return 1;
+    }
+    printf("kept a credential\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -206,7 +234,9 @@ int main(int argc, char **argv)
         return tool_window(argv[2]);
     if (argc == 3 && strcmp(argv[1], "hook") == 0)
         return hook(atoi(argv[2]));
+    if (argc == 4 && strcmp(argv[1], "credential") == 0)
+        return credential(argv[2], argv[3]);
     fprintf(stderr, "usage: wattack post-click X Y | empty-region | colour-key | cover SECONDS"
-                    " | tool-window CLASS | hook SECONDS\n");
+                    " | tool-window CLASS | hook SECONDS | credential TARGET VALUE\n");
     return 2;
 }

@@ -3,6 +3,11 @@
 //! runs as. A directory's entry is inherited by what is created inside
 //! it. Written as SDDL and applied with `SetFileSecurityW`; the SDDL is
 //! a plain function, tested everywhere.
+//!
+//! Under Wine that DACL would become mode 0770 on the Unix side (see
+//! [`crate::wine`]): there the descriptor names OWNER RIGHTS (`S-1-3-4`,
+//! in no token) as its owner and gives only it access, which Wine maps to
+//! the user's bits alone: 0600 files, 0700 folders.
 
 /// The SDDL of an owner-only DACL for the user `sid` (`S-1-5-21-…`): on a
 /// directory the entry is inherited by files and folders created in it.
@@ -11,8 +16,66 @@ pub fn owner_only_sddl(sid: &str, directory: bool) -> String {
     format!("D:P(A;{inherit};FA;;;{sid})")
 }
 
+/// The SDDL of an owner-only object under Wine: owner and only entry
+/// OWNER RIGHTS, which Wine's server turns into user-only mode bits. A
+/// file gets read, write, delete and its DACL and owner (0600; no execute,
+/// which would be 0700), a folder full access, inherited (0700).
+pub fn wine_owner_only_sddl(directory: bool) -> &'static str {
+    if directory {
+        "O:S-1-3-4D:P(A;OICI;FA;;;S-1-3-4)"
+    } else {
+        "O:S-1-3-4D:P(A;;FRFWSDWDWO;;;S-1-3-4)"
+    }
+}
+
+/// Every account, as SDDL names it: Everyone, Users, Authenticated
+/// Users, Interactive, Guests and Anonymous, by alias and by SID.
+const ALL: [&str; 12] = [
+    "WD",
+    "BU",
+    "AU",
+    "IU",
+    "BG",
+    "AN",
+    "S-1-1-0",
+    "S-1-5-32-545",
+    "S-1-5-11",
+    "S-1-5-4",
+    "S-1-5-32-546",
+    "S-1-5-7",
+];
+
+/// The allowed entries of a DACL in SDDL for [`ALL`] that apply to the
+/// object itself (not inherit-only): each trustee and its rights.
+fn entries_for_all(sddl: &str) -> impl Iterator<Item = (&str, &str)> {
+    sddl.split('(').skip(1).filter_map(|entry| {
+        let fields: Vec<&str> = entry.trim_end_matches(')').split(';').collect();
+        let (kind, flags, rights, sid) = (
+            *fields.first()?,
+            *fields.get(1)?,
+            *fields.get(2)?,
+            *fields.get(5)?,
+        );
+        (kind == "A" && !flags.contains("IO") && ALL.contains(&sid)).then_some((sid, rights))
+    })
+}
+
+/// Whether a DACL in SDDL lets every account in (Everyone, Users,
+/// Authenticated Users, …): the trustees and the rights each gets.
+pub fn open_to_all(sddl: &str) -> Option<String> {
+    if sddl.contains("D:NO_ACCESS_CONTROL") {
+        return Some("no DACL: every account has full access".into());
+    }
+    let open: Vec<String> = entries_for_all(sddl)
+        .map(|(sid, rights)| format!("{sid}: {rights}"))
+        .collect();
+    (!open.is_empty()).then(|| open.join(", "))
+}
+
 #[cfg(windows)]
 pub(crate) use imp::restrict;
+#[cfg(windows)]
+pub use imp::sddl_of;
 
 #[cfg(windows)]
 mod imp {
@@ -26,13 +89,13 @@ mod imp {
     };
     use windows::Win32::Security::{
         DACL_SECURITY_INFORMATION, GetTokenInformation, OBJECT_SECURITY_INFORMATION,
-        PROTECTED_DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, SetFileSecurityW, TOKEN_QUERY,
-        TOKEN_USER, TokenUser,
+        OWNER_SECURITY_INFORMATION, PROTECTED_DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR,
+        SetFileSecurityW, TOKEN_QUERY, TOKEN_USER, TokenUser,
     };
     use windows::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
     use windows::core::{HSTRING, PWSTR};
 
-    use super::owner_only_sddl;
+    use super::{owner_only_sddl, wine_owner_only_sddl};
 
     /// A security descriptor Windows allocated, freed when dropped.
     struct Descriptor(PSECURITY_DESCRIPTOR);
@@ -101,18 +164,27 @@ mod imp {
     /// `SetNamedSecurityInfoW` would merge in the parent's inheritable
     /// entries where the object's current DACL is not protected (Wine).
     pub(crate) fn restrict(path: &Path, directory: bool) -> io::Result<()> {
-        let sd = Descriptor::of(&owner_only_sddl(&user_sid()?, directory))?;
+        let (sd, what) = if crate::wine::running() {
+            let sd = Descriptor::of(wine_owner_only_sddl(directory))?;
+            (sd, what() | OWNER_SECURITY_INFORMATION)
+        } else {
+            (
+                Descriptor::of(&owner_only_sddl(&user_sid()?, directory))?,
+                what(),
+            )
+        };
         // SAFETY: a path and a descriptor this function owns.
-        let set = unsafe { SetFileSecurityW(&HSTRING::from(path.as_os_str()), what(), sd.0) };
+        let set = unsafe { SetFileSecurityW(&HSTRING::from(path.as_os_str()), what, sd.0) };
         match set.as_bool() {
             true => Ok(()),
             false => Err(io::Error::last_os_error()),
         }
     }
 
-    /// The DACL of `path` as SDDL (`D:P(A;;FA;;;S-1-5-21-…)`).
-    #[cfg(test)]
-    pub(crate) fn sddl_of(path: &Path) -> io::Result<String> {
+    /// The DACL of `path` as SDDL (`D:P(A;;FA;;;S-1-5-21-…)`): under Wine,
+    /// what it reads back from the Unix mode (the user's and others' bits;
+    /// Wine reports no group bits).
+    pub fn sddl_of(path: &Path) -> io::Result<String> {
         use windows::Win32::Security::Authorization::{
             ConvertSecurityDescriptorToStringSecurityDescriptorW, GetNamedSecurityInfoW,
             SE_FILE_OBJECT,
@@ -210,6 +282,33 @@ mod tests {
             sddl_of(&log)
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn under_wine_the_only_entry_is_the_owner_s_which_is_in_no_token() {
+        assert_eq!(
+            wine_owner_only_sddl(false),
+            "O:S-1-3-4D:P(A;;FRFWSDWDWO;;;S-1-3-4)"
+        );
+        assert!(wine_owner_only_sddl(true).contains("(A;OICI;FA;;;S-1-3-4)"));
+        assert!(
+            !wine_owner_only_sddl(false).contains("FA;"),
+            "no execute bit"
+        );
+    }
+
+    #[test]
+    fn entries_for_everyone_users_or_authenticated_users_are_open_to_all() {
+        // What Wine reads back for a 0644 file and a 0600 one.
+        let user = "S-1-5-21-0-0-0-1000";
+        let open = format!("D:(A;;FA;;;SY)(A;;FA;;;{user})(A;;0x1200a9;;;WD)");
+        assert_eq!(open_to_all(&open).as_deref(), Some("WD: 0x1200a9"));
+        assert_eq!(
+            open_to_all(&format!("D:(A;;FA;;;SY)(A;;FA;;;{user})")),
+            None
+        );
+        assert!(open_to_all("D:(A;;FR;;;BU)(D;;FA;;;AU)").is_some_and(|o| !o.contains("AU")));
+        assert_eq!(open_to_all("D:(A;OICIIO;FA;;;WD)"), None, "inherit-only");
     }
 
     #[test]

@@ -6,9 +6,11 @@
 //!
 //! On unix the files are 0600 and opened with `O_NOFOLLOW`. On Windows
 //! each file (and each directory made owner-only) gets a protected DACL
-//! with one entry, for the user deskhand runs as (see [`acl`]).
+//! with one entry, for the user deskhand runs as (see [`acl`]); under Wine
+//! one that Wine maps to 0600 and 0700 on the Unix side (see [`wine`]).
 
 pub mod acl;
+pub mod wine;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -92,14 +94,16 @@ pub fn open_in_place(path: &Path) -> std::io::Result<File> {
     })
 }
 
-/// Opens `path` with `open`; a file it created is made owner-only.
+/// Opens `path` with `open`; a file it created is made owner-only. Under
+/// Wine an existing one is too: an earlier deskhand's came out 0770 there
+/// (and Windows' own check, [`is_owner_only`], cannot see group bits).
 fn created_private(
     path: &Path,
     open: impl FnOnce(&mut OpenOptions) -> std::io::Result<File>,
 ) -> std::io::Result<File> {
     let existed = std::fs::symlink_metadata(path).is_ok();
     let file = open(&mut private_options())?;
-    if !existed {
+    if !existed || wine::running() {
         restrict(path)?;
     }
     Ok(file)

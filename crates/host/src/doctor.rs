@@ -51,20 +51,20 @@ fn token_file_message(why: &str) -> (bool, String) {
     match std::fs::symlink_metadata(&token) {
         Ok(m) if deskhand_files::is_owner_only(&m) => (
             true,
-            format!("{} (0600); no OS keychain: {why}", token.display()),
+            format!("{} (0600); no OS keychain: {why}", files::shown(&token)),
         ),
         Ok(_) => (
             false,
             format!(
                 "{} is readable by others; deskhand will replace it (no OS keychain: {why})",
-                token.display()
+                files::shown(&token)
             ),
         ),
         Err(_) => (
             true,
             format!(
                 "{} (0600) is created on first `deskhand serve`; no OS keychain: {why}",
-                token.display()
+                files::shown(&token)
             ),
         ),
     }
@@ -106,6 +106,62 @@ fn file_probes() -> Vec<Probe> {
         ),
         Probe::new("token store", token_msg.0, token_msg.1),
     ]
+    .into_iter()
+    .chain(wine_probe())
+    .collect()
+}
+
+/// Under Wine: what protects deskhand's secrets and files from other Unix
+/// accounts, as Wine reports it (the Unix owner's and others' bits; Wine
+/// reports no group bits), and what its registry file still holds.
+#[cfg(windows)]
+fn wine_probe() -> Option<Probe> {
+    let version = deskhand_files::wine::version()?;
+    let registry = files::wine_registry_file();
+    let reg_open = deskhand_files::wine::dos_path(std::path::Path::new(&registry))
+        .and_then(|p| deskhand_files::acl::sddl_of(&p).ok())
+        .and_then(|sddl| deskhand_files::acl::open_to_all(&sddl));
+    let left = secrets::left_in_keychain();
+    let open_dirs: Vec<String> = [files::config_dir(), files::state_dir()]
+        .iter()
+        .filter_map(|dir| {
+            let sddl = deskhand_files::acl::sddl_of(dir).ok()?;
+            deskhand_files::acl::open_to_all(&sddl).map(|o| format!("{} ({o})", files::shown(dir)))
+        })
+        .collect();
+    let mut message = format!(
+        "Wine {version}: the token and the audit key are kept in owner-only files in {} \
+         (folders 0700, files 0600 on the Unix side), not in the Credential Manager: Wine keeps \
+         that in {registry}, which {}",
+        files::shown(&files::config_dir()),
+        match &reg_open {
+            Some(o) => format!("every Unix account may read ({o})"),
+            None => "Wine reports as not open to other accounts (it reports no group bits)".into(),
+        }
+    );
+    match left.as_slice() {
+        [] => message.push_str(", and which holds none of deskhand's secrets"),
+        held => message.push_str(&format!(
+            ", and which still holds deskhand's {} (`deskhand serve` removes them and makes new ones)",
+            held.join(" and ")
+        )),
+    }
+    if !open_dirs.is_empty() {
+        message.push_str(&format!(
+            "; open to other accounts: {} (`deskhand serve` makes them 0700)",
+            open_dirs.join(", ")
+        ));
+    }
+    Some(Probe::new(
+        "wine",
+        left.is_empty() && open_dirs.is_empty(),
+        message,
+    ))
+}
+
+#[cfg(not(windows))]
+fn wine_probe() -> Option<Probe> {
+    None
 }
 
 fn tempfile_in(dir: &std::path::Path) -> bool {

@@ -97,6 +97,12 @@ pub fn private_dir(dir: &Path) -> Result<(), HostError> {
         );
     }
     let own = is_deskhands_own(dir);
+    if own && deskhand_files::wine::running() {
+        // Wine reports no group bits (an earlier deskhand's folder came
+        // out 0770 there): made owner-only at every start.
+        deskhand_files::make_dir_owner_only(dir)
+            .map_err(io(format!("making {} private", dir.display())))?;
+    }
     if let (true, Some(mode)) = (own, deskhand_files::open_to_others(&meta, false)) {
         deskhand_files::make_dir_owner_only(dir)
             .map_err(io(format!("making {} private", dir.display())))?;
@@ -108,6 +114,26 @@ pub fn private_dir(dir: &Path) -> Result<(), HostError> {
         );
     }
     Ok(())
+}
+
+/// `path` as the person finds it: under Wine with its place on the Unix
+/// side too.
+pub fn shown(path: &Path) -> String {
+    #[cfg(windows)]
+    if let Some(unix) = deskhand_files::wine::unix_path(path) {
+        return format!("{} (Unix {})", path.display(), unix.display());
+    }
+    path.display().to_string()
+}
+
+/// Wine's registry file of the person (`user.reg` in the prefix), as text;
+/// "user.reg" where it cannot be found.
+pub fn wine_registry_file() -> String {
+    #[cfg(windows)]
+    if let Some(file) = deskhand_files::wine::registry_file() {
+        return file.display().to_string();
+    }
+    "user.reg".to_owned()
 }
 
 /// Writes `content` to `path` atomically with mode 0600: a fresh temporary

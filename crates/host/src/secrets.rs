@@ -6,6 +6,13 @@
 //!
 //! A keychain item is named after the config directory it belongs to, so
 //! two installs (or a test's isolated `XDG_CONFIG_HOME`) never share one.
+//!
+//! Under Wine the Credential Manager is no keychain: Wine keeps its
+//! entries, and the key they are encrypted with, in the prefix's
+//! `user.reg`, which other Unix accounts may read (0644). There the
+//! secrets go into private files (0600 on the Unix side, see
+//! `deskhand_files::wine`), and what an earlier deskhand left in the
+//! Credential Manager is removed and replaced.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -99,9 +106,68 @@ impl std::fmt::Display for KeptIn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Keychain => write!(f, "the OS keychain"),
-            Self::File(p) => write!(f, "{} (0600)", p.display()),
+            Self::File(p) => write!(f, "{} (0600)", files::shown(p)),
         }
     }
+}
+
+/// Why the OS keychain is not used here even when it answers: under Wine
+/// its entries, and their key, lie in a registry file others may read.
+pub fn keychain_refused() -> Option<String> {
+    let version = deskhand_files::wine::version()?;
+    Some(format!(
+        "under Wine {version} the Credential Manager is kept in the registry file {}, which other \
+         Unix accounts may read, with the key of its entries beside them",
+        files::wine_registry_file()
+    ))
+}
+
+/// Under Wine: removes `secret` from the Credential Manager, where an
+/// earlier deskhand kept it (its value was readable by other accounts, so
+/// it is not moved: a new one is made). Whether there was one.
+fn forget_in_keychain(secret: Secret) -> bool {
+    let account = secret.account();
+    let removed = with_timeout(move || {
+        let entry = keyring::Entry::new(SERVICE, &account).map_err(|e| e.to_string())?;
+        match entry.delete_credential() {
+            Ok(()) => Ok(true),
+            Err(keyring::Error::NoEntry) => Ok(false),
+            Err(e) => Err(e.to_string()),
+        }
+    });
+    match removed {
+        Ok(true) => {
+            tracing::warn!(
+                registry = %files::wine_registry_file(),
+                "removed the {} an earlier deskhand kept in Wine's Credential Manager, which \
+                 other Unix accounts could read; a new one replaces it",
+                secret.what()
+            );
+            true
+        }
+        Ok(false) => false,
+        Err(why) => {
+            tracing::warn!(reason = %why, "the Credential Manager could not be read to remove an old {}", secret.what());
+            false
+        }
+    }
+}
+
+/// Under Wine: the secrets an earlier deskhand left in the Credential
+/// Manager (`deskhand serve` removes them); for `doctor`.
+pub fn left_in_keychain() -> Vec<&'static str> {
+    [Secret::Token, Secret::AuditKey]
+        .into_iter()
+        .filter(|s| {
+            let account = s.account();
+            with_timeout(move || {
+                let entry = keyring::Entry::new(SERVICE, &account).map_err(|e| e.to_string())?;
+                Ok(entry.get_password().is_ok())
+            })
+            .unwrap_or(false)
+        })
+        .map(Secret::what)
+        .collect()
 }
 
 /// Loads `secret` (64 hex digits: 256 random bits), creating it on first
@@ -116,6 +182,15 @@ pub fn load_or_create(secret: Secret, file: Option<&Path>) -> Result<(String, Ke
         ));
     }
     let path = secret.default_file();
+    if let Some(why) = keychain_refused() {
+        forget_in_keychain(secret);
+        tracing::warn!(reason = %why, file = %files::shown(&path),
+            "the {} is kept in a private file, not the OS keychain", secret.what());
+        return Ok((
+            files::load_or_create_secret(&path, secret.what())?,
+            KeptIn::File(path),
+        ));
+    }
     match in_keychain(secret, &path) {
         Ok(value) => Ok((value, KeptIn::Keychain)),
         Err(why) => {
@@ -174,8 +249,12 @@ pub fn release_keychain() {
     }
 }
 
-/// Whether an OS keychain answers here, and if not why; for `doctor`.
+/// Whether an OS keychain answers here (and is used), and if not why;
+/// for `doctor`.
 pub fn keychain_status() -> Result<(), String> {
+    if let Some(why) = keychain_refused() {
+        return Err(why);
+    }
     with_timeout(|| {
         keyring::Entry::store_status()
             .as_ref()

@@ -3,6 +3,8 @@
 //! keychain when one answers, else into a private file in the state
 //! directory, said in the log. The daemon lets go of the keychain after
 //! start-up, so each use here opens its own connection and closes it.
+//! Under Wine it keeps nothing in the Credential Manager (see
+//! [`crate::secrets`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -49,6 +51,9 @@ fn account(name: &str) -> String {
 /// The OS keychain for one use: the default store while start-up holds
 /// it, else (Linux) a new Secret Service connection.
 fn keychain() -> Result<Arc<keyring_core::CredentialStore>, String> {
+    if let Some(why) = crate::secrets::keychain_refused() {
+        return Err(why);
+    }
     if let Some(store) = keyring_core::get_default_store() {
         return Ok(store);
     }
