@@ -60,6 +60,26 @@ fn entries_for_all(sddl: &str) -> impl Iterator<Item = (&str, &str)> {
     })
 }
 
+/// Whether SDDL rights (`FA`, `DCLC`, `0x1301ff`) let one create, replace
+/// or delete what is in a folder, or change its DACL or owner.
+fn grants_write(rights: &str) -> bool {
+    // FILE_ADD_FILE, FILE_ADD_SUBDIRECTORY, FILE_DELETE_CHILD, WRITE_DAC,
+    // WRITE_OWNER, GENERIC_ALL, GENERIC_WRITE.
+    const WRITE: u32 = 0x2 | 0x4 | 0x40 | 0x4_0000 | 0x8_0000 | 0x1000_0000 | 0x4000_0000;
+    if let Some(hex) = rights
+        .strip_prefix("0x")
+        .or_else(|| rights.strip_prefix("0X"))
+    {
+        return u32::from_str_radix(hex, 16).map_or(true, |mask| mask & WRITE != 0);
+    }
+    rights.as_bytes().chunks(2).any(|code| {
+        matches!(
+            code,
+            b"FA" | b"FW" | b"GA" | b"GW" | b"WD" | b"WO" | b"DC" | b"LC" | b"DT"
+        )
+    })
+}
+
 /// Whether a DACL in SDDL lets every account in (Everyone, Users,
 /// Authenticated Users, …): the trustees and the rights each gets.
 pub fn open_to_all(sddl: &str) -> Option<String> {
@@ -67,6 +87,20 @@ pub fn open_to_all(sddl: &str) -> Option<String> {
         return Some("no DACL: every account has full access".into());
     }
     let open: Vec<String> = entries_for_all(sddl)
+        .map(|(sid, rights)| format!("{sid}: {rights}"))
+        .collect();
+    (!open.is_empty()).then(|| open.join(", "))
+}
+
+/// Whether a folder's DACL in SDDL lets every account (Everyone, Users,
+/// Authenticated Users, …) create, replace or delete what is in it: the
+/// trustees and the rights each gets.
+pub fn writable_by_all(sddl: &str) -> Option<String> {
+    if sddl.contains("D:NO_ACCESS_CONTROL") {
+        return Some("no DACL: every account has full access".into());
+    }
+    let open: Vec<String> = entries_for_all(sddl)
+        .filter(|(_, rights)| grants_write(rights))
         .map(|(sid, rights)| format!("{sid}: {rights}"))
         .collect();
     (!open.is_empty()).then(|| open.join(", "))
@@ -309,6 +343,26 @@ mod tests {
         );
         assert!(open_to_all("D:(A;;FR;;;BU)(D;;FA;;;AU)").is_some_and(|o| !o.contains("AU")));
         assert_eq!(open_to_all("D:(A;OICIIO;FA;;;WD)"), None, "inherit-only");
+    }
+
+    #[test]
+    fn a_folder_every_account_may_write_to_is_told_from_one_they_may_read() {
+        // What Wine 8 reads back for 0777, 1777 (/tmp) and 0755 folders.
+        let user = "S-1-5-21-0-0-0-1000";
+        let mode = |all: &str| format!("D:(A;OICI;FA;;;SY)(A;OICI;FA;;;{user})(A;OICI;{all};;;WD)");
+        assert_eq!(
+            writable_by_all(&mode("0x1301ff")).as_deref(),
+            Some("WD: 0x1301ff")
+        );
+        assert_eq!(writable_by_all(&mode("0x1200a9")), None);
+        // As Windows writes them: Users may add files, Everyone full.
+        assert!(writable_by_all("D:P(A;OICI;FA;;;SY)(A;CI;DCLC;;;BU)").is_some());
+        assert!(writable_by_all("D:(A;OICI;FA;;;S-1-1-0)").is_some());
+        assert!(writable_by_all("D:(A;OICI;GW;;;AU)").is_some());
+        assert_eq!(writable_by_all("D:(A;OICI;FRFX;;;BU)"), None);
+        assert_eq!(writable_by_all(&format!("D:(A;OICI;FA;;;{user})")), None);
+        assert_eq!(writable_by_all("D:(D;OICI;FA;;;WD)"), None, "a denial");
+        assert!(writable_by_all("D:NO_ACCESS_CONTROL").is_some(), "no DACL");
     }
 
     #[test]

@@ -112,8 +112,32 @@ pub fn private_dir(dir: &Path) -> Result<(), HostError> {
             "{} can be written by others (mode {mode}); refusing to keep deskhand's files in it (use a private directory)",
             dir.display()
         );
+    } else if let (false, Some(open)) = (own, writable_by_all(dir)) {
+        refuse!(
+            "{} can be written by others ({open}); refusing to keep deskhand's files in it (use a private directory)",
+            dir.display()
+        );
     }
     Ok(())
+}
+
+/// On Windows, whether the folder's DACL lets every account (Everyone,
+/// Users, Authenticated Users, …) add, replace or delete files in it, and
+/// how: anyone could replace what deskhand keeps there. (Under Wine the
+/// DACL is read back from the Unix mode: others' bits, not the group's.)
+fn writable_by_all(dir: &Path) -> Option<String> {
+    #[cfg(windows)]
+    {
+        match deskhand_files::acl::sddl_of(dir) {
+            Ok(sddl) => deskhand_files::acl::writable_by_all(&sddl),
+            Err(e) => Some(format!("its DACL could not be read: {e}")),
+        }
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = dir;
+        None
+    }
 }
 
 /// `path` as the person finds it: under Wine with its place on the Unix

@@ -12,17 +12,20 @@ user in the same desktop (tests/wine/wattack.c). The catalogue is
 | dodge the terminal refusal | adds `WS_EX_TOOLWINDOW` to a refused console | the console still gets no click and no key |
 | launch through a switch or a writable folder | APP_LAUNCH of an installed app with `/gpu-launcher=…`-style switches; of a machine Start Menu shortcut to a program under `C:\\ProgramData`; of an HKLM App Paths entry `notes` naming a renamed copy of a shell (`cmdlike.exe`: `cmd.exe`'s version resource) | refused, nothing starts; a drive path argument reaches the app; the audit names the program and its arguments |
 | deafen the hand-back hook | sets a low-level mouse hook of its own and exits without removing it (Wine then calls no hook for the mouse) | deskhand notices its hook hears nothing while the pointer moves and sets it again: the person's click on Continue resumes, a click in place pauses |
+| connection file in an open folder | `serve --connection-file` in a folder every account may write to (Everyone may add files) | refused with the folder named, before the desktop is opened: no file written |
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
 from desktop import CONTINUE_Y
-from desktop.windows import WindowsDesktop, start
+from desktop.windows import WindowsDesktop, start, windows_binary
 from xhelpers import poll, run, scratch_dir
 
 WATTACK = r"C:\deskhand-tests\wattack.exe"
@@ -338,3 +341,19 @@ def launch_attacks(win: WindowsDesktop, win_daemon, client) -> None:
     assert refused["target"]["program"].lower() == NOTEPAD.lower(), refused
     assert refused["target"]["args"] == [
         r"/gpu-launcher=C:\windows\system32\cmd.exe /c calc"], refused
+
+
+def test_a_connection_file_in_a_folder_every_account_may_write_is_refused(win):
+    """Refused on Linux for the mode bits, on Windows for the folder's DACL
+    (under Wine read back from the mode: 0777 gives Everyone write, 0755
+    Everyone read, which is taken: unit
+    `acl::tests::a_folder_every_account_may_write_to_is_told_from_one_they_may_read`)."""
+    folder = Path(scratch_dir("win-open-folder-")) / "conn"
+    folder.mkdir()
+    folder.chmod(0o777)
+    out = subprocess.run(["wine", str(windows_binary("deskhand")), "serve", "--listen",
+                          "127.0.0.1:0", "--connection-file", str(folder / "endpoint.json")],
+                         env=win.env(), capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0, out.stdout
+    assert "can be written by others" in out.stderr and "conn" in out.stderr, out.stderr[-2000:]
+    assert list(folder.iterdir()) == [], "nothing written"
