@@ -194,7 +194,7 @@ fn consent_lines(ask: &ConsentAsk, stop_ways: &str) -> Vec<String> {
 pub fn stop_ways(chord: Option<&str>, menu: &str) -> String {
     let chord = chord.map(|c| format!(", press {c}")).unwrap_or_default();
     format!(
-        "To stop it at any time: move your mouse or press a key (it pauses; Stop on the red frame then ends it){chord}, or choose Stop all agents {menu}."
+        "To stop it at any time: move your mouse or press a key (it pauses; Stop agents on the red frame then ends it){chord}, or choose Stop all agents {menu}."
     )
 }
 
@@ -468,7 +468,7 @@ mod tests {
             "its own claim",
             "can already see your screen",
             "Allow lets it work with the whole desktop, and do what you tick below",
-            "Stop on the red frame then ends it), press ctrl+alt+Escape, or choose Stop all agents in the tray.",
+            "Stop agents on the red frame then ends it), press ctrl+alt+Escape, or choose Stop all agents in the tray.",
         ] {
             assert!(text.contains(said), "{said:?} in {text}");
         }

@@ -18,6 +18,10 @@
 const PATH = '/dev/deskhand/Shell';
 // How long a commit waits for the app to take it.
 const ACK_MS = 500;
+// How long a button is on screen before a press on it counts: the press
+// of a person who was already clicking where it appeared is not theirs
+// on the button (a press under the pointer the moment a move paused).
+const PRESS_AFTER_US = 500 * 1000;
 const ENGINE = 'dev.deskhand.Engine';
 const IFACE = `<node>
   <interface name="dev.deskhand.Shell1">
@@ -68,6 +72,7 @@ class Indicator {
 
     show(parts) {
         this.hide();
+        const shownAt = GLib.get_monotonic_time();
         for (const part of parts) {
             const actor = new St.Button({
                 label: part.text || '',
@@ -80,10 +85,27 @@ class Indicator {
             actor.set_position(part.rect.x, part.rect.y);
             actor.set_size(part.rect.width, part.rect.height);
             if (part.press)
-                actor.connect('clicked', () => this._onPress(part.press));
+                this._pressable(actor, part.press, shownAt);
             Main.layoutManager.addTopChrome(actor, { affectsInputRegion: Boolean(part.press) });
             this._actors.push(actor);
         }
+    }
+
+    // A click (press and release on the button, as St.Button counts it)
+    // is sent only when its press came PRESS_AFTER_US after the button
+    // appeared.
+    _pressable(actor, press, shownAt) {
+        let pressedAt = 0;
+        actor.connect('button-press-event', () => {
+            pressedAt = GLib.get_monotonic_time();
+            return Clutter.EVENT_PROPAGATE;
+        });
+        actor.connect('clicked', () => {
+            if (pressedAt - shownAt < PRESS_AFTER_US)
+                log(`deskhand: ${press} pressed ${Math.round((pressedAt - shownAt) / 1000)} ms after it appeared: not counted`);
+            else
+                this._onPress(press);
+        });
     }
 
     hide() {

@@ -90,6 +90,15 @@ class GnomePerson(Person):
         self._do("button", button=button, press=True)
         self._do("button", button=button, press=False)
 
+    def button_down(self, x: int, y: int, button: int = 1) -> None:
+        """The pointer onto (x, y), a moment, then a button held there."""
+        self.move(x, y)
+        time.sleep(0.25)
+        self._do("button", button=button, press=True)
+
+    def button_up(self, button: int = 1) -> None:
+        self._do("button", button=button, press=False)
+
     def key(self, *chords: str) -> None:
         for chord in chords:
             syms = [keysym(k) for k in chord.split("+")]
