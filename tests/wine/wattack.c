@@ -18,6 +18,9 @@
  *   wattack hook SECONDS     holds a low-level mouse hook of its own for
  *                            SECONDS, then exits (under Wine the hook set
  *                            last is called first);
+ *   wattack hotkey SECONDS   registers ctrl+alt+Escape (deskhand's kill
+ *                            switch) for a window of its own and holds it
+ *                            for SECONDS;
  *   wattack credential TARGET VALUE
  *                            keeps VALUE in the Credential Manager under
  *                            TARGET (a generic credential), as an earlier
@@ -196,6 +199,28 @@ static int hook(int seconds)
     return 0;
 }
 
+/* Takes the kill switch's chord before deskhand: a hotkey of a window of
+ * its own (a thread hotkey crashes Wine 8's server when pressed). */
+static int hotkey(int seconds)
+{
+    HWND window = CreateWindowExA(0, "STATIC", "wattack hotkey", 0, 0, 0, 0, 0, HWND_MESSAGE,
+                                  NULL, NULL, NULL);
+    MSG msg;
+    DWORD until;
+    if (!window || !RegisterHotKey(window, 1, MOD_CONTROL | MOD_ALT | MOD_NOREPEAT, VK_ESCAPE)) {
+        printf("could not register ctrl+alt+Escape: %lu\n", GetLastError());
+        return 1;
+    }
+    printf("holds ctrl+alt+Escape\n");
+    until = GetTickCount() + (DWORD)seconds * 1000;
+    while (GetTickCount() < until) {
+        while (PeekMessageA(&msg, NULL, 0, 0, PM_REMOVE))
+            DispatchMessageA(&msg);
+        Sleep(20);
+    }
+    return 0;
+}
+
 /* A generic credential TARGET holding VALUE (UTF-16, as the keyring crate
  * keeps a password). */
 static int credential(const char *target, const char *value)
@@ -234,9 +259,12 @@ int main(int argc, char **argv)
         return tool_window(argv[2]);
     if (argc == 3 && strcmp(argv[1], "hook") == 0)
         return hook(atoi(argv[2]));
+    if (argc == 3 && strcmp(argv[1], "hotkey") == 0)
+        return hotkey(atoi(argv[2]));
     if (argc == 4 && strcmp(argv[1], "credential") == 0)
         return credential(argv[2], argv[3]);
     fprintf(stderr, "usage: wattack post-click X Y | empty-region | colour-key | cover SECONDS"
-                    " | tool-window CLASS | hook SECONDS | credential TARGET VALUE\n");
+                    " | tool-window CLASS | hook SECONDS | hotkey SECONDS"
+                    " | credential TARGET VALUE\n");
     return 2;
 }

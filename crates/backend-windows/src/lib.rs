@@ -70,6 +70,21 @@ pub fn open(options: &WindowsOptions) -> Result<Backend, WindowsError> {
 #[cfg(windows)]
 pub use win::doctor::windows_findings;
 
+/// Whether the kill-switch chord can be registered now (for the doctor,
+/// while no deskhand holds it): `Err` says why not, another program
+/// registered it first.
+pub fn chord_is_free(chord: &deskhand_backend::Chord) -> Result<(), String> {
+    #[cfg(windows)]
+    {
+        win::chord_is_free(chord)
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = chord;
+        Err("not Windows".into())
+    }
+}
+
 /// The program process `pid` runs (its full path), when it can be read.
 pub fn program_of_process(pid: u32) -> Option<String> {
     #[cfg(windows)]

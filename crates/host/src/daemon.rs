@@ -87,6 +87,8 @@ pub struct Daemon {
     desktop: Desktop,
     stop: Option<oneshot::Sender<()>>,
     server: JoinHandle<Result<(), deskhand_server::ServerError>>,
+    /// Keeps the kill switch's state file current (Windows).
+    kill_state: Option<JoinHandle<()>>,
 }
 
 fn checked_listen(args: &DaemonArgs) -> Result<(), HostError> {
@@ -212,6 +214,12 @@ impl Daemon {
                 let _ = stopped.await;
             },
         ));
+        let hotkey = desktop.settings.live.hotkey.clone();
+        crate::kill_switch_state::note_serving(&hotkey);
+        // Windows: `deskhand doctor` reads whether the chord is in force
+        // (another program may hold it) from this file.
+        let kill_state = cfg!(windows)
+            .then(|| tokio::spawn(crate::kill_switch_state::keep(hotkey, desktop.id().clone())));
         tracing::info!(%addr, desktop = %desktop.id(), connection_file = %connection_file.display(), "deskhand is ready");
         Ok(Self {
             engine,
@@ -222,6 +230,7 @@ impl Daemon {
             desktop,
             stop: Some(stop),
             server,
+            kill_state,
         })
     }
 
@@ -269,6 +278,10 @@ impl Daemon {
             let _ = stop.send(());
         }
         let _ = std::fs::remove_file(&self.connection_file);
+        if let Some(task) = self.kill_state.take() {
+            task.abort();
+            crate::kill_switch_state::forget(self.desktop.id());
+        }
         self.desktop.stop().await;
         // Give open connections a moment to see the close.
         tokio::time::sleep(Duration::from_millis(50)).await;

@@ -107,6 +107,7 @@ fn file_probes() -> Vec<Probe> {
         Probe::new("token store", token_msg.0, token_msg.1),
     ]
     .into_iter()
+    .chain(crate::kill_switch_state::probe())
     .chain(wine_probe())
     .collect()
 }

@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod endpoint;
 mod error;
 pub mod files;
+pub mod kill_switch_state;
 pub mod port_token;
 pub mod secrets;
 pub mod settings;

@@ -217,6 +217,22 @@ pub fn session_desktop(named: Option<&str>) -> Option<DesktopId> {
     imp::session_desktop(named)
 }
 
+/// Whether the kill-switch `chord` can be grabbed now, where the OS lets
+/// another program take it first and deskhand can ask (Windows'
+/// `RegisterHotKey`); `None` elsewhere. For the doctor while no deskhand
+/// holds it.
+pub fn kill_switch_free(chord: &Chord) -> Option<Result<(), String>> {
+    #[cfg(windows)]
+    {
+        Some(deskhand_backend_windows::chord_is_free(chord))
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = chord;
+        None
+    }
+}
+
 /// Where the state of `id` goes in `dir`, as `<stem>-<tag>.json`.
 pub fn state_file(dir: &Path, stem: &str, id: &DesktopId) -> std::path::PathBuf {
     dir.join(format!("{stem}-{}.json", id.tag()))

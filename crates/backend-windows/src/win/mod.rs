@@ -17,6 +17,7 @@ mod uia;
 mod version;
 mod watcher;
 pub(crate) mod window_list;
+pub(crate) use watcher::chord_is_free;
 pub(crate) use window_list::image_of;
 
 use deskhand_backend::accessibility::Accessibility;

@@ -26,9 +26,9 @@ use windows::Win32::UI::Input::{
     RIDEV_INPUTSINK, RIM_TYPEKEYBOARD, RegisterRawInputDevices,
 };
 use windows::Win32::UI::WindowsAndMessaging::{
-    CallNextHookEx, DefWindowProcW, DispatchMessageW, GetMessageW, HHOOK, KBDLLHOOKSTRUCT, MSG,
-    MSLLHOOKSTRUCT, SetTimer, SetWindowsHookExW, UnhookWindowsHookEx, WH_KEYBOARD_LL, WH_MOUSE_LL,
-    WM_HOTKEY, WM_INPUT, WM_TIMER,
+    CallNextHookEx, DefWindowProcW, DestroyWindow, DispatchMessageW, GetMessageW, HHOOK,
+    KBDLLHOOKSTRUCT, MSG, MSLLHOOKSTRUCT, SetTimer, SetWindowsHookExW, UnhookWindowsHookEx,
+    WH_KEYBOARD_LL, WH_MOUSE_LL, WM_HOTKEY, WM_INPUT, WM_TIMER,
 };
 use windows::core::w;
 
@@ -174,6 +174,9 @@ impl HookWatcher {
     }
 }
 
+/// How often a kill switch another program holds is asked for again.
+const RETRY_HOTKEY: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The hotkey ids of the kill switch on this thread: the one in force
 /// and the next.
 struct Hotkeys {
@@ -182,6 +185,14 @@ struct Hotkeys {
     window: HWND,
     current: Option<i32>,
     next_id: i32,
+    /// When the chord was last asked for while another program held it.
+    tried: std::time::Instant,
+}
+
+/// Why the chord `text` does nothing: `RegisterHotKey` said `why`
+/// (another program registered it first).
+fn held_elsewhere(text: &str, why: &str) -> String {
+    format!("another program holds {text} (RegisterHotKey: {why})")
 }
 
 impl Hotkeys {
@@ -204,6 +215,7 @@ impl Hotkeys {
         match self.register(&chord) {
             Ok(id) => {
                 if kill.answer(n, Ok(())) {
+                    kill.set_unavailable(None);
                     if let Some(old) = self.current.replace(id) {
                         // SAFETY: a hotkey of this thread's window.
                         let _ = unsafe { UnregisterHotKey(Some(self.window), old) };
@@ -217,6 +229,49 @@ impl Hotkeys {
                 kill.answer(n, Err(why));
             }
         }
+    }
+
+    /// While another program holds the chord in force, asks for it again
+    /// every [`RETRY_HOTKEY`]: once that program lets it go, it stops
+    /// agents again.
+    fn retry(&mut self, kill: &KillSwitchHotkey) {
+        if self.current.is_some() || self.tried.elapsed() < RETRY_HOTKEY {
+            return;
+        }
+        self.tried = std::time::Instant::now();
+        let Ok(chord) = deskhand_backend::Chord::parse(&kill.current()) else {
+            return;
+        };
+        if let Ok(id) = self.register(&chord) {
+            self.current = Some(id);
+            kill.set_unavailable(None);
+            tracing::info!(kill_switch = %kill.current(), "the kill switch is registered now");
+        }
+    }
+}
+
+/// The window procedure of the doctor's window: nothing of its own.
+unsafe extern "system" fn plain_proc(h: HWND, msg: u32, w: WPARAM, l: LPARAM) -> LRESULT {
+    // SAFETY: the arguments Windows passed, handed on.
+    unsafe { DefWindowProcW(h, msg, w, l) }
+}
+
+/// Whether `chord` can be registered now, for the doctor while no
+/// deskhand holds it: `Err` says why not (another program holds it).
+/// The hotkey is let go at once.
+pub(crate) fn chord_is_free(chord: &deskhand_backend::Chord) -> Result<(), String> {
+    let window = super::message_window(w!("deskhand-doctor-hotkey"), Some(plain_proc))
+        .map_err(|e| e.to_string())?;
+    let (mods, vk) = hotkey_of(chord);
+    // SAFETY: a hotkey of this thread's own window, let go at once; the
+    // window is destroyed after.
+    unsafe {
+        let taken = RegisterHotKey(Some(window), 1, HOT_KEY_MODIFIERS(mods), vk);
+        if taken.is_ok() {
+            let _ = UnregisterHotKey(Some(window), 1);
+        }
+        let _ = DestroyWindow(window);
+        taken.map_err(|e| e.message())
     }
 }
 
@@ -247,11 +302,18 @@ fn run(
         window,
         current: None,
         next_id: 1,
+        tried: std::time::Instant::now(),
     };
     match hotkeys.register(&kill.watch()) {
-        Ok(id) => hotkeys.current = Some(id),
+        Ok(id) => {
+            hotkeys.current = Some(id);
+            kill.set_unavailable(None);
+        }
         Err(why) => {
-            tracing::warn!(why, kill_switch = %kill.current(), "the kill switch could not be registered")
+            // Said where the person looks (the doctor, the consent dialog
+            // names only the ways that work); asked for again meanwhile.
+            tracing::warn!(why, kill_switch = %kill.current(), "the kill switch could not be registered: another program holds it");
+            kill.set_unavailable(Some(held_elsewhere(&kill.current(), &why)));
         }
     }
     // SAFETY: a thread timer (no window, no callback).
@@ -362,7 +424,10 @@ fn pump(
             return;
         }
         match msg.message {
-            WM_TIMER => hotkeys.follow(kill),
+            WM_TIMER => {
+                hotkeys.follow(kill);
+                hotkeys.retry(kill);
+            }
             WM_HOTKEY if Some(msg.wParam.0 as i32) == hotkeys.current => {
                 sink(WatchedInput::KillSwitch);
             }
