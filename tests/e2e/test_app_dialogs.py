@@ -127,7 +127,8 @@ def test_the_persons_clicks_tick_takeover_and_allow_it(xvfb, bus, tmp_path):  # 
         assert app.terminate() == 0, app.stderr_tail()
 
 
-def test_xdotool_and_the_keyboard_tick_nothing(xvfb, bus, tmp_path):  # noqa: F811
+def test_xdotool_and_the_keyboard_tick_nothing_and_allow_alone_may_be_asked_again(
+        xvfb, bus, tmp_path):  # noqa: F811
     app = start_asking_app(xvfb.name, bus, tmp_path)
     try:
         c, mid = ask_takeover(app)
@@ -138,10 +139,24 @@ def test_xdotool_and_the_keyboard_tick_nothing(xvfb, bus, tmp_path):  # noqa: F8
         time.sleep(1)
         assert find(xvfb.name, "--name", "^deskhand: your answer$"), \
             "xdotool's click on Allow did not answer"
-        # The person allows now: the box was never ticked, so no takeover.
+        # The person allows now: the box was never ticked, so no takeover,
+        # and the agent is told what it got and that it may ask again.
         person_click(xvfb.name, *at(rect, ALLOW))
         reply = c.reply_to(mid, timeout=20)
         assert not_consented(reply), reply
+        said = reply["payload"]["message"]
+        assert said.startswith("the person allowed this session to see the screen and work "
+                               "with the whole desktop, not the visible takeover"), said
+        assert "ask again in this session and the person sees the dialog once more" in said, said
+        poll(lambda: find(xvfb.name, "--name", "^deskhand: your answer$") is None,
+             timeout=10, what="the first dialog to close")
+        # Asking again opens the dialog again; the person ticks the box.
+        mid = c.send("TAKEOVER_REQUEST", {"on": True})
+        rect = dialog(xvfb.name)
+        person_click(xvfb.name, *at(rect, TAKEOVER_BOX))
+        person_click(xvfb.name, *at(rect, ALLOW))
+        reply = c.reply_to(mid, timeout=20)
+        assert reply["type"] == "TAKEOVER_STATE" and reply["payload"]["on"] is True, reply
         c.close()
     finally:
         assert app.terminate() == 0, app.stderr_tail()

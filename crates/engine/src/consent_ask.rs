@@ -1,9 +1,10 @@
 //! Consent asked of the person: a session that wants what the consent in
 //! force does not grant (a takeover, apps, clipboard reading) waits while
 //! the host shows the person a dialog; their answer is that session's
-//! grant, never wider than what was asked. No answer in time is a denial,
-//! and a session asks once: after an answer it needs a new session to ask
-//! again (no dialog storms). The host decides that a person answered (the
+//! grant, never wider than what was asked. No answer in time is a denial.
+//! A session asks once, or twice when the first Allow gave less than it
+//! asked (a box left unticked); then it needs a new session to ask again
+//! (no dialog storms). The host decides that a person answered (the
 //! tray app takes only a real mouse click, [`Engine::person_clicked`]).
 
 use std::collections::HashMap;
@@ -27,6 +28,9 @@ pub const CONSENT_TIMEOUT: Duration = Duration::from_secs(60);
 const MAX_CLIENT_CHARS: usize = 64;
 /// Most apps listed in a question.
 const MAX_LISTED_APPS: usize = 32;
+/// How many times one session may ask when the person allowed less than
+/// it asked.
+const MAX_ASKS: u8 = 2;
 
 /// What a session asks the person for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -111,6 +115,52 @@ impl Grant {
     fn live(&self, now: Instant) -> bool {
         self.until.is_none_or(|t| now < t)
     }
+
+    /// What `wants` asks that this grant does not give, in words, if
+    /// anything.
+    pub fn short_of(&self, wants: &ConsentWants) -> Option<String> {
+        let mut missing = Vec::new();
+        if wants.takeover && !self.takeover {
+            missing.push("the visible takeover (mouse and keyboard)".to_owned());
+        }
+        if wants.clipboard_read && !self.clipboard_read {
+            missing.push("reading the clipboard".to_owned());
+        }
+        match (&wants.apps, &self.apps) {
+            (_, AppScope::All) => {}
+            (None, AppScope::Named(_)) => missing.push("the whole desktop".to_owned()),
+            (Some(apps), scope) => missing.extend(
+                apps.iter()
+                    .filter(|a| !scope.allows(a))
+                    .map(|a| format!("the app {a}")),
+            ),
+        }
+        (!missing.is_empty()).then(|| missing.join(", "))
+    }
+
+    /// What it allows, in words ("to see the screen and work with xterm").
+    pub fn words(&self) -> String {
+        let apps = match &self.apps {
+            AppScope::All => "the whole desktop".to_owned(),
+            AppScope::Named(apps) => apps.join(", "),
+        };
+        let mut words = format!("to see the screen and work with {apps}");
+        if self.takeover {
+            words.push_str(", with mouse and keyboard");
+        }
+        if self.clipboard_read {
+            words.push_str(", asking to read the clipboard");
+        }
+        words
+    }
+}
+
+/// A session's answered consent: its grant (`None` once denied) and how
+/// many times the session asked.
+#[derive(Debug, Clone)]
+struct Answered {
+    grant: Option<Grant>,
+    times: u8,
 }
 
 /// One pending question: its session, what was asked, where the answer goes.
@@ -121,8 +171,8 @@ pub(crate) struct ConsentAsks {
     timeout: Mutex<Duration>,
     next: AtomicU64,
     pending: Mutex<HashMap<String, Pending>>,
-    /// Per session: the grant, or `None` once denied.
-    answered: Mutex<HashMap<String, Option<Grant>>>,
+    /// Per session: its answer.
+    answered: Mutex<HashMap<String, Answered>>,
     /// Per session: the name its client gave.
     clients: Mutex<HashMap<String, String>>,
 }
@@ -159,13 +209,34 @@ impl ConsentAsks {
         let now = Instant::now();
         lock(&self.answered)
             .get(session)
-            .and_then(Clone::clone)
+            .and_then(|a| a.grant.clone())
             .filter(|g| g.live(now))
     }
 
-    fn asked(&self, session: &str) -> bool {
-        lock(&self.answered).contains_key(session)
-            || lock(&self.pending).values().any(|(s, _, _)| s == session)
+    /// Whether `session` may ask for `wants`: not while it waits for an
+    /// answer; after one, only when the person allowed it something that
+    /// falls short of `wants` and it has asked fewer than [`MAX_ASKS`]
+    /// times (a denial is not asked again).
+    fn may_ask(&self, session: &str, wants: &ConsentWants) -> bool {
+        if lock(&self.pending).values().any(|(s, _, _)| s == session) {
+            return false;
+        }
+        lock(&self.answered).get(session).is_none_or(|a| {
+            a.times < MAX_ASKS
+                && a.grant
+                    .as_ref()
+                    .is_some_and(|g| g.short_of(wants).is_some())
+        })
+    }
+
+    /// Keeps `session`'s answer to its latest question: a Deny the second
+    /// time keeps what the first Allow gave.
+    fn keep(&self, session: &str, grant: Option<Grant>) {
+        let mut answered = lock(&self.answered);
+        let before = answered.remove(session);
+        let times = before.as_ref().map_or(0, |a| a.times).saturating_add(1);
+        let grant = grant.or_else(|| before.and_then(|a| a.grant));
+        answered.insert(session.to_owned(), Answered { grant, times });
     }
 }
 
@@ -211,12 +282,40 @@ impl Engine {
         self.consent_asks.grant(id)
     }
 
-    /// Whether `session` may still ask the person (a host can ask, and it
-    /// has not asked before).
-    pub fn may_ask_consent(&self, session: &Session) -> bool {
+    /// Whether `session` may ask the person for `wants` now (a host can
+    /// ask, and it has not asked before, or got less than `wants`).
+    pub fn may_ask_consent(&self, session: &Session, wants: &ConsentWants) -> bool {
         self.person_present()
-            && !self.consent_asks.asked(&session.id)
+            && self.consent_asks.may_ask(&session.id, wants)
             && !self.lock_revoked().contains(&session.id)
+    }
+
+    /// How `session` can ask the person for `wants` again, in words for
+    /// the agent.
+    pub fn ask_again_words(&self, session: &Session, wants: &ConsentWants) -> &'static str {
+        if !self.person_present() {
+            "no one is here to ask: the person grants it in deskhand's consent file"
+        } else if self.may_ask_consent(session, wants) {
+            "ask again in this session and the person sees the dialog once more"
+        } else {
+            "end this session and start a new one to ask the person again"
+        }
+    }
+
+    /// The error for a session whose grant falls short of `wants`.
+    pub fn consent_short(
+        &self,
+        session: &Session,
+        grant: &Grant,
+        wants: &ConsentWants,
+    ) -> EngineError {
+        EngineError::ConsentShort {
+            granted: grant.words(),
+            missing: grant
+                .short_of(wants)
+                .unwrap_or_else(|| "what it asked".to_owned()),
+            again: self.ask_again_words(session, wants),
+        }
     }
 
     /// Asks the person for `wants` and waits for the answer: the grant, or
@@ -231,7 +330,7 @@ impl Engine {
             capability: "input",
             needed: "consent",
         };
-        if !self.may_ask_consent(session) {
+        if !self.may_ask_consent(session, &wants) {
             return Err(refused);
         }
         let started = Instant::now();
@@ -268,7 +367,7 @@ impl Engine {
             Err(_) => (None, "timed_out"),
         };
         if outcome != "withdrawn" {
-            lock(&asks.answered).insert(session.id.clone(), grant.clone());
+            asks.keep(&session.id, grant.clone());
         }
         self.takeovers
             .publish(TakeoverEvent::ConsentEnded { id, outcome });
@@ -377,5 +476,32 @@ mod tests {
             MAX_CLIENT_CHARS
         );
         assert_eq!(client_text(" \t"), "an unnamed client");
+    }
+
+    #[test]
+    fn a_grant_says_what_it_gives_and_what_it_lacks() {
+        let now = Instant::now();
+        let asked = wants(true, None);
+        let no_box = ConsentAnswer {
+            allow: true,
+            takeover: false,
+            clipboard_read: true,
+            lease_s: None,
+        };
+        let g = Grant::of(&asked, &no_box, now).expect("allowed");
+        assert_eq!(
+            g.words(),
+            "to see the screen and work with xterm, asking to read the clipboard"
+        );
+        assert_eq!(
+            g.short_of(&asked).as_deref(),
+            Some("the visible takeover (mouse and keyboard)")
+        );
+        let more_apps = ConsentWants {
+            apps: Some(vec!["xterm".into(), "gedit".into()]),
+            ..ConsentWants::default()
+        };
+        assert_eq!(g.short_of(&more_apps).as_deref(), Some("the app gedit"));
+        assert_eq!(g.short_of(&wants(false, None)), None, "all it asked");
     }
 }

@@ -33,6 +33,17 @@ pub enum EngineError {
         /// Where the grant must come from.
         needed: &'static str,
     },
+    /// The person's answer gave this session less than it asked (Allow
+    /// with the takeover box left unticked); nothing was done.
+    #[error("the person allowed this session {granted}, not {missing}; {again}")]
+    ConsentShort {
+        /// What they allowed, in words.
+        granted: String,
+        /// What they did not.
+        missing: String,
+        /// How to ask them again.
+        again: &'static str,
+    },
     /// The backend cannot do this here; nothing was done.
     #[error("feature {feature} is not supported here")]
     NotSupported {
@@ -203,7 +214,9 @@ impl EngineError {
         match self {
             Self::InvalidArguments { .. } => ErrorCode::InvalidArguments,
             Self::OutOfBounds { .. } => ErrorCode::InputOutOfBounds,
-            Self::NotGranted { .. } | Self::LaunchRefused { .. } => ErrorCode::CapabilityNotGranted,
+            Self::NotGranted { .. } | Self::LaunchRefused { .. } | Self::ConsentShort { .. } => {
+                ErrorCode::CapabilityNotGranted
+            }
             Self::NotSupported { .. } => ErrorCode::FeatureNotSupported,
             Self::WindowStale { .. } => ErrorCode::WindowStale,
             Self::WindowNotVisible { .. } => ErrorCode::WindowNotVisible,

@@ -53,18 +53,22 @@ impl Engine {
     /// earlier answer, else by asking the person now (once per session).
     async fn takeover_granted(&self, session: &Session) -> Result<(), EngineError> {
         self.not_revoked(session)?;
+        let wants = crate::consent_ask::ConsentWants {
+            takeover: true,
+            ..Default::default()
+        };
         match self.input_granted(session) {
-            Err(refused) if self.may_ask_consent(session) => {
-                let wants = crate::consent_ask::ConsentWants {
-                    takeover: true,
-                    ..Default::default()
-                };
-                match self.ask_consent(session, wants).await {
-                    Ok(g) if g.takeover => Ok(()),
-                    Ok(_) => Err(refused),
+            Err(_) if self.may_ask_consent(session, &wants) => {
+                match self.ask_consent(session, wants.clone()).await {
+                    Ok(g) if g.short_of(&wants).is_none() => Ok(()),
+                    Ok(g) => Err(self.consent_short(session, &g, &wants)),
                     Err(e) => Err(e),
                 }
             }
+            Err(refused) => Err(match self.grant(session) {
+                Some(g) => self.consent_short(session, &g, &wants),
+                None => refused,
+            }),
             granted => granted,
         }
     }

@@ -49,9 +49,9 @@ fn code_of(e: &EngineError) -> ErrorCode {
         EngineError::NotGranted { needed, .. } if *needed == "takeover" => {
             ErrorCode::RequiresTakeover
         }
-        EngineError::NotGranted { .. } | EngineError::LaunchRefused { .. } => {
-            ErrorCode::CapabilityNotConsented
-        }
+        EngineError::NotGranted { .. }
+        | EngineError::LaunchRefused { .. }
+        | EngineError::ConsentShort { .. } => ErrorCode::CapabilityNotConsented,
         EngineError::NotSupported { feature } if feature.starts_with("clipboard") => {
             ErrorCode::CapabilityNotConsented
         }

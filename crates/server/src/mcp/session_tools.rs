@@ -62,7 +62,16 @@ pub async fn start(
     let consent = engine.consent();
     let wants = args.input.unwrap_or(InputMode::Headless);
     let wants_clipboard = args.clipboard_read.unwrap_or(false);
-    let grant = person_grant(call, &s, &args, wants, wants_clipboard).await;
+    let ask = ConsentWants {
+        apps: args
+            .apps
+            .clone()
+            .filter(|apps| !apps.iter().any(|a| a == "*")),
+        takeover: wants == InputMode::Takeover,
+        clipboard_read: wants_clipboard,
+        lease_s: args.lease_s,
+    };
+    let grant = person_grant(call, &s, &args, &ask).await;
     let mut refused: Vec<String> = Vec::new();
 
     s.apps = match &grant {
@@ -132,10 +141,15 @@ pub async fn start(
         return Err(fail);
     }
     if !refused.is_empty() {
-        let mut fail = Fail::new(
-            ErrorCode::CapabilityNotConsented,
-            format!("not granted: {}", refused.join(", ")),
-        );
+        let (refused, again) = (refused.join(", "), engine.ask_again_words(&s.engine, &ask));
+        let message = match &grant {
+            Some(g) => format!(
+                "the person allowed this session {}, not: {refused}; {again}",
+                g.words()
+            ),
+            None => format!("not granted: {refused}; {again}"),
+        };
+        let mut fail = Fail::new(ErrorCode::CapabilityNotConsented, message);
         fail.0.session_id = Some(state.session_id.clone());
         fail.0.reason = state.takeover.reason.clone();
         return Err(fail);
@@ -150,8 +164,7 @@ async fn person_grant(
     call: &Call<'_>,
     s: &DriverSession,
     args: &StartSessionArgs,
-    wants: InputMode,
-    wants_clipboard: bool,
+    ask: &ConsentWants,
 ) -> Option<Grant> {
     let engine = call.engine();
     let consent = engine.consent();
@@ -166,24 +179,15 @@ async fn person_grant(
         })
     });
     let beyond = apps_beyond
-        || (wants_clipboard && !consent.clipboard_read)
-        || (wants == InputMode::Takeover && !consent.input);
-    if !beyond || !engine.may_ask_consent(&s.engine) {
+        || (ask.clipboard_read && !consent.clipboard_read)
+        || (ask.takeover && !consent.input);
+    if !beyond || !engine.may_ask_consent(&s.engine, ask) {
         return engine.grant(&s.engine);
     }
     if let Some(name) = call.client_name() {
         engine.set_client_name(&s.engine, &name);
     }
-    let ask = ConsentWants {
-        apps: args
-            .apps
-            .clone()
-            .filter(|apps| !apps.iter().any(|a| a == "*")),
-        takeover: wants == InputMode::Takeover,
-        clipboard_read: wants_clipboard,
-        lease_s: args.lease_s,
-    };
-    call.while_waiting(engine.ask_consent(&s.engine, ask))
+    call.while_waiting(engine.ask_consent(&s.engine, ask.clone()))
         .await
         .ok()
 }

@@ -24,6 +24,9 @@ pub(super) fn details(e: &EngineError) -> Value {
         EngineError::LaunchRefused { .. } => {
             json!({ "capability": "run_commands", "needed": "consent" })
         }
+        EngineError::ConsentShort { missing, .. } => {
+            json!({ "capability": "input", "needed": "consent", "missing": missing })
+        }
         EngineError::NotSupported { feature } => json!({ "feature": feature }),
         EngineError::FrameDisturbed { what } => json!({ "frame": what }),
         EngineError::Busy(holder) => holder.details(),
