@@ -172,11 +172,18 @@ fn consent_lines(ask: &ConsentAsk, stop_ways: &str) -> Vec<String> {
         None => "the whole desktop".to_owned(),
         Some(apps) => apps.join(", "),
     };
-    let mut lines = vec![
+    // A client named after its protocol (the MCP SDKs' default "mcp")
+    // gave no name of its own.
+    let who = if ask.client.trim().eq_ignore_ascii_case(ask.protocol) {
+        format!("An {} client that gave no name of its own", ask.protocol.to_uppercase())
+    } else {
         format!(
-            "{} (over {}) asks to work with {apps}. That name is its own claim; deskhand cannot check it.",
+            "{} (over {}). That name is its own claim; deskhand cannot check it. It",
             ask.client, ask.protocol
-        ),
+        )
+    };
+    let mut lines = vec![
+        format!("{who} asks to work with {apps}."),
         format!(
             "It can already see your screen: it has the token. Allow lets it work with {apps}, and do what you tick below, nothing more."
         ),
@@ -483,6 +490,23 @@ mod tests {
                 "ends it), or choose Stop all agents in deskhand's menu in the top bar."
             ),
             "{said}"
+        );
+    }
+
+    #[test]
+    fn a_client_named_after_its_protocol_is_said_to_have_no_name() {
+        let ask = ConsentAsk {
+            id: "consent-2".into(),
+            session: "mcp-2".into(),
+            protocol: "mcp",
+            client: "mcp".into(),
+            wants: deskhand_engine::ConsentWants::default(),
+            timeout_s: 60,
+        };
+        let first = &consent_lines(&ask, "")[0];
+        assert_eq!(
+            first,
+            "An MCP client that gave no name of its own asks to work with the whole desktop."
         );
     }
 

@@ -79,3 +79,35 @@ def test_token_survives_a_restart_without_a_keychain(tmp_path):
     assert stored, "no token file under $XDG_CONFIG_HOME"
     for p in stored:
         assert stat.S_IMODE(p.stat().st_mode) == 0o600, (p, oct(p.stat().st_mode))
+
+
+def test_a_second_serve_on_a_taken_port_names_the_deskhand_there_and_starts_nothing(tmp_path):
+    """`serve --virtual` on the port the running deskhand serves: refused
+    before its virtual desktop starts, naming the running one."""
+    import socket
+    import subprocess
+
+    from daemon import Daemon, binary
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    first = Daemon("--virtual=640x480", "--listen", f"127.0.0.1:{port}",
+                   default_connection_file=True, port_and_audit_from_settings=True)
+    try:
+        # In the first one's session: its runtime directory and so its
+        # connection file.
+        env = first.env
+        second = subprocess.run(
+            [binary(), "serve", "--virtual=640x480", "--listen", f"127.0.0.1:{port}",
+             "--connection-file", str(tmp_path / "second.json")],
+            env=env, capture_output=True, text=True, timeout=60)
+        assert second.returncode != 0
+        said = second.stderr
+        assert f"127.0.0.1:{port} is already served by another deskhand (pid {first.proc.pid}" \
+            in said, said
+        assert "--listen 127.0.0.1:0" in said, said
+        assert "desktop attached" not in said, "no virtual desktop was started"
+        assert not (tmp_path / "second.json").exists()
+    finally:
+        assert first.terminate() == 0, first.stderr_tail()

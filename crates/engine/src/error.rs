@@ -85,7 +85,7 @@ pub enum EngineError {
     },
     /// The person took control: the act stopped part-way (`stopped`) or
     /// was refused before anything was sent (`refused`).
-    #[error("the person took control ({})", reason.as_str())]
+    #[error("{}", took_over_words(effect, *reason, *typed_characters))]
     UserTookOver {
         /// `stopped` or `refused`.
         effect: &'static str,
@@ -195,6 +195,33 @@ pub enum EngineError {
     },
 }
 
+/// What the agent is told when the person took control: what happened to
+/// its act (typed characters counted) and what it waits for.
+fn took_over_words(
+    effect: &str,
+    reason: crate::handback::PausedReason,
+    typed: Option<usize>,
+) -> String {
+    use crate::handback::PausedReason;
+    let act = match (effect, typed) {
+        (_, Some(n)) => format!("the typing stopped after {n} characters"),
+        ("stopped", None) => "the act stopped part-way".to_owned(),
+        _ => "nothing of the act was sent".to_owned(),
+    };
+    let next = match reason {
+        PausedReason::KillSwitch => {
+            "the person stopped every agent: the takeover ended, and a new one asks the person again"
+        }
+        _ => {
+            "the desktop is theirs until they click Continue on the red frame; then take a screenshot and act again"
+        }
+    };
+    format!(
+        "the person took control ({}): {act}; {next}",
+        reason.as_str()
+    )
+}
+
 impl EngineError {
     /// Shorthand for [`EngineError::InvalidArguments`].
     pub fn invalid(field: &'static str, message: impl Into<String>) -> Self {
@@ -243,5 +270,34 @@ impl EngineError {
             Self::NoShot { .. } => ErrorCode::InvalidArguments,
             Self::LayoutUnusable { .. } => ErrorCode::FeatureNotSupported,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handback::PausedReason;
+
+    #[test]
+    fn the_agent_is_told_what_became_of_its_act_and_what_it_waits_for() {
+        let typed = EngineError::UserTookOver {
+            effect: "stopped",
+            reason: PausedReason::KeyPressed,
+            typed_characters: Some(12),
+        };
+        assert_eq!(
+            typed.to_string(),
+            "the person took control (key_pressed): the typing stopped after 12 characters; \
+             the desktop is theirs until they click Continue on the red frame; then take a \
+             screenshot and act again"
+        );
+        let stopped = EngineError::UserTookOver {
+            effect: "refused",
+            reason: PausedReason::KillSwitch,
+            typed_characters: None,
+        };
+        let said = stopped.to_string();
+        assert!(said.contains("nothing of the act was sent"), "{said}");
+        assert!(!said.contains("Continue"), "no Continue after Stop: {said}");
     }
 }

@@ -106,6 +106,37 @@ fn checked_listen(args: &DaemonArgs) -> Result<(), HostError> {
     Ok(())
 }
 
+/// The address this daemon will listen on, when known before the desktop
+/// opens: `--listen`, else the settings file's port, else the default.
+fn wanted_addr(args: &DaemonArgs) -> SocketAddr {
+    args.listen.unwrap_or_else(|| {
+        let settings = args
+            .desktop
+            .settings
+            .clone()
+            .unwrap_or_else(crate::settings::default_path);
+        let port = crate::settings::listen_port(&settings).unwrap_or(DEFAULT_PORT);
+        SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port))
+    })
+}
+
+/// Refuses, before a virtual desktop starts, a port another program
+/// (another deskhand, the tray app) already serves, naming it.
+fn port_free(args: &DaemonArgs) -> Result<(), HostError> {
+    let addr = wanted_addr(args);
+    if addr.port() == 0 {
+        return Ok(());
+    }
+    match std::net::TcpListener::bind(addr) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => refuse!(
+            "{addr} is already served by {}: stop it, or give this one another port (--listen 127.0.0.1:0 picks a free one)",
+            endpoint::taken_by(&endpoint::default_path(), addr)
+        ),
+        Err(_) => Ok(()),
+    }
+}
+
 fn client_tokens(paths: &[PathBuf]) -> Result<Vec<Token>, HostError> {
     paths
         .iter()
@@ -161,6 +192,7 @@ impl Daemon {
             .clone()
             .unwrap_or_else(endpoint::default_path);
         endpoint::claim(&connection_file)?;
+        port_free(&args)?;
         if let Some(dir) = connection_file.parent() {
             files::private_dir(dir)?;
         }

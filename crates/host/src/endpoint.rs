@@ -41,6 +41,25 @@ pub fn read(path: &Path) -> Option<Endpoint> {
     })
 }
 
+/// Who serves `addr` when it is taken: the deskhand still running behind
+/// the connection file at `path` (its pid and desktop) when it is the
+/// one, else another program; for the error that says so.
+pub fn taken_by(path: &Path, addr: std::net::SocketAddr) -> String {
+    let ours = match (inspect(path), read(path)) {
+        (Found::Live(pid), Some(e)) if e.authority.ends_with(&format!(":{}", addr.port())) => {
+            Some((pid, e.display))
+        }
+        _ => None,
+    };
+    match ours {
+        Some((pid, desktop)) => format!(
+            "another deskhand (pid {pid}, serving {desktop}; its connection file {})",
+            path.display()
+        ),
+        None => "another program".to_owned(),
+    }
+}
+
 /// The connection file when no `--connection-file` names another.
 pub fn default_path() -> std::path::PathBuf {
     crate::files::runtime_dir().join("endpoint.json")

@@ -279,6 +279,14 @@ fn read(path: &Path, fixed: &Fixed) -> Result<Option<FileSettings>, HostError> {
         })
 }
 
+/// The port the settings file at `path` asks for, if it names one (read
+/// before anything starts, to find a taken port early).
+pub fn listen_port(path: &Path) -> Option<u16> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let table: toml::Table = toml::from_str(&text).ok()?;
+    u16::try_from(table.get("listen_port")?.as_integer()?).ok()
+}
+
 /// The start-up settings: the file's over `fixed`; a bad file fails the
 /// start (the person sees why at once).
 pub fn initial(path: &Path, fixed: &Fixed) -> Result<FileSettings, HostError> {
