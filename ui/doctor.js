@@ -6,7 +6,9 @@
 // backend" restarts deskhand so that it opens the desktop anew.
 "use strict";
 
-const MARK = { ok: "✔", warn: "!", fail: "✘" };
+const MARK = { ok: "✔", off: "–", warn: "!", fail: "✘" };
+// Reasons that are the person's own choice: shown, never flagged.
+const CHOICES = new Set(["clipboard_off"]);
 
 // What the report's names mean, in the person's words.
 const NAMES = {
@@ -50,6 +52,7 @@ const REASONS = {
   portal_screenshot_denied: "screenshots denied",
   compositor_unsupported: "not offered by this desktop",
   shell_extension_missing: "the GNOME Shell extension is off",
+  clipboard_off: "off in your settings",
 };
 const STATUS = {
   available: "works",
@@ -69,13 +72,14 @@ const STATUS = {
 function rows(report) {
   const needed = new Set(report.next_steps.filter((s) => s.required)
     .flatMap((s) => s.capabilities || []));
-  const state = (s, required) => (["available", "granted", "ok", "not_applicable"].includes(s) ? "ok"
+  const state = (s, required, reason) => (["available", "granted", "ok", "not_applicable"].includes(s) ? "ok"
+    : CHOICES.has(reason) ? "off"
     : ["unavailable", "missing", "fail"].includes(s) && required ? "fail" : "warn");
   const found = (e) => (e.reason_code ? REASONS[e.reason_code] || e.reason_code : STATUS[e.status] || e.status);
   const ask = (p) => (report.platform === "macos" && p.status === "missing" ? p.name : null);
   return [
     ...report.backends.map((b) => [state(b.status, b.required), NAMES[b.id] || b.id, found(b), b.action]),
-    ...report.capabilities.map((c) => [state(c.status, needed.has(c.name)), NAMES[c.name] || c.name, found(c), c.action]),
+    ...report.capabilities.map((c) => [state(c.status, needed.has(c.name), c.reason_code), NAMES[c.name] || c.name, found(c), c.action]),
     ...report.permissions.map((p) => [state(p.status, false), NAMES[p.name] || p.name, found(p), p.action, ask(p)]),
     ...report.probes.map((p) => [state(p.status, true), p.label, p.message, null]),
   ];
@@ -110,13 +114,21 @@ function copy(command) {
     () => panel.say(`Run: ${command}`));
 }
 
+// What a to-do is about, in the person's words: its backend, else its
+// permission, else the capabilities it explains.
+function subject(step) {
+  const names = step.backend ? [step.backend] : step.permission ? [step.permission] : step.capabilities || [];
+  return names.map((n) => NAMES[n] || n).join(", ");
+}
+
 function render(report) {
   document.getElementById("summary").textContent = report.ready
     ? `Ready: deskhand ${report.driver_version} on ${report.session_type}.`
     : `Not ready: deskhand ${report.driver_version} on ${report.session_type} needs what is listed below.`;
   document.getElementById("summary").className = report.ready ? "ok" : "bad";
   document.getElementById("steps").replaceChildren(...(report.next_steps.length
-    ? report.next_steps.map((s) => panel.el("li", { class: s.required ? "bad" : "warn" }, s.action))
+    ? report.next_steps.map((s) => panel.el("li", { class: s.required ? "bad" : "warn" },
+      panel.el("strong", {}, subject(s) || "deskhand"), `: ${s.action}`))
     : [panel.el("li", { class: "ok" }, "Nothing to do.")]));
   document.getElementById("checks").replaceChildren(...rows(report).map(([st, what, found, action, ask]) =>
     panel.el("tr", { class: `check ${st}` },

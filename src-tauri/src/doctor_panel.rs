@@ -1,5 +1,8 @@
 //! The Doctor window's commands: the doctor's report of this display, as
-//! `deskhand doctor --json` gives it (the page renders it as a checklist),
+//! `deskhand doctor --json` gives it but worded for the person
+//! (`Reader::Window`: its own buttons, the Settings window, no commands of
+//! deskhand's) with the clipboard as the settings have it (the page
+//! renders it as a checklist),
 //! asking macOS for a missing permission, and retrying the backend once
 //! the person fixed what it lacked.
 
@@ -21,13 +24,17 @@ pub struct DoctorPanel {
 }
 
 /// Runs the doctor now (off the UI thread: it probes the display and the
-/// accessibility bus).
+/// accessibility bus), worded for the person and with the clipboard as
+/// their settings have it.
 #[tauri::command]
 pub async fn doctor_run(panel: tauri::State<'_, DoctorPanel>) -> Result<Value, PanelError> {
     let display = panel.display.clone();
-    let report = tauri::async_runtime::spawn_blocking(move || doctor::report(Some(&display)))
-        .await
-        .map_err(|e| PanelError::Task(e.to_string()))?;
+    let clipboard_on = panel.engine.clipboard_policy().enabled;
+    let report = tauri::async_runtime::spawn_blocking(move || {
+        doctor::report(Some(&display)).for_window(clipboard_on)
+    })
+    .await
+    .map_err(|e| PanelError::Task(e.to_string()))?;
     serde_json::to_value(report).map_err(|e| PanelError::Task(e.to_string()))
 }
 

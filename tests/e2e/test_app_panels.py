@@ -277,6 +277,22 @@ def test_the_doctor_shows_the_displays_checklist_and_runs_again(xvfb, bus):  # n
         x11 = d.run('return [...document.querySelectorAll("tr.check")]'
                     '.find((r) => r.textContent.includes("The X11 desktop")).className')
         assert x11 == "check ok", x11
+        # The clipboard is off in the settings (the default): said so, in
+        # one line per capability, and not flagged as a problem.
+        for what in ("Read the clipboard", "Write the clipboard"):
+            row = d.run('return [...document.querySelectorAll("tr.check")]'
+                        '.find((r) => r.textContent.includes(arguments[0]))', what)
+            assert row, what
+            assert d.run("return arguments[0].className", row) == "check off", what
+            assert "off in your settings" in d.run("return arguments[0].textContent", row), what
+        # The person's words: no command of deskhand's, every to-do about
+        # something named.
+        page = d.run("return document.body.innerText")
+        for developer in ("deskhand serve", "health_report", "estart deskhand"):
+            assert developer not in page, (developer, page)
+        steps = d.run('return [...document.querySelectorAll("#steps li")]'
+                      '.map((li) => [li.className, li.querySelector("strong") !== null])')
+        assert all(cls == "ok" or named for cls, named in steps), steps
         d.click("#run")
         d.wait_text("#message", lambda t: t.startswith("Checked at"), what="a second report")
         d.click("#settings")

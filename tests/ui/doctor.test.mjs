@@ -39,6 +39,28 @@ const ASKED = {
   summary: "macOS asked you for Screen Recording; System Settings is open at Privacy & Security → Screen Recording: turn deskhand on there, then Retry the backend.",
 };
 
+// GNOME 43's report as the Doctor window gets it: ready, its portal has no
+// clipboard (a to-do about the clipboard), or the person has it off.
+const NOT_OFFERED = { status: "unavailable", reason_code: "compositor_unsupported", action: "This Wayland desktop offers deskhand no way to do this; log in to an X11 session for it." };
+const GNOME = {
+  ...READY,
+  session_type: "wayland",
+  capabilities: [
+    { name: "clipboard_read", consent: "separate", ...NOT_OFFERED },
+    { name: "clipboard_write", consent: "session", ...NOT_OFFERED },
+  ],
+  next_steps: [{ reason_code: "compositor_unsupported", backend: null, permission: null, capabilities: ["clipboard_read", "clipboard_write"], required: false, action: NOT_OFFERED.action }],
+  probes: [{ label: "layer shell", status: "ok", message: "not needed: the GNOME Shell extension draws the frame" }],
+};
+const OFF = { status: "unavailable", reason_code: "clipboard_off", action: "Agents may not use the clipboard: turn it on in Settings if they should copy and paste." };
+const CLIPBOARD_OFF = {
+  ...READY,
+  capabilities: [
+    { name: "clipboard_read", consent: "separate", ...OFF },
+    { name: "clipboard_write", consent: "session", ...OFF },
+  ],
+};
+
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser.close(); });
@@ -120,4 +142,25 @@ test("Linux findings have no Ask macOS button, even for a missing permission", a
   await tab.waitForSelector("tr.check");
   assert.equal(await tab.locator("tr.check", { hasText: "Accessibility permission" }).getAttribute("class"), "check warn");
   assert.equal(await tab.locator("button.ask").count(), 0);
+});
+
+test("every to-do names what it is about", async () => {
+  const tab = await open(browser, "doctor.html", { doctor_run: GNOME });
+  await tab.waitForSelector("tr.check");
+  assert.match(await tab.textContent("#summary"), /^Ready/);
+  const steps = await tab.locator("#steps li").allTextContents();
+  assert.deepEqual(steps, [`Read the clipboard, Write the clipboard: ${NOT_OFFERED.action}`]);
+  assert.equal(await tab.locator("tr.check", { hasText: "layer shell" }).getAttribute("class"), "check ok");
+});
+
+test("the clipboard off in the person's settings is said once, and is no problem", async () => {
+  const tab = await open(browser, "doctor.html", { doctor_run: CLIPBOARD_OFF });
+  await tab.waitForSelector("tr.check");
+  for (const what of ["Read the clipboard", "Write the clipboard"]) {
+    const row = tab.locator("tr.check", { hasText: what });
+    assert.equal(await row.getAttribute("class"), "check off", what);
+    assert.match(await row.textContent(), /off in your settings/);
+  }
+  assert.equal(await tab.textContent("#steps"), "Nothing to do.");
+  assert.deepEqual(tab.errors, []);
 });

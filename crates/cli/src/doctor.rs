@@ -7,7 +7,7 @@
 use clap::{Args, ValueEnum};
 use deskhand_host::doctor::report;
 use deskhand_protocol::doctor::{
-    Availability, CapabilityName, DoctorReport, ProbeStatus, ReasonCode, backends_ready,
+    Availability, CapabilityName, DoctorReport, NextStep, ProbeStatus, ReasonCode, backends_ready,
     listed_available,
 };
 
@@ -95,6 +95,26 @@ fn code(reason: ReasonCode) -> String {
         .unwrap_or_default()
 }
 
+/// What a next step is about: its backend, else its permission, else
+/// the capabilities it explains.
+fn subject(step: &NextStep) -> String {
+    match (&step.backend, &step.permission) {
+        (Some(b), _) => b.clone(),
+        (None, Some(p)) => p.clone(),
+        (None, None) => step
+            .capabilities
+            .iter()
+            .map(|c| {
+                serde_json::to_value(c)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default()
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
 /// The report for people: the probes, the backends, whether each wanted
 /// capability is ready, then what to do.
 fn human(r: &DoctorReport, require: &[Wanted]) -> String {
@@ -138,10 +158,9 @@ fn human(r: &DoctorReport, require: &[Wanted]) -> String {
         out += &format!("{mark} {want:?}: {state}\n");
     }
     for step in &r.next_steps {
-        let what = step.backend.as_deref().or(step.permission.as_deref());
         out += &format!(
             "→ {} ({}): {}\n",
-            what.unwrap_or("-"),
+            subject(step),
             code(step.reason_code),
             step.action
         );
@@ -306,6 +325,24 @@ mod tests {
         assert!(text.contains("✓ Screenshot: ready"), "{text}");
         assert!(text.contains("✓ Input: ready"), "{text}");
         assert!(!wanted_ready(&windows(false), Wanted::Input));
+    }
+
+    #[test]
+    fn every_step_names_what_it_is_about() {
+        let mut found = x11_fine();
+        found.capabilities.push(CapabilityEntry::new(
+            CapabilityName::ClipboardRead,
+            Verdict::unavailable(ReasonCode::CompositorUnsupported),
+            ConsentKind::Separate,
+        ));
+        let r = linux(found, accessibility_findings(&BusStatus::Ok));
+        assert!(r.ready, "the clipboard is not needed for ready");
+        let text = human(&r, &[Wanted::Screenshot]);
+        assert!(
+            text.contains("→ clipboard_read (compositor_unsupported): "),
+            "{text}"
+        );
+        assert!(!text.contains("→ -"), "{text}");
     }
 
     #[test]

@@ -254,6 +254,12 @@ fn bounded(what: &'static str, text: &str, max_bytes: u64) -> Result<(), EngineE
 }
 
 impl Engine {
+    /// What the person allows of the clipboard now (the Doctor window says
+    /// it).
+    pub fn clipboard_policy(&self) -> ClipboardPolicy {
+        self.clipboard.policy()
+    }
+
     /// Judges `read`; a foreign read the flag does not approve is put to
     /// the person, when the host can ask one.
     async fn judge_or_ask(

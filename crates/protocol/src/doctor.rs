@@ -7,6 +7,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+mod advice;
+pub use advice::Reader;
+
 /// `schema` of the report.
 pub const DOCTOR_SCHEMA_NAME: &str = "deskhand/doctor";
 /// `schema_version` of the report.
@@ -78,67 +81,9 @@ pub enum ReasonCode {
     CompositorUnsupported,
     /// deskhand's GNOME Shell extension is not enabled.
     ShellExtensionMissing,
-}
-
-impl ReasonCode {
-    /// What the person can do about it, in plain words.
-    pub fn action(self) -> Option<&'static str> {
-        Some(match self {
-            Self::DisplayUnreachable => {
-                "Run deskhand inside your desktop session, or start it with `deskhand serve --virtual` to get a virtual desktop."
-            }
-            Self::WaylandSessionUnsupported => {
-                "deskhand drives this Wayland session's X11 apps only, through XWayland: its Wayland backend takes over GNOME sessions so far. Log in to GNOME, or to an X11 session (\"Ubuntu on Xorg\" or similar at the login screen)."
-            }
-            Self::XtestMissing => {
-                "Enable the XTEST extension of your X server (it is on by default; check xorg.conf for Option \"XTEST\" \"off\")."
-            }
-            Self::Xinput2Missing => {
-                "Use an X server with XInput 2.1 or newer (any current Xorg or Xvfb)."
-            }
-            Self::CompositeMissing => {
-                "Enable the Composite extension of your X server (it is on by default)."
-            }
-            Self::IndicatorNotFound => {
-                "Reinstall deskhand: its package puts the red-frame program (deskhand-overlay) beside deskhand. Without it no agent can take over. If you keep it elsewhere, set DESKHAND_OVERLAY to its path."
-            }
-            Self::AtspiBusNotAdvertised => {
-                "Turn on assistive technologies in your desktop's accessibility settings (or start at-spi-bus-launcher), then sign out and in again."
-            }
-            Self::AtspiBusUnreachable => {
-                "The accessibility bus is advertised but does not answer: sign out and in again (or restart at-spi-bus-launcher), then run `deskhand doctor` again."
-            }
-            Self::NotBuilt => "This part of deskhand is not built yet; a later version adds it.",
-            Self::WaylandPortalNotBuilt => {
-                "The Wayland portals backend is planned; use an X11 session for now."
-            }
-            Self::XtestDeviceEventsLookReal => {
-                "X11 cannot tell a program that clicks through your real mouse with XTEST from your hand: run programs you do not trust as untrusted X clients (ssh -X, `xauth generate ... untrusted`: no XTEST), or in another X session; deskhand's own launches and XTEST pointers of every master are told apart."
-            }
-            Self::PortalUnavailable => {
-                "Install xdg-desktop-portal and your desktop's portal (xdg-desktop-portal-gnome or -kde), then sign out and in again."
-            }
-            Self::PortalPending => {
-                "Answer the desktop's dialog that asks to share the screen or to allow remote interaction."
-            }
-            Self::PortalScreencastDenied => {
-                "Restart deskhand and choose Share in the desktop's screen-sharing dialog."
-            }
-            Self::PortalRemoteDesktopDenied => {
-                "Restart deskhand and allow remote interaction in the desktop's dialog (the switch is off by default)."
-            }
-            Self::PortalScreenshotDenied => {
-                "Allow deskhand to take screenshots in the desktop's privacy settings, then try again."
-            }
-            Self::CompositorUnsupported => {
-                "This Wayland desktop offers deskhand no way to do this; log in to an X11 session for it."
-            }
-            Self::ShellExtensionMissing => {
-                "Enable deskhand's GNOME Shell extension with `gnome-extensions enable deskhand@deskhand.dev` and sign out and in again (GNOME 43 to 49; deskhand's packages install it, from source run `installers/linux/gnome-shell/make-extension OUT` and copy `OUT/45/deskhand@deskhand.dev`, or `OUT/43/…` for GNOME 43 and 44, into ~/.local/share/gnome-shell/extensions): it draws the red frame, without which no agent can take over."
-            }
-            Self::NoPlatformApi => return None,
-        })
-    }
+    /// The person turned the clipboard off in deskhand's settings (their
+    /// choice: no step to do).
+    ClipboardOff,
 }
 
 /// What a status entry says: its status, and why not with advice.
@@ -545,11 +490,84 @@ pub struct Findings {
     pub probes: Vec<Probe>,
 }
 
+impl Findings {
+    /// These findings with the clipboard as the person's settings have it:
+    /// a clipboard the desktop offers is off while `on` is false (a
+    /// clipboard the desktop does not offer stays said as such, since
+    /// turning it on would not help).
+    #[must_use]
+    pub fn with_clipboard_setting(mut self, on: bool) -> Self {
+        if !on {
+            for c in self.capabilities.iter_mut().filter(|c| {
+                matches!(
+                    c.name,
+                    CapabilityName::ClipboardRead | CapabilityName::ClipboardWrite
+                ) && c.status == Availability::Available
+            }) {
+                *c = CapabilityEntry::new(
+                    c.name,
+                    Verdict::unavailable(ReasonCode::ClipboardOff),
+                    c.consent,
+                );
+            }
+        }
+        self
+    }
+}
+
+impl From<DoctorReport> for Findings {
+    fn from(r: DoctorReport) -> Self {
+        Self {
+            platform: r.platform,
+            session_type: r.session_type,
+            backends: r.backends,
+            capabilities: r.capabilities,
+            permissions: r.permissions,
+            probes: r.probes,
+        }
+    }
+}
+
+/// The entry's advice worded for `reader`, where it comes from its reason
+/// (an advice of the backend's own, without a reason, stays).
+fn reword(action: &mut Option<String>, reason: Option<ReasonCode>, reader: Reader) {
+    if let Some(reason) = reason {
+        *action = reason.advice(reader).map(str::to_owned);
+    }
+}
+
 impl DoctorReport {
-    /// The report of `found` at deskhand version `driver_version`: ready
-    /// when every required backend is available, and one next step per
-    /// distinct reason of an unavailable backend or a missing permission.
+    /// The report of `found` at deskhand version `driver_version`, worded
+    /// for the command line ([`Reader::Command`]).
     pub fn assemble(found: Findings, driver_version: &str) -> Self {
+        Self::assemble_for(found, driver_version, Reader::Command)
+    }
+
+    /// This report as the app's Doctor window shows it: its advice worded
+    /// for the person ([`Reader::Window`]), and the clipboard as the
+    /// person's settings have it (`clipboard_on`).
+    #[must_use]
+    pub fn for_window(self, clipboard_on: bool) -> Self {
+        let version = self.driver_version.clone();
+        let found = Findings::from(self).with_clipboard_setting(clipboard_on);
+        Self::assemble_for(found, &version, Reader::Window)
+    }
+
+    /// The report of `found` at deskhand version `driver_version`, its
+    /// advice worded for `reader`: ready when every required backend is
+    /// available, and one next step per distinct reason of an unavailable
+    /// backend or a missing permission (none for the person's own
+    /// choices, such as the clipboard off).
+    pub fn assemble_for(mut found: Findings, driver_version: &str, reader: Reader) -> Self {
+        for b in &mut found.backends {
+            reword(&mut b.action, b.reason_code, reader);
+        }
+        for c in &mut found.capabilities {
+            reword(&mut c.action, c.reason_code, reader);
+        }
+        for p in &mut found.permissions {
+            reword(&mut p.action, p.reason_code, reader);
+        }
         let mut next_steps: Vec<NextStep> = Vec::new();
         for b in found
             .backends
@@ -575,6 +593,9 @@ impl DoctorReport {
             let (Some(reason), Some(action)) = (c.reason_code, &c.action) else {
                 continue;
             };
+            if reason.is_choice() {
+                continue;
+            }
             let step = step_for(&mut next_steps, reason, action);
             step.capabilities.push(c.name);
             step.required |= c.name.needed_for_ready();

@@ -152,9 +152,8 @@ fn display_probes(p: &DisplayProbe) -> Vec<Probe> {
     probes.push(Probe::new(
         "clipboard",
         true,
-        "the X11 CLIPBOARD selection: agents use it only when the person turns the clipboard on \
-         (settings, or `deskhand serve --enable-clipboard`; reading what other apps copied is a \
-         choice of its own)",
+        "the X11 CLIPBOARD selection: agents use it only while the clipboard is on in deskhand's \
+         settings (reading what other apps copied is a choice of its own)",
     ));
     probes.push(handback_limit_probe());
     let overlay = find_overlay();
