@@ -495,6 +495,19 @@ def test_a_second_start_reuses_the_screencast_grant_and_denials_and_stops_are_sa
         poll(lambda: grants(d) == {"capture_window": "available",
                                    "input_takeover": "portal_pending"},
              timeout=10, what="the screencast restored, input pending")
+        # While the person answers, the doctor says what the answer will
+        # bring: GNOME 43's portal has no clipboard (as once granted), and
+        # the kill switch waits for the dialogs, in the person's words.
+        report = health(d)
+        caps = {c["name"]: c for c in report["capabilities"]}
+        for name in ("clipboard_read", "clipboard_write"):
+            assert caps[name].get("reason_code") == "compositor_unsupported", caps[name]
+        probes = {p["label"]: p for p in report["probes"]}
+        kill = probes["kill switch"]["message"]
+        assert "answered the desktop's dialogs" in kill and "deskhand serve" not in kill, kill
+        # The extension draws the frame: the layer shell is not needed,
+        # and not flagged.
+        assert probes["layer shell"]["status"] == "ok", probes["layer shell"]
         # The restore token is in the session's keychain, not in a file.
         assert any(a.startswith("screencast-grant-") for a in gnome.keychain_accounts()), \
             gnome.keychain_accounts()

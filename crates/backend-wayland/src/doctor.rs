@@ -139,45 +139,86 @@ fn extension() -> Result<u32, String> {
     .map_err(|e| e.to_string())
 }
 
-/// The clipboard comes with the input session, where the desktop's portal
-/// offers it (not GNOME 43).
-fn clipboard_verdict(remote: &Grant) -> Verdict {
-    let offered = LIVE
-        .get()
-        .and_then(|p| p.input())
-        .is_some_and(|rs| rs.clipboard.is_some());
+/// Whether the desktop's portal has the Clipboard interface (None: the
+/// portal does not answer, which the input grant says on its own).
+fn portal_has_clipboard() -> Option<bool> {
+    let rt = Rt::new().ok()?;
+    rt.run(Duration::from_secs(3), "the portal's clipboard", async {
+        let failed = |e: zbus::Error| deskhand_backend::BackendError::Failed(e.to_string());
+        let conn = zbus::Connection::session().await.map_err(failed)?;
+        let props = zbus::fdo::PropertiesProxy::builder(&conn)
+            .destination("org.freedesktop.portal.Desktop")
+            .and_then(|b| b.path("/org/freedesktop/portal/desktop"))
+            .map_err(failed)?
+            .build()
+            .await
+            .map_err(failed)?;
+        let iface = zbus::names::InterfaceName::from_static_str_unchecked(
+            "org.freedesktop.portal.Clipboard",
+        );
+        Ok(match props.get(iface, "version").await {
+            Ok(_) => Some(true),
+            Err(zbus::fdo::Error::ServiceUnknown(_) | zbus::fdo::Error::NameHasNoOwner(_)) => None,
+            Err(_) => Some(false),
+        })
+    })
+    .ok()
+    .flatten()
+}
+
+/// The clipboard comes with the input session where the desktop's portal
+/// has a Clipboard interface (not GNOME 43): `offered` when this
+/// deskhand's session brought one, `portal_has` whether the portal has the
+/// interface at all. A portal without it is said in every state of the
+/// grant, waiting for the answer included, since the answer brings none.
+pub(crate) fn clipboard_verdict(
+    remote: &Grant,
+    offered: bool,
+    portal_has: Option<bool>,
+) -> Verdict {
     match remote {
         _ if offered => Verdict::AVAILABLE,
+        _ if portal_has == Some(false) => Verdict::unavailable(R::CompositorUnsupported),
         Grant::Granted => Verdict::unavailable(R::CompositorUnsupported),
         g => verdict(g, R::PortalRemoteDesktopDenied),
+    }
+}
+
+/// What the kill switch's probe says of `state`, `live` when this process
+/// runs the backend (else a separate `deskhand doctor` asks, which binds
+/// no chord of its own).
+pub(crate) fn kill_switch_says(state: &KillChord, live: bool) -> (bool, String) {
+    let fallback = "stop agents with Stop all agents in deskhand's menu or the frame's Stop button";
+    match state {
+        KillChord::Bound(trigger) => (
+            true,
+            format!("{trigger}, through the desktop's global shortcuts"),
+        ),
+        KillChord::Pending if live => (
+            false,
+            format!(
+                "not bound yet: deskhand asks the desktop's global shortcuts (GNOME 48 and KDE 5.27 on) for it once you have answered the desktop's dialogs; until then {fallback}"
+            ),
+        ),
+        KillChord::Pending => (
+            false,
+            format!(
+                "bound through the desktop's global shortcuts (GNOME 48 and KDE 5.27 on) by the running deskhand (the app, or `deskhand serve`); without them {fallback}"
+            ),
+        ),
+        KillChord::Unavailable(why) => (false, format!("no chord: {why}; {fallback}")),
     }
 }
 
 /// The kill switch's chord, as this deskhand bound it (the doctor's own
 /// process binds none).
 fn kill_switch_probe() -> Probe {
-    let state = LIVE
-        .get()
+    let live = LIVE.get();
+    let state = live
         .and_then(|p| p.kill.lock().ok().map(|k| k.clone()))
         .unwrap_or_default();
-    let fallback = "stop agents from the tray or the frame's Stop button";
-    match state {
-        KillChord::Bound(trigger) => Probe::new(
-            "kill switch",
-            true,
-            format!("{trigger}, through the desktop's global shortcuts"),
-        ),
-        KillChord::Pending => Probe::new(
-            "kill switch",
-            false,
-            format!(
-                "bound through the desktop's global shortcuts (GNOME 48 and KDE 5.27 on) once `deskhand serve` runs; without them {fallback}"
-            ),
-        ),
-        KillChord::Unavailable(why) => {
-            Probe::new("kill switch", false, format!("no chord: {why}; {fallback}"))
-        }
-    }
+    let (ok, says) = kill_switch_says(&state, live.is_some());
+    Probe::new("kill switch", ok, says)
 }
 
 /// The frame: the extension's, else the overlay's on the layer shell.
@@ -188,6 +229,16 @@ pub(crate) fn frame_verdict(extension: bool, offers: Offers, overlay: bool) -> V
         _ if offers.layer_shell => Verdict::unavailable(R::IndicatorNotFound),
         _ => Verdict::unavailable(R::ShellExtensionMissing),
     }
+}
+
+/// The layer shell's probe: fine where it is not needed (the extension
+/// draws the frame) or offered.
+fn layer_shell_probe(extension: bool, offers: Offers) -> Probe {
+    Probe::new(
+        "layer shell",
+        extension || offers.layer_shell,
+        layer_shell_says(extension, offers),
+    )
 }
 
 fn layer_shell_says(extension: bool, offers: Offers) -> String {
@@ -266,7 +317,15 @@ pub fn wayland_findings() -> BackendFindings {
     };
     let input = verdict(&remote, R::PortalRemoteDesktopDenied);
     let ext = extension();
-    let clipboard = clipboard_verdict(&remote);
+    let offered = LIVE
+        .get()
+        .and_then(|p| p.input())
+        .is_some_and(|rs| rs.clipboard.is_some());
+    let clipboard = clipboard_verdict(
+        &remote,
+        offered,
+        (!offered).then(portal_has_clipboard).flatten(),
+    );
     // Without the extension, what the compositor itself offers.
     let offers = match &ext {
         Ok(_) => Offers::default(),
@@ -284,7 +343,7 @@ pub fn wayland_findings() -> BackendFindings {
     let own = if LIVE.get().is_some() {
         "as this deskhand holds them"
     } else {
-        "asked for when `deskhand serve` starts; its MCP health_report says how they stand"
+        "asked for when deskhand starts (the app, or `deskhand serve`); its MCP health_report says how they stand"
     };
     let mut probes = vec![
         Probe::new(
@@ -307,11 +366,7 @@ pub fn wayland_findings() -> BackendFindings {
         ),
         engine_name_probe(),
         windows_probe(ext.is_ok()),
-        Probe::new(
-            "layer shell",
-            offers.layer_shell,
-            layer_shell_says(ext.is_ok(), offers),
-        ),
+        layer_shell_probe(ext.is_ok(), offers),
         Probe::new(
             "hand-back",
             detector != HandBackDetector::None,
@@ -402,5 +457,53 @@ mod tests {
             verdict(&Grant::Unavailable("x".into()), R::PortalScreencastDenied).reason,
             Some(R::PortalUnavailable)
         );
+    }
+
+    #[test]
+    fn the_clipboard_says_the_same_before_and_after_the_answer_where_the_portal_has_none() {
+        use deskhand_protocol::doctor::ReasonCode;
+        let said = |remote: &Grant, offered, has| clipboard_verdict(remote, offered, has).reason;
+        // GNOME 43: no Clipboard portal, so the answer brings none.
+        for remote in [Grant::Pending, Grant::Granted] {
+            assert_eq!(
+                said(&remote, false, Some(false)),
+                Some(ReasonCode::CompositorUnsupported),
+                "{remote:?}"
+            );
+        }
+        // A portal with one: waiting is said as waiting, then it works.
+        assert_eq!(
+            said(&Grant::Pending, false, Some(true)),
+            Some(ReasonCode::PortalPending)
+        );
+        assert!(clipboard_verdict(&Grant::Granted, true, None).is_available());
+        assert_eq!(
+            said(&Grant::Denied, false, Some(true)),
+            Some(ReasonCode::PortalRemoteDesktopDenied)
+        );
+        // Granted, yet the desktop gave the session no clipboard.
+        assert_eq!(
+            said(&Grant::Granted, false, Some(true)),
+            Some(ReasonCode::CompositorUnsupported)
+        );
+    }
+
+    #[test]
+    fn the_running_deskhand_names_no_command_and_an_unneeded_layer_shell_is_no_problem() {
+        use deskhand_protocol::doctor::ProbeStatus;
+        let (ok, live) = kill_switch_says(&KillChord::Pending, true);
+        assert!(!ok);
+        assert!(!live.contains("deskhand serve"), "{live}");
+        assert!(
+            live.contains("once you have answered the desktop's dialogs"),
+            "{live}"
+        );
+        let (_, separate) = kill_switch_says(&KillChord::Pending, false);
+        assert!(separate.contains("the running deskhand"), "{separate}");
+        let gnome = layer_shell_probe(true, Offers::default());
+        assert_eq!(gnome.status, ProbeStatus::Ok, "{gnome:?}");
+        assert!(gnome.message.starts_with("not needed"), "{gnome:?}");
+        let bare = layer_shell_probe(false, Offers::default());
+        assert_eq!(bare.status, ProbeStatus::Warn, "{bare:?}");
     }
 }
