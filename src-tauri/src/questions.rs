@@ -175,7 +175,10 @@ fn consent_lines(ask: &ConsentAsk, stop_ways: &str) -> Vec<String> {
     // A client named after its protocol (the MCP SDKs' default "mcp")
     // gave no name of its own.
     let who = if ask.client.trim().eq_ignore_ascii_case(ask.protocol) {
-        format!("An {} client that gave no name of its own", ask.protocol.to_uppercase())
+        format!(
+            "An {} client that gave no name of its own",
+            ask.protocol.to_uppercase()
+        )
     } else {
         format!(
             "{} (over {}). That name is its own claim; deskhand cannot check it. It",

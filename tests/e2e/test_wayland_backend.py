@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from daemon import binary
-from desktop import CONTINUE_Y
+from desktop.base import CONTINUE_Y
 from desktop.wayland import SYSTEM_PYTHON, GnomeDesktop, start
 from imaging import decode_png
 from xhelpers import REPO, poll, scratch_dir
@@ -214,16 +214,19 @@ def test_takeover_draws_the_frame_the_agent_never_sees_and_the_person_takes_over
     try:
         client.act("mouse_move", coordinate=[700, 500])
         poll(lambda: gnome.pixel(640, 2) == RED, timeout=5, what="the red frame on screen")
+        bar = gnome.continue_y - CONTINUE_Y
+        assert gnome.pixel(640, bar // 2) != RED, "the label covers GNOME's clock"
+        assert gnome.pixel(640, bar + 8) == RED, "the label (its top padding) below the top bar"
         shot = decode_png(client.screenshot()["image"])
         assert shot.pixel(640, 2) != RED, "the frame is in what the agent gets"
         gnome.person.move(200, 600)
         paused(client, "pointer_moved")
-        poll(lambda: gnome.pixel(456, CONTINUE_Y) == CONTINUE_GREEN, timeout=5,
+        poll(lambda: gnome.pixel(456, gnome.continue_y) == CONTINUE_GREEN, timeout=5,
              what="the Continue button on screen")
         # A click on Continue right after one of deskhand's own (the test
         # before clicked Save) is not taken for the person's.
         time.sleep(1.6)
-        gnome.person.real_click(640, CONTINUE_Y)
+        gnome.person.real_click(640, gnome.continue_y)
 
         def resumed():
             msg = client.request("INPUT_ACTION", {"action": "mouse_move", "coordinate": [650, 450]})

@@ -8,7 +8,6 @@ import time
 
 import pytest
 
-from desktop import CONTINUE_Y
 from desktop.wayland import start
 from test_wayland_backend import CONTINUE_GREEN, serve_granted
 from xhelpers import poll
@@ -42,7 +41,7 @@ def acts_at(client, x: int, y: int) -> bool:
 
 
 def still_paused_after_release(gnome, client) -> None:
-    poll(lambda: gnome.pixel(456, CONTINUE_Y) == CONTINUE_GREEN, timeout=5,
+    poll(lambda: gnome.pixel(456, gnome.continue_y) == CONTINUE_GREEN, timeout=5,
          what="Continue shown under the held button")
     time.sleep(0.5)
     gnome.person.button_up()
@@ -50,7 +49,7 @@ def still_paused_after_release(gnome, client) -> None:
     assert not acts(client), "the click that paused the agent resumed it"
     # A real click of the person's on Continue still resumes.
     time.sleep(1.6)
-    gnome.person.real_click(640, CONTINUE_Y)
+    gnome.person.real_click(640, gnome.continue_y)
     poll(lambda: acts(client), timeout=5, what="Continue clicked resuming")
 
 
@@ -60,10 +59,10 @@ def test_a_press_where_continue_appears_pauses_and_its_release_does_not_resume(g
     and the release lands on it: nothing resumes."""
     assert client.take_over()["type"] == "TAKEOVER_STATE"
     try:
-        poll(lambda: acts_at(client, 640, CONTINUE_Y), timeout=10, what="the takeover acting")
+        poll(lambda: acts_at(client, 640, gnome.continue_y), timeout=10, what="the takeover acting")
         time.sleep(0.5)
         gnome.person._do("button", button=1, press=True)
-        poll(lambda: not acts_at(client, 640, CONTINUE_Y), timeout=5,
+        poll(lambda: not acts_at(client, 640, gnome.continue_y), timeout=5,
              what="the press pausing the agent")
         still_paused_after_release(gnome, client)
     finally:
@@ -77,7 +76,7 @@ def test_a_click_just_after_a_move_paused_does_not_resume(gnome, client):
     assert client.take_over()["type"] == "TAKEOVER_STATE"
     try:
         poll(lambda: acts(client), timeout=10, what="the takeover acting")
-        gnome.person.button_down(640, CONTINUE_Y)
+        gnome.person.button_down(640, gnome.continue_y)
         poll(lambda: not acts(client), timeout=5, what="the move pausing the agent")
         still_paused_after_release(gnome, client)
     finally:
@@ -95,12 +94,12 @@ def test_every_real_click_on_continue_resumes(gnome, client):
             poll(lambda: acts(client), timeout=10, what=f"acting before pause {i}")
             gnome.person.move(300 + i * 10, 500)
             poll(lambda: not acts(client), timeout=5, what=f"pause {i} by the person's move")
-            poll(lambda: gnome.pixel(456, CONTINUE_Y) == CONTINUE_GREEN, timeout=5,
+            poll(lambda: gnome.pixel(456, gnome.continue_y) == CONTINUE_GREEN, timeout=5,
                  what="Continue on screen")
             # deskhand's own last act was at least this long ago: a click
             # right after one of its own is not taken for the person's.
             time.sleep(1.6)
-            gnome.person.real_click(640, CONTINUE_Y)
+            gnome.person.real_click(640, gnome.continue_y)
             poll(lambda: acts(client), timeout=5, what=f"Continue {i} resuming")
             time.sleep(0.3)
             assert acts(client), f"Continue {i} resumed and paused again"

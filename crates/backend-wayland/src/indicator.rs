@@ -19,12 +19,23 @@ pub(crate) struct ShellIndicator {
     pub(crate) rt: Arc<Rt>,
     pub(crate) shell: ShellExt,
     pub(crate) layout: Option<Layout>,
+    /// The top bar's height, once read: the label and the buttons go
+    /// below it (GNOME's clock and notifications are there).
+    pub(crate) inset: Option<u32>,
 }
 
-/// Every part of `layout`, all monitors.
-fn parts(layout: &Layout) -> Vec<Part> {
+/// Every part of `layout`, all monitors, the label and buttons moved
+/// `inset` pixels down (the frame's strips stay at the edges).
+fn parts(layout: &Layout, inset: u32) -> Vec<Part> {
+    let down = i32::try_from(inset).unwrap_or(0);
     (0..layout.monitors.len())
         .flat_map(|i| layout.parts(i))
+        .map(|mut p| {
+            if p.text.is_some() {
+                p.rect.y += down;
+            }
+            p
+        })
         .collect()
 }
 
@@ -49,14 +60,34 @@ pub(crate) fn fault(expected: &[Part], state: &FrameState) -> Option<&'static st
 }
 
 impl ShellIndicator {
+    /// The top bar's height, read once (0 when the shell does not say).
+    fn inset(&mut self) -> u32 {
+        if let Some(inset) = self.inset {
+            return inset;
+        }
+        let shell = self.shell.clone();
+        let inset = self
+            .rt
+            .run(CALL, "reading the top bar's height", async move {
+                shell.top_inset().await
+            })
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "the top bar's height is unknown: the label may cover it");
+                0
+            });
+        self.inset = Some(inset);
+        inset
+    }
+
     fn put(&mut self, layout: Layout) -> Result<IndicatorShown, BackendError> {
-        let json = serde_json::to_string(&parts(&layout))
+        let inset = self.inset();
+        let json = serde_json::to_string(&parts(&layout, inset))
             .map_err(|e| BackendError::Failed(format!("the frame's parts: {e}")))?;
         let shell = self.shell.clone();
         self.rt.run(CALL, "showing the frame", async move {
             shell.show_parts(&json).await
         })?;
-        let covered: Vec<Rect> = parts(&layout).into_iter().map(|p| p.rect).collect();
+        let covered: Vec<Rect> = parts(&layout, inset).into_iter().map(|p| p.rect).collect();
         self.layout = Some(layout);
         Ok(IndicatorShown {
             windows: Vec::new(),
@@ -132,7 +163,8 @@ impl Indicator for ShellIndicator {
         let state = self.rt.run(CALL, "checking the frame", async move {
             shell.frame_state().await
         })?;
-        match fault(&parts(&layout), &state) {
+        let inset = self.inset();
+        match fault(&parts(&layout, inset), &state) {
             None => Ok(FrameCheck::Intact),
             Some(what) => {
                 tracing::warn!(what, "the frame was changed by another program: put back");
@@ -148,7 +180,7 @@ mod tests {
     use super::*;
 
     fn state(layout: &Layout) -> FrameState {
-        let placed = parts(layout)
+        let placed = parts(layout, 0)
             .iter()
             .map(|p| {
                 let r = p.rect;
@@ -174,7 +206,7 @@ mod tests {
             monitors: vec![Rect::new(0, 0, 1280, 800)],
             paused: true,
         };
-        let expected = parts(&layout);
+        let expected = parts(&layout, 0);
         let mut s = state(&layout);
         assert_eq!(fault(&expected, &s), None);
         s.placed[2][0] += 10.0;
@@ -185,5 +217,18 @@ mod tests {
         let mut s = state(&layout);
         s.parts -= 1;
         assert_eq!(fault(&expected, &s), Some("reshaped"));
+    }
+
+    #[test]
+    fn the_label_and_buttons_go_below_the_top_bar_and_the_frame_stays() {
+        let layout = Layout {
+            monitors: vec![Rect::new(0, 0, 1280, 800)],
+            paused: true,
+        };
+        let (flat, inset) = (parts(&layout, 0), parts(&layout, 32));
+        for (a, b) in flat.iter().zip(&inset) {
+            let moved = if a.text.is_some() { 32 } else { 0 };
+            assert_eq!(b.rect.y, a.rect.y + moved, "{a:?}");
+        }
     }
 }

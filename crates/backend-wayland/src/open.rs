@@ -165,6 +165,7 @@ pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, Wa
             rt: rt.clone(),
             shell: shell.clone(),
             layout: None,
+            inset: None,
         }))
     } else if offers.layer_shell {
         crate::layer_frame::indicator(portals.clone())

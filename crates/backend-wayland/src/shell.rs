@@ -266,6 +266,15 @@ impl ShellExt {
             .map_err(failed("Pointer"))
     }
 
+    /// How far GNOME's top bar reaches down the primary monitor.
+    pub(crate) async fn top_inset(&self) -> Result<u32, BackendError> {
+        self.proxy()
+            .await?
+            .call("TopInset", &())
+            .await
+            .map_err(failed("TopInset"))
+    }
+
     /// Shows the top bar's deskhand menu with this status (JSON of a
     /// `PlaceStatus`), putting it up the first time.
     pub(crate) async fn show_status(&self, status_json: &str) -> Result<(), BackendError> {

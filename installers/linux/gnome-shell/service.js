@@ -43,6 +43,7 @@ const IFACE = `<node>
       <arg type="i" direction="out" name="y"/>
       <arg type="u" direction="out" name="buttons"/>
     </method>
+    <method name="TopInset"><arg type="u" direction="out" name="pixels"/></method>
     <method name="ShowStatus"><arg type="s" direction="in" name="status"/></method>
     <method name="HideStatus"/>
     <signal name="Pressed"><arg type="s" name="button"/></signal>
@@ -289,7 +290,8 @@ class Service {
         this._dbus.export(Gio.DBus.session, PATH);
     }
 
-    // 2: the top bar's menu (ShowStatus, HideStatus, Chosen).
+    // 2: the top bar's menu (ShowStatus, HideStatus, Chosen) and the top
+    // bar's height (TopInset).
     get Version() {
         return 2;
     }
@@ -363,6 +365,21 @@ class Service {
 
     HidePartsAsync(params, invocation) {
         this._engineOnly(params, invocation, () => this._indicator.hide());
+    }
+
+    TopInsetAsync(params, invocation) {
+        this._engineOnly(params, invocation, () => [this._topInset()], '(u)');
+    }
+
+    // How far the top bar reaches down the primary monitor (0 when it is
+    // hidden or elsewhere): the indicator's label goes below it, clear of
+    // the clock and the notifications.
+    _topInset() {
+        const box = Main.layoutManager.panelBox;
+        const primary = Main.layoutManager.primaryMonitor;
+        if (!box.visible || !primary || box.y > primary.y)
+            return 0;
+        return Math.ceil(box.y + box.height - primary.y);
     }
 
     ShowStatusAsync(params, invocation) {

@@ -24,7 +24,6 @@ import time
 import pytest
 
 from daemon import binary
-from desktop import CONTINUE_Y
 from desktop.wayland import GnomeDesktop, start
 from test_wayland_backend import form_window, new_form, saved_text, serve_granted
 from xhelpers import poll, scratch_dir
@@ -120,7 +119,7 @@ def test_a_stream_of_acts_does_not_make_hand_back_deaf(gnome, served):
         # as a person would).
         for _ in range(3):
             time.sleep(1.6)
-            gnome.person.real_click(640, CONTINUE_Y)
+            gnome.person.real_click(640, gnome.continue_y)
             try:
                 poll(lambda: c.request("INPUT_ACTION", {
                     "action": "mouse_move", "coordinate": [650, 450]})["type"] == "ACK",

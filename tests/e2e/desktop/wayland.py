@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from daemon import Daemon, binary
-from desktop.base import Desktop, Person
+from desktop.base import CONTINUE_Y, Desktop, Person
 from imaging import Image, decode_png
 from xhelpers import REPO, missing, poll, require, scratch_dir
 
@@ -374,6 +374,13 @@ class GnomeDesktop(Desktop):
     def windows(self) -> list[dict]:
         """The windows as the compositor has them (the probe's list)."""
         return self._probe_json("ListWindows")
+
+    @property
+    def continue_y(self) -> int:
+        """Where Continue is on this session's primary monitor: the label
+        and buttons go below GNOME's top bar."""
+        bar = self._probe_json("TopBar")
+        return CONTINUE_Y + bar["y"] + bar["height"]
 
     def status_menu(self) -> dict | None:
         """deskhand's menu in the top bar as the shell has it: its button's

@@ -15,6 +15,7 @@ const IFACE = `<node>
     </method>
     <method name="ListWindows"><arg type="s" direction="out" name="windows"/></method>
     <method name="StatusMenu"><arg type="s" direction="out" name="menu"/></method>
+    <method name="TopBar"><arg type="s" direction="out" name="rect"/></method>
   </interface>
 </node>`;
 
@@ -26,6 +27,11 @@ function rectOf(actor) {
 }
 
 class Probe {
+    // GNOME's top bar (the panel box) where the shell placed it.
+    TopBar() {
+        return JSON.stringify(rectOf(Main.layoutManager.panelBox));
+    }
+
     // deskhand's menu in the top bar: its button's place and name, and
     // while open its items' words and places (null when it is not there).
     StatusMenu() {
