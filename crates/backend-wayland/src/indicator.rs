@@ -22,6 +22,34 @@ pub(crate) struct ShellIndicator {
     /// The top bar's height, once read: the label and the buttons go
     /// below it (GNOME's clock and notifications are there).
     pub(crate) inset: Option<u32>,
+    /// The parts as last shown (what the frame check expects).
+    pub(crate) placed: Vec<Part>,
+}
+
+/// How far from the pointer the buttons keep when they appear.
+const POINTER_MARGIN: i32 = 16;
+
+/// Moves the buttons below the pointer when they would appear under it
+/// (or within [`POINTER_MARGIN`]): the person is about to click what is
+/// there (a window's close button), and Continue must not take its place.
+fn clear_of_pointer(parts: &mut [Part], (x, y): (i32, i32)) {
+    let near = |r: &Rect| {
+        x >= r.x - POINTER_MARGIN
+            && x < r.x + r.width as i32 + POINTER_MARGIN
+            && y >= r.y - POINTER_MARGIN
+            && y < r.y + r.height as i32 + POINTER_MARGIN
+    };
+    let buttons = || parts.iter().filter(|p| p.press.is_some());
+    let (true, Some(top)) = (
+        buttons().any(|b| near(&b.rect)),
+        buttons().map(|b| b.rect.y).min(),
+    ) else {
+        return;
+    };
+    let down = y + POINTER_MARGIN + 1 - top;
+    for part in parts.iter_mut().filter(|p| p.press.is_some()) {
+        part.rect.y += down;
+    }
 }
 
 /// Every part of `layout`, all monitors, the label and buttons moved
@@ -79,16 +107,35 @@ impl ShellIndicator {
         inset
     }
 
+    /// Shows `layout`: below the top bar, and while paused with the
+    /// buttons clear of where the pointer is.
     fn put(&mut self, layout: Layout) -> Result<IndicatorShown, BackendError> {
-        let inset = self.inset();
-        let json = serde_json::to_string(&parts(&layout, inset))
+        let mut parts = parts(&layout, self.inset());
+        if layout.paused {
+            let shell = self.shell.clone();
+            match self.rt.run(
+                CALL,
+                "reading the pointer",
+                async move { shell.pointer().await },
+            ) {
+                Ok((x, y, _)) => clear_of_pointer(&mut parts, (x, y)),
+                Err(e) => tracing::warn!(error = %e, "the buttons are placed without the pointer"),
+            }
+        }
+        self.layout = Some(layout);
+        self.send(parts)
+    }
+
+    /// Shows `parts` as they are.
+    fn send(&mut self, parts: Vec<Part>) -> Result<IndicatorShown, BackendError> {
+        let json = serde_json::to_string(&parts)
             .map_err(|e| BackendError::Failed(format!("the frame's parts: {e}")))?;
         let shell = self.shell.clone();
         self.rt.run(CALL, "showing the frame", async move {
             shell.show_parts(&json).await
         })?;
-        let covered: Vec<Rect> = parts(&layout, inset).into_iter().map(|p| p.rect).collect();
-        self.layout = Some(layout);
+        let covered: Vec<Rect> = parts.iter().map(|p| p.rect).collect();
+        self.placed = parts;
         Ok(IndicatorShown {
             windows: Vec::new(),
             covered,
@@ -147,6 +194,7 @@ impl Indicator for ShellIndicator {
 
     fn hide(&mut self) -> Result<(), BackendError> {
         self.layout = None;
+        self.placed.clear();
         let shell = self.shell.clone();
         self.rt.run(
             CALL,
@@ -156,19 +204,18 @@ impl Indicator for ShellIndicator {
     }
 
     fn verify(&mut self) -> Result<FrameCheck, BackendError> {
-        let Some(layout) = self.layout.clone() else {
+        if self.layout.is_none() {
             return Ok(FrameCheck::Intact);
-        };
+        }
         let shell = self.shell.clone();
         let state = self.rt.run(CALL, "checking the frame", async move {
             shell.frame_state().await
         })?;
-        let inset = self.inset();
-        match fault(&parts(&layout, inset), &state) {
+        match fault(&self.placed, &state) {
             None => Ok(FrameCheck::Intact),
             Some(what) => {
                 tracing::warn!(what, "the frame was changed by another program: put back");
-                self.put(layout)?;
+                self.send(self.placed.clone())?;
                 Ok(FrameCheck::Restored(what))
             }
         }
@@ -230,5 +277,35 @@ mod tests {
             let moved = if a.text.is_some() { 32 } else { 0 };
             assert_eq!(b.rect.y, a.rect.y + moved, "{a:?}");
         }
+    }
+
+    #[test]
+    fn the_buttons_appear_clear_of_the_pointer() {
+        let layout = Layout {
+            monitors: vec![Rect::new(0, 0, 1280, 800)],
+            paused: true,
+        };
+        let placed = parts(&layout, 32);
+        let go = placed
+            .iter()
+            .find(|p| p.press.is_some())
+            .expect("Continue")
+            .rect;
+        let on_it = (go.x + 10, go.y + 5);
+        let mut moved = placed.clone();
+        clear_of_pointer(&mut moved, on_it);
+        for (a, b) in placed.iter().zip(&moved) {
+            if a.press.is_some() {
+                assert!(
+                    b.rect.y > on_it.1 + POINTER_MARGIN,
+                    "{b:?} below the pointer"
+                );
+            } else {
+                assert_eq!(a, b, "the frame and label stay");
+            }
+        }
+        let mut away = placed.clone();
+        clear_of_pointer(&mut away, (go.x, go.y + 200));
+        assert_eq!(away, placed, "a pointer elsewhere moves nothing");
     }
 }

@@ -166,6 +166,7 @@ pub fn open(options: &WaylandOptions, claim: &EngineClaim) -> Result<Backend, Wa
             shell: shell.clone(),
             layout: None,
             inset: None,
+            placed: Vec::new(),
         }))
     } else if offers.layer_shell {
         crate::layer_frame::indicator(portals.clone())
