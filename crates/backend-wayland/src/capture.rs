@@ -13,6 +13,7 @@ use deskhand_backend::{BackendError, Bitmap, Capture, CursorImage, Rect};
 
 use crate::frames::Frame;
 use crate::portal::{Grant, Portals};
+use crate::under_frame;
 use crate::watcher::LastInput;
 
 /// How long a capture waits for the first frame of a new stream.
@@ -57,7 +58,9 @@ pub(crate) fn no_frames(grant: &Grant) -> BackendError {
 }
 
 /// `rect` (desktop pixels) of `frame`, whose top-left is at `origin`, with
-/// the `covered` rectangles taken from `clean`; BGRx rows.
+/// the `covered` rectangles taken from `clean` while it still fits round
+/// them, else stretched from the live pixels beside them
+/// (`under_frame`); BGRx rows.
 pub(crate) fn crop(
     frame: &Frame,
     origin: (i32, i32),
@@ -82,22 +85,36 @@ pub(crate) fn crop(
         let start = ((y0 as usize + y) * frame.width as usize + x0 as usize) * 4;
         out.extend_from_slice(&frame.data[start..start + row]);
     }
-    let Some(clean) = clean.filter(|c| (c.width, c.height) == (frame.width, frame.height)) else {
-        return Ok(out);
-    };
-    for c in covered {
+    let clean = clean.filter(|c| (c.width, c.height) == (frame.width, frame.height));
+    // The covered rectangles in the frame's own pixels.
+    let local: Vec<Rect> = covered
+        .iter()
+        .map(|c| Rect::new(c.x - origin.0, c.y - origin.1, c.width, c.height))
+        .collect();
+    for (c, lc) in covered.iter().zip(&local) {
         let (cx0, cy0) = (c.x.max(rect.x), c.y.max(rect.y));
         let cx1 = (c.x + c.width as i32).min(rect.x + rect.width as i32);
         let cy1 = (c.y + c.height as i32).min(rect.y + rect.height as i32);
         if cx1 <= cx0 || cy1 <= cy0 {
             continue;
         }
+        let fresh = clean.filter(|cl| under_frame::fits(cl, frame, lc, &local));
         for y in cy0..cy1 {
             let from =
                 (((y - origin.1) as usize) * frame.width as usize + (cx0 - origin.0) as usize) * 4;
             let to = (((y - rect.y) as usize) * rect.width as usize + (cx0 - rect.x) as usize) * 4;
             let n = (cx1 - cx0).max(0) as usize * 4;
-            out[to..to + n].copy_from_slice(&clean.data[from..from + n]);
+            match fresh {
+                Some(clean) => out[to..to + n].copy_from_slice(&clean.data[from..from + n]),
+                None => {
+                    for (i, x) in (cx0..cx1).enumerate() {
+                        let at = (x - origin.0, y - origin.1);
+                        if let Some(p) = under_frame::stand_in(frame, lc, &local, at) {
+                            out[to + i * 4..to + i * 4 + 4].copy_from_slice(p);
+                        }
+                    }
+                }
+            }
         }
     }
     Ok(out)
@@ -221,6 +238,33 @@ mod tests {
         assert!(
             crop(&now, (10, 0), Rect::new(10, 0, 4, 3), None, &[]).is_ok(),
             "a placed stream"
+        );
+    }
+
+    #[test]
+    fn a_clean_frame_the_desktop_moved_on_from_leaves_no_ghost() {
+        // The live desktop is plain (40) with the frame's label (255)
+        // drawn over rows 0-1; the clean frame still had a dialog (200).
+        let paint = |v: &dyn Fn(usize) -> u8| {
+            let mut data = Vec::new();
+            for i in 0..8 * 6 {
+                let p = v(i);
+                data.extend_from_slice(&[p, p, p, 0]);
+            }
+            Frame {
+                width: 8,
+                height: 6,
+                data,
+                at: Instant::now(),
+            }
+        };
+        let live = paint(&|i| if i < 16 { 255 } else { 40 });
+        let clean = paint(&|_| 200);
+        let label = [Rect::new(0, 0, 8, 2)];
+        let out = crop(&live, (0, 0), Rect::new(0, 0, 8, 6), Some(&clean), &label).expect("in");
+        assert!(
+            out.chunks(4).all(|p| p[0] == 40),
+            "the desktop as it is now, no dialog, no label"
         );
     }
 }

@@ -54,6 +54,8 @@ mod sway_windows;
 #[cfg(target_os = "linux")]
 mod top_bar;
 #[cfg(target_os = "linux")]
+mod under_frame;
+#[cfg(target_os = "linux")]
 mod watcher;
 #[cfg(target_os = "linux")]
 mod windows;
