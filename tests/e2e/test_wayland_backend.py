@@ -216,7 +216,11 @@ def test_takeover_draws_the_frame_the_agent_never_sees_and_the_person_takes_over
         poll(lambda: gnome.pixel(640, 2) == RED, timeout=5, what="the red frame on screen")
         bar = gnome.continue_y - CONTINUE_Y
         assert gnome.pixel(640, bar // 2) != RED, "the label covers GNOME's clock"
-        assert gnome.pixel(640, bar + 8) == RED, "the label (its top padding) below the top bar"
+        assert gnome.pixel(200, bar + 8) == RED, "the label (its top padding) below the top bar"
+        # A notification's banner shows over the label, not under it.
+        gnome.notify("A notification for the person")
+        poll(lambda: gnome.pixel(640, bar + 8) != RED, timeout=5,
+             what="the notification's banner over the label")
         shot = decode_png(client.screenshot()["image"])
         assert shot.pixel(640, 2) != RED, "the frame is in what the agent gets"
         gnome.person.move(200, 600)

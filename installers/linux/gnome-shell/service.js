@@ -88,8 +88,19 @@ class Indicator {
             if (part.press)
                 this._pressable(actor, part.press, shownAt);
             Main.layoutManager.addTopChrome(actor, { affectsInputRegion: Boolean(part.press) });
+            if (part.text && !part.press)
+                this._underBanners(actor);
             this._actors.push(actor);
         }
+    }
+
+    // The label stays under GNOME's notification banners (shown below the
+    // top bar, where the label is), so the person can read them; the
+    // frame's strips and the buttons stay above everything.
+    _underBanners(actor) {
+        const group = Main.layoutManager.uiGroup;
+        if (Main.messageTray && Main.messageTray.get_parent() === group)
+            group.set_child_below_sibling(actor, Main.messageTray);
     }
 
     // A click (press and release on the button, as St.Button counts it)

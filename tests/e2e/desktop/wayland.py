@@ -352,6 +352,13 @@ class GnomeDesktop(Desktop):
         assert out.returncode == 0, f"{method}: {out.stderr}"
         return out.stdout.strip()
 
+    def notify(self, summary: str) -> None:
+        """A notification (the shell's own: this session runs no
+        notification daemon for programs); its banner shows at the top,
+        below the top bar."""
+        path, iface = PROBE_BUS
+        self.gdbus(path, f"{iface}.Notify", summary)
+
     def probe(self, method: str) -> str:
         path, iface = PROBE_BUS
         return self.gdbus(path, f"{iface}.{method}")

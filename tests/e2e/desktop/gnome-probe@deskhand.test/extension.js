@@ -16,6 +16,7 @@ const IFACE = `<node>
     <method name="ListWindows"><arg type="s" direction="out" name="windows"/></method>
     <method name="StatusMenu"><arg type="s" direction="out" name="menu"/></method>
     <method name="TopBar"><arg type="s" direction="out" name="rect"/></method>
+    <method name="Notify"><arg type="s" direction="in" name="summary"/></method>
   </interface>
 </node>`;
 
@@ -27,6 +28,11 @@ function rectOf(actor) {
 }
 
 class Probe {
+    // A notification of the shell's own, its banner shown at the top.
+    Notify(summary) {
+        Main.notify(summary, 'from the tests');
+    }
+
     // GNOME's top bar (the panel box) where the shell placed it.
     TopBar() {
         return JSON.stringify(rectOf(Main.layoutManager.panelBox));
