@@ -81,6 +81,9 @@ def test_tools_are_listed_with_contract_schemas(daemon, transport, mode):
             atspi = next(b for b in health["backends"] if b["id"] == "atspi")
             assert atspi["status"] == "unavailable" and atspi["required"] is False, atspi
             assert atspi["reason_code"] in ("atspi_bus_not_advertised", "atspi_bus_unreachable")
+            # The clipboard as this daemon's settings have it (off).
+            clip = next(c for c in health["capabilities"] if c["name"] == "clipboard_read")
+            assert clip["reason_code"] == "clipboard_off", clip
     run(body())
 
 

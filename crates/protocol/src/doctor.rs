@@ -548,9 +548,17 @@ impl DoctorReport {
     /// person's settings have it (`clipboard_on`).
     #[must_use]
     pub fn for_window(self, clipboard_on: bool) -> Self {
+        self.for_reader(clipboard_on, Reader::Window)
+    }
+
+    /// This report worded for `reader`, with the clipboard as the
+    /// person's settings have it (`clipboard_on`): MCP's `health_report`
+    /// says it with [`Reader::Command`].
+    #[must_use]
+    pub fn for_reader(self, clipboard_on: bool, reader: Reader) -> Self {
         let version = self.driver_version.clone();
         let found = Findings::from(self).with_clipboard_setting(clipboard_on);
-        Self::assemble_for(found, &version, Reader::Window)
+        Self::assemble_for(found, &version, reader)
     }
 
     /// The report of `found` at deskhand version `driver_version`, its

@@ -4,6 +4,7 @@
 
 use deskhand_engine::{ListedWindow, Paint, Screenshot, ScreenshotSpec, ScreenshotTarget};
 use deskhand_protocol::ErrorCode;
+use deskhand_protocol::doctor::Reader;
 use deskhand_protocol::mcp::{
     Bounds, ClipboardText, ImageInfo, ImageKind, ListWindowsArgs, ScreenshotArgs, ScreenshotResult,
     SessionArgs, WindowList, WindowState, WindowStateArgs,
@@ -15,9 +16,11 @@ use super::envelope::{Fail, structured};
 use super::sessions::DriverSession;
 use super::{Call, HealthSource, targets};
 
-/// `health_report`: the doctor registry's report.
-pub fn health(_call: &Call<'_>, source: &HealthSource) -> Result<CallToolResult, Fail> {
-    Ok(structured(&source()))
+/// `health_report`: the doctor registry's report, with the clipboard as
+/// the person's settings have it now.
+pub fn health(call: &Call<'_>, source: &HealthSource) -> Result<CallToolResult, Fail> {
+    let on = call.engine().clipboard_policy().enabled;
+    Ok(structured(&source().for_reader(on, Reader::Command)))
 }
 
 /// The notification tools: no backend yet reads other apps'
