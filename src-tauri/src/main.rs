@@ -3,6 +3,9 @@
 //! the same flags), a tray icon per state, a single instance, start at
 //! login, the person's consent and approval dialogs, and a rolling log
 //! file. It only wires; the rules are the engine's.
+// An installed release opens no console window on Windows (started from
+// the Start menu or at sign-in); debug builds keep theirs for the logs.
+#![cfg_attr(all(windows, not(debug_assertions)), windows_subsystem = "windows")]
 
 mod activity;
 mod doctor_panel;
@@ -13,6 +16,8 @@ mod questions;
 mod settings_panel;
 mod status;
 mod tray;
+#[cfg(windows)]
+mod webview2;
 
 use std::sync::{Arc, Mutex};
 
@@ -135,6 +140,12 @@ fn setup(app: &AppHandle, args: AppArgs) -> anyhow::Result<()> {
             autostart.disable()
         }?;
         tracing::info!(on, "start at login changed");
+    }
+    // Before anything starts: without WebView2 no consent could be asked.
+    #[cfg(windows)]
+    if let Err(why) = webview2::check() {
+        webview2::say_missing(&why);
+        std::process::exit(69);
     }
     let daemon = tauri::async_runtime::block_on(Daemon::start(
         args.daemon,
