@@ -4,6 +4,7 @@ played with xdotool on the X display (a device's input to Windows)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import subprocess
@@ -99,8 +100,8 @@ def test_the_ready_line_and_hello_are_honest_for_windows(win_daemon, client):
     for feature in ("screenshot.region", "input.type.unicode", "window.list", "app.launch"):
         assert feature in features, (feature, features)
     assert {"clipboard.read", "clipboard.write"} <= set(features), features
-    # No UI Automation under Wine.
-    assert "a11y.tree" not in features, features
+    # No UI Automation under Wine, but MSAA answers: trees can be read.
+    assert "a11y.tree" in features, features
 
 
 def test_the_doctor_reports_the_windows_backend(win):
@@ -114,7 +115,8 @@ def test_the_doctor_reports_the_windows_backend(win):
     for name in ("capture_window", "input_takeover", "takeover_indicator", "takeover_handback",
                  "clipboard_read", "clipboard_write"):
         assert caps[name] == "available", (name, caps)
-    assert caps["read_tree"] == "unavailable", caps
+    # MSAA reads and acts where UI Automation is missing.
+    assert caps["read_tree"] == "available" and caps["act_semantic"] == "available", caps
     probes = {p["label"]: p for p in r["probes"]}
     assert probes["input desktop"]["status"] == "ok", probes
     assert probes["session"]["status"] == "ok", probes
@@ -122,9 +124,13 @@ def test_the_doctor_reports_the_windows_backend(win):
     assert probes["integrity level"]["status"] == "ok", probes
     assert "integrity" in probes["integrity level"]["message"], probes
     assert "gdi" in probes["capture"]["message"], probes
-    # Wine registers no UI Automation client object: the doctor says what failed.
+    # Wine registers no UI Automation client object: the doctor names the
+    # path in use (MSAA) and why, with the code.
     a11y = probes["accessibility"]
-    assert a11y["status"] != "ok" and "CUIAutomation" in a11y["message"], a11y
+    assert a11y["status"] == "ok", a11y
+    assert a11y["message"].startswith("MSAA (IAccessible), because "), a11y
+    assert "CoCreateInstance(CUIAutomation) failed: 0x80040154 REGDB_E_CLASSNOTREG" in \
+        a11y["message"], a11y
 
 
 def test_the_human_doctor_is_ready_where_the_json_says_ready(win):
@@ -136,6 +142,10 @@ def test_the_human_doctor_is_ready_where_the_json_says_ready(win):
     assert r["ready"] is True, r
     assert human.returncode == 0, human.stdout
     assert "✓ Screenshot: ready" in human.stdout and "✓ Input: ready" in human.stdout, human.stdout
+    # Both name the accessibility path and the code of what is missing, alike.
+    a11y = next(p for p in r["probes"] if p["label"] == "accessibility")
+    assert "0x80040154" in a11y["message"], a11y
+    assert f"✓ accessibility: {a11y['message']}" in human.stdout, human.stdout
 
 
 @pytest.mark.parametrize("crate, windows_only", [
@@ -395,6 +405,64 @@ def test_an_mcp_client_types_into_an_app(win, win_daemon, client):
 
     run(body())
     poll(lambda: win.clipboard() == "mcp on Windows", timeout=5, what="the typed text copied")
+
+
+def test_an_mcp_client_reads_and_sets_notepads_text_through_msaa(win, win_daemon, client):
+    """Wine has no UI Automation: the official MCP SDK reads notepad's tree
+    through MSAA (its Edit and the text in it), sets the text with
+    set_value (readback match), and the text is read back independently:
+    selected and copied with keys, from the X clipboard."""
+    from mcp_client import http, run
+
+    title = notepad(win, client)["title"]
+    client.close()  # its takeover ends: the MCP session takes over
+    first, second = "typed before MSAA", "Wörld, set through MSAA ✓"
+
+    async def body():
+        async with http(win_daemon, "auto") as s:
+            await s.start(input="takeover")
+            windows = (await s.call("list_windows"))["windows"]
+            w = [w for w in windows if w["title"] == title][0]
+            wid = w["window_id"]
+            r = await s.call("type_text", {"window_id": wid, "text": first})
+            assert r["typed_characters"] == len(first), r
+
+            def edits(state):
+                assert "elements" in state, state
+                return [e for e in state["elements"] if e["role"] == "text_field"]
+
+            async def edit_with(text):
+                """The tree once the Edit holds `text` (typed keys may
+                still be arriving), and the Edit's row."""
+                deadline = time.monotonic() + 10
+                while True:
+                    state = await s.call("get_window_state", {"window_id": wid,
+                                                              "include_screenshot": False})
+                    found = [e for e in edits(state) if e.get("value") == text]
+                    if found or time.monotonic() > deadline:
+                        break
+                    await asyncio.sleep(0.2)
+                assert found, state.get("tree_text", state)
+                return state, found[0]
+
+            state, edit = await edit_with(first)
+            # Wine's window objects answer no role: the client stands in.
+            assert state["elements"][0]["label"] == title, state["tree_text"]
+            assert "editable" in edit["states"], edit
+            r = await s.call("set_value", {"element_token": edit["element_token"],
+                                           "value": second})
+            assert r["readback"] == "match" and r["effect"] == "confirmed", r
+            assert r["verified"] is True and r["path"] == "accessibility", r
+            await edit_with(second)
+            for key in ("ctrl+a", "ctrl+c"):
+                await s.call("press_key", {"window_id": wid, "key": key})
+            await s.end()
+
+    try:
+        run(body())
+    except BaseException as e:
+        raise AssertionError(f"{e!r}\n{win_daemon.stderr_tail()}") from e
+    poll(lambda: win.clipboard() == second, timeout=5, what="the text set through MSAA, copied")
 
 
 def test_a_computer_use_loop_types_into_an_app(win, win_daemon, client):

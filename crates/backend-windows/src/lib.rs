@@ -15,6 +15,7 @@ pub mod hooks;
 pub mod keys;
 pub mod launch;
 pub mod listing;
+pub mod msaa;
 pub mod pixels;
 pub mod pointer;
 pub mod policy;

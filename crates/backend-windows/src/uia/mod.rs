@@ -45,6 +45,29 @@ pub enum UiaError {
     Unable(String),
 }
 
+/// A failed COM call's code and text, for people: `0x80040154
+/// REGDB_E_CLASSNOTREG (class not registered)`. The code always shows;
+/// Windows' own text follows when it has one (Wine often has none), else
+/// the name of a code deskhand knows.
+pub fn hresult_words(code: u32, message: &str) -> String {
+    let known = match code {
+        0x8004_0154 => Some("REGDB_E_CLASSNOTREG (class not registered)"),
+        0x8000_4001 => Some("E_NOTIMPL (not implemented)"),
+        0x8000_4002 => Some("E_NOINTERFACE (no such interface)"),
+        0x8007_0005 => Some("E_ACCESSDENIED (access denied)"),
+        0x8000_4005 => Some("E_FAIL (unspecified failure)"),
+        0x8007_0057 => Some("E_INVALIDARG (invalid argument)"),
+        _ => None,
+    };
+    let message = message.trim();
+    match (known, message.is_empty()) {
+        (Some(name), true) => format!("{code:#010x} {name}"),
+        (Some(name), false) => format!("{code:#010x} {name}: {message}"),
+        (None, true) => format!("{code:#010x}"),
+        (None, false) => format!("{code:#010x}: {message}"),
+    }
+}
+
 impl From<UiaError> for BackendError {
     /// Unavailable is `Unsupported`, a missing or changed element `Stale`,
     /// an element unable to do it `InvalidTarget`, the rest `Failed`.
@@ -55,5 +78,24 @@ impl From<UiaError> for BackendError {
             UiaError::Unable(_) => BackendError::InvalidTarget(e.to_string()),
             UiaError::Timeout(_) | UiaError::Call { .. } => BackendError::Failed(e.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hresult_words;
+
+    #[test]
+    fn a_code_always_shows_with_its_name_or_windows_text() {
+        assert_eq!(
+            hresult_words(0x8004_0154, ""),
+            "0x80040154 REGDB_E_CLASSNOTREG (class not registered)"
+        );
+        assert_eq!(
+            hresult_words(0x8004_0154, "Class not registered\r\n"),
+            "0x80040154 REGDB_E_CLASSNOTREG (class not registered): Class not registered"
+        );
+        assert_eq!(hresult_words(0x8000_ffff, " "), "0x8000ffff");
+        assert_eq!(hresult_words(0x8000_ffff, "boom"), "0x8000ffff: boom");
     }
 }

@@ -2,7 +2,7 @@
 //! session 0) and integrity level (UIPI), capture method, the input
 //! desktop (the secure desktop of a UAC prompt or the lock screen, or a
 //! desktop other than deskhand's, takes no synthetic input from it), the
-//! overlay, and whether UI Automation answers (accessibility).
+//! overlay, and the accessibility path (UI Automation, else MSAA and why).
 
 use deskhand_backend::BackendFindings;
 use deskhand_backend::overlay_process::find_overlay;
@@ -77,11 +77,8 @@ fn own_session() -> Option<u32> {
 /// The Windows backend's findings.
 pub fn windows_findings() -> BackendFindings {
     let available = Verdict::AVAILABLE;
-    let (a11y, a11y_probe) = match super::uia::check() {
-        Ok(()) => (
-            available,
-            Probe::new("accessibility", true, "UI Automation answers"),
-        ),
+    let (a11y, a11y_probe) = match super::a11y::check() {
+        Ok(path) => (available, Probe::new("accessibility", true, path)),
         Err(why) => (
             Verdict::because(Availability::Unavailable, ReasonCode::NoPlatformApi),
             Probe::new("accessibility", false, why),

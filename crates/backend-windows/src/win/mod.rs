@@ -1,5 +1,6 @@
 //! The calls into Win32, one module per capability.
 
+mod a11y;
 mod apps;
 mod capture;
 mod capture_dxgi;
@@ -10,6 +11,7 @@ pub mod doctor;
 mod frame_check;
 mod input;
 mod integrity;
+mod msaa;
 mod shortcuts;
 #[cfg(test)]
 mod tests;
@@ -152,7 +154,7 @@ pub(crate) fn open(options: &WindowsOptions) -> Result<Backend, WindowsError> {
         },
         indicator,
         watcher: Some(Box::new(watcher::HookWatcher::new(kill, clicks))),
-        accessibility: match uia::UiaAccessibility::start() {
+        accessibility: match a11y::WinAccessibility::start() {
             Ok(a) => Some(std::sync::Arc::new(a) as std::sync::Arc<dyn Accessibility>),
             Err(e) => {
                 tracing::warn!(error = %e, "accessibility is unavailable");

@@ -67,8 +67,46 @@ fn the_input_desktop_is_the_persons() {
 }
 
 #[test]
-fn ui_automation_works_or_says_which_object_is_missing() {
-    if let Err(why) = super::uia::check() {
-        assert!(why.contains("CUIAutomation"), "{why}");
+fn ui_automation_answers_or_msaa_stands_in_and_says_the_code() {
+    let path = super::a11y::check().expect("an accessibility path");
+    if path != "UI Automation" {
+        assert!(
+            path.starts_with("MSAA (IAccessible), because ")
+                && path.contains("CoCreateInstance(CUIAutomation) failed: 0x"),
+            "{path}"
+        );
     }
+}
+
+#[test]
+fn the_msaa_numbers_are_the_sdks() {
+    use windows::Win32::UI::Accessibility as A;
+    use windows::Win32::UI::WindowsAndMessaging as W;
+
+    use crate::msaa;
+    let roles = [
+        (A::ROLE_SYSTEM_WINDOW, "WINDOW"),
+        (A::ROLE_SYSTEM_CLIENT, "CLIENT"),
+        (A::ROLE_SYSTEM_DIALOG, "DIALOG"),
+        (A::ROLE_SYSTEM_DOCUMENT, "DOCUMENT"),
+        (A::ROLE_SYSTEM_TEXT, "TEXT"),
+        (A::ROLE_SYSTEM_PUSHBUTTON, "PUSHBUTTON"),
+        (A::ROLE_SYSTEM_CHECKBUTTON, "CHECKBUTTON"),
+        (A::ROLE_SYSTEM_RADIOBUTTON, "RADIOBUTTON"),
+        (A::ROLE_SYSTEM_COMBOBOX, "COMBOBOX"),
+        (A::ROLE_SYSTEM_OUTLINEITEM, "OUTLINEITEM"),
+        (A::ROLE_SYSTEM_SPLITBUTTON, "SPLITBUTTON"),
+        (A::ROLE_SYSTEM_OUTLINEBUTTON, "OUTLINEBUTTON"),
+    ];
+    for (number, name) in roles {
+        let row = msaa::ROLES.iter().find(|r| r.1 == name).expect(name);
+        assert_eq!(row.0, number, "{name}");
+    }
+    assert_eq!(msaa::ROLE_TEXT, A::ROLE_SYSTEM_TEXT);
+    assert_eq!(msaa::ROLE_DOCUMENT, A::ROLE_SYSTEM_DOCUMENT);
+    assert_eq!(msaa::ROLE_DIALOG, A::ROLE_SYSTEM_DIALOG);
+    assert_eq!(msaa::PROTECTED, W::STATE_SYSTEM_PROTECTED);
+    assert_eq!(msaa::READONLY, W::STATE_SYSTEM_READONLY);
+    assert_eq!(msaa::COLLAPSED, W::STATE_SYSTEM_COLLAPSED);
+    assert_eq!(msaa::SELECTABLE, W::STATE_SYSTEM_SELECTABLE);
 }

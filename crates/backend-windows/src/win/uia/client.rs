@@ -15,10 +15,10 @@ use windows::Win32::System::Variant::{VARIANT, VariantToBoolean, VariantToDouble
 use windows::Win32::UI::Accessibility::*;
 use windows::core::{BSTR, Interface};
 
-use crate::uia::UiaError;
 use crate::uia::acts::Actor;
 use crate::uia::map::{self, Call, Expand, MAX_VALUE_CHARS, Props, Toggle, ValueField};
 use crate::uia::tree::Source;
+use crate::uia::{UiaError, hresult_words};
 use crate::win::window_list::WinWindows;
 
 /// The properties a structure-only read asks for.
@@ -59,7 +59,7 @@ const FULL: [UIA_PROPERTY_ID; 22] = [
 
 /// The error of a failed call of `what`: an element gone is `NotFound`,
 /// UIA's own timeout `Timeout`.
-pub(super) fn failed(what: &'static str) -> impl FnOnce(windows::core::Error) -> UiaError {
+pub(crate) fn failed(what: &'static str) -> impl FnOnce(windows::core::Error) -> UiaError {
     move |e| {
         let code = e.code().0 as u32;
         if code == UIA_E_ELEMENTNOTAVAILABLE {
@@ -74,7 +74,7 @@ pub(super) fn failed(what: &'static str) -> impl FnOnce(windows::core::Error) ->
 }
 
 /// UI Automation's client object and the control view's condition.
-pub(super) struct Client {
+pub(crate) struct Client {
     automation: IUIAutomation,
     view: IUIAutomationCondition,
 }
@@ -82,19 +82,24 @@ pub(super) struct Client {
 impl Client {
     /// Joins the multithreaded apartment and creates the client object
     /// (`CUIAutomation8`, else `CUIAutomation` before Windows 8).
-    pub(super) fn new() -> Result<Self, UiaError> {
+    pub(crate) fn new() -> Result<Self, UiaError> {
         // SAFETY: plain COM calls on this thread, which stays in the MTA.
         unsafe {
             CoInitializeEx(None, COINIT_MULTITHREADED)
                 .ok()
-                .map_err(|e| UiaError::Unavailable(format!("CoInitializeEx: {}", e.message())))?;
+                .map_err(|e| {
+                    UiaError::Unavailable(format!(
+                        "CoInitializeEx failed: {}",
+                        hresult_words(e.code().0 as u32, &e.message())
+                    ))
+                })?;
             let automation: IUIAutomation =
                 CoCreateInstance(&CUIAutomation8, None, CLSCTX_INPROC_SERVER)
                     .or_else(|_| CoCreateInstance(&CUIAutomation, None, CLSCTX_INPROC_SERVER))
                     .map_err(|e| {
                         UiaError::Unavailable(format!(
-                            "CoCreateInstance(CUIAutomation): {}",
-                            e.message()
+                            "CoCreateInstance(CUIAutomation) failed: {}",
+                            hresult_words(e.code().0 as u32, &e.message())
                         ))
                     })?;
             let view = automation
@@ -107,7 +112,7 @@ impl Client {
     /// Bounds every cross-process call (`IUIAutomation2`, Windows 8 and
     /// later): an app that does not answer fails the call with
     /// `UIA_E_TIMEOUT` instead of stalling the read.
-    pub(super) fn bound_calls(&self, per_call: Duration) {
+    pub(crate) fn bound_calls(&self, per_call: Duration) {
         let ms = u32::try_from(per_call.as_millis()).unwrap_or(u32::MAX);
         if let Ok(two) = self.automation.cast::<IUIAutomation2>() {
             // SAFETY: plain setters.
@@ -151,7 +156,7 @@ impl Client {
     /// The root element of `window` (found among its process's top-level
     /// windows by title, then bounds), with its whole control view cached
     /// when `subtree`.
-    pub(super) fn root(
+    pub(crate) fn root(
         &self,
         window: &WindowRef,
         light: bool,
@@ -177,7 +182,7 @@ impl Client {
 
 /// The window handle of `window`: its process's top-level windows, the
 /// one with its title (closest bounds first), else the same bounds.
-fn hwnd_of(window: &WindowRef) -> Result<u64, UiaError> {
+pub(crate) fn hwnd_of(window: &WindowRef) -> Result<u64, UiaError> {
     let listed = WinWindows.list().map_err(|e| UiaError::Call {
         what: "EnumWindows",
         message: e.to_string(),
@@ -369,8 +374,8 @@ fn listed(
 
 /// A window's control view as cached by one `BuildUpdatedCache`: reads
 /// walk it with no further calls but for fields' values.
-pub(super) struct Cached {
-    pub(super) light: bool,
+pub(crate) struct Cached {
+    pub(crate) light: bool,
 }
 
 impl Source for Cached {
@@ -387,8 +392,8 @@ impl Source for Cached {
 
 /// The window as it is now: each level asked for afresh (acts and the
 /// reads of single elements).
-pub(super) struct Live<'a> {
-    pub(super) client: &'a Client,
+pub(crate) struct Live<'a> {
+    pub(crate) client: &'a Client,
 }
 
 impl Source for Live<'_> {
