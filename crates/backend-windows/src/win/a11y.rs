@@ -3,7 +3,9 @@
 //! apartment, that owns the COM objects (so callers on any thread never
 //! touch COM). That thread creates UI Automation's client; where it
 //! cannot (Wine 8: the class is not registered) it reads and acts through
-//! MSAA (`IAccessible`) instead, and says why ([`Path`]). Either way the
+//! MSAA (`IAccessible`) instead, and says why ([`Path`]). A window
+//! UI Automation has no element for is read and acted on through MSAA
+//! too ([`root_of`]; not run yet: under Wine UIA's client is missing). Either way the
 //! walk, the paths, the act checks and the secure-field rules are
 //! `crate::uia`'s.
 //!
@@ -21,8 +23,11 @@ use deskhand_backend::accessibility::{
     TextWrite, TreeLimits, WindowRef,
 };
 
+use windows::Win32::UI::Accessibility::IUIAutomationElement;
+
 use super::msaa;
 use super::uia::{Cached, Client, Live};
+use crate::uia::map::Props;
 use crate::uia::{UiaError, acts, tree};
 
 /// The accessibility API the thread reads and acts through.
@@ -101,6 +106,43 @@ fn serve(queue: Receiver<Job>) {
     }
 }
 
+/// Where a window's elements come from: UI Automation, or MSAA (where
+/// UIA's client is missing, or it has no element for the window).
+enum Root<'a> {
+    /// The window's UI Automation element, and the client.
+    Uia(&'a Client, IUIAutomationElement, Props),
+    /// The window's MSAA object.
+    Msaa(msaa::Obj, Props),
+}
+
+/// The root of `window` on `path` (`light` and `subtree` as
+/// [`Client::root`] takes them). Under UI Automation, a window whose
+/// element cannot be had (a call failed, not a window gone) is read and
+/// acted on through MSAA: every read and act of it asks the same way, so
+/// its paths stay one API's.
+fn root_of<'a>(
+    path: &'a Path,
+    window: &WindowRef,
+    light: bool,
+    subtree: bool,
+) -> Result<Root<'a>, UiaError> {
+    match path {
+        Path::Uia(c) => match c.root(window, light, subtree) {
+            Ok((e, p)) => Ok(Root::Uia(c, e, p)),
+            Err(e @ UiaError::Call { .. }) => {
+                tracing::info!(error = %e, "this window has no UI Automation element: MSAA answers for it");
+                let (o, p) = msaa::root(window)?;
+                Ok(Root::Msaa(o, p))
+            }
+            Err(e) => Err(e),
+        },
+        Path::Msaa(_) => {
+            let (o, p) = msaa::root(window)?;
+            Ok(Root::Msaa(o, p))
+        }
+    }
+}
+
 impl Accessibility for WinAccessibility {
     fn read_window_tree(
         &self,
@@ -109,14 +151,15 @@ impl Accessibility for WinAccessibility {
     ) -> Result<A11yTree, BackendError> {
         let (window, limits) = (window.clone(), *limits);
         let started = Instant::now();
-        let read = self.run(limits.total_timeout, move |path| match path {
-            Path::Uia(c) => {
+        let read = self.run(limits.total_timeout, move |path| {
+            if let Path::Uia(c) = path {
                 c.bound_calls(limits.per_call_timeout);
-                let light = limits.structure_only;
-                let root = c.root(&window, light, true)?;
-                tree::read_tree(&Cached { light }, root, &limits, started)
             }
-            Path::Msaa(_) => tree::read_tree(&msaa::Live, msaa::root(&window)?, &limits, started),
+            let light = limits.structure_only;
+            match root_of(path, &window, light, true)? {
+                Root::Uia(_, e, p) => tree::read_tree(&Cached { light }, (e, p), &limits, started),
+                Root::Msaa(o, p) => tree::read_tree(&msaa::Live, (o, p), &limits, started),
+            }
         })?;
         Ok(read)
     }
@@ -128,27 +171,25 @@ impl Accessibility for WinAccessibility {
         limits: &TreeLimits,
     ) -> Result<Vec<Option<A11yNode>>, BackendError> {
         let (window, paths, limits) = (window.clone(), paths.to_vec(), *limits);
-        let read = self.run(limits.total_timeout, move |path| match path {
-            Path::Uia(c) => {
-                c.bound_calls(limits.per_call_timeout);
-                let root = c.root(&window, false, false)?;
-                tree::read_paths(&Live { client: c }, &root, &paths)
+        let read = self.run(limits.total_timeout, move |path| {
+            match root_of(path, &window, false, false)? {
+                Root::Uia(c, e, p) => {
+                    c.bound_calls(limits.per_call_timeout);
+                    tree::read_paths(&Live { client: c }, &(e, p), &paths)
+                }
+                Root::Msaa(o, p) => tree::read_paths(&msaa::Live, &(o, p), &paths),
             }
-            Path::Msaa(_) => tree::read_paths(&msaa::Live, &msaa::root(&window)?, &paths),
         })?;
         Ok(read)
     }
 
     fn press(&self, target: &NodeTarget, action: Option<&str>) -> Result<String, BackendError> {
         let (target, action) = (target.clone(), action.map(str::to_owned));
-        let done = self.run(ACT_WAIT, move |path| match path {
-            Path::Uia(c) => {
-                let root = c.root(&target.window, false, false)?;
-                acts::press(&Live { client: c }, root, &target, action.as_deref())
-            }
-            Path::Msaa(_) => {
-                let root = msaa::root(&target.window)?;
-                acts::press(&msaa::Live, root, &target, action.as_deref())
+        let done = self.run(ACT_WAIT, move |path| {
+            let action = action.as_deref();
+            match root_of(path, &target.window, false, false)? {
+                Root::Uia(c, e, p) => acts::press(&Live { client: c }, (e, p), &target, action),
+                Root::Msaa(o, p) => acts::press(&msaa::Live, (o, p), &target, action),
             }
         })?;
         Ok(done)
@@ -156,13 +197,10 @@ impl Accessibility for WinAccessibility {
 
     fn set_text(&self, target: &NodeTarget, text: &str) -> Result<TextWrite, BackendError> {
         let (target, text) = (target.clone(), text.to_owned());
-        let done = self.run(ACT_WAIT, move |path| match path {
-            Path::Uia(c) => {
-                let root = c.root(&target.window, false, false)?;
-                acts::set_text(&Live { client: c }, root, &target, &text)
-            }
-            Path::Msaa(_) => {
-                acts::set_text(&msaa::Live, msaa::root(&target.window)?, &target, &text)
+        let done = self.run(ACT_WAIT, move |path| {
+            match root_of(path, &target.window, false, false)? {
+                Root::Uia(c, e, p) => acts::set_text(&Live { client: c }, (e, p), &target, &text),
+                Root::Msaa(o, p) => acts::set_text(&msaa::Live, (o, p), &target, &text),
             }
         })?;
         Ok(done)
@@ -170,12 +208,11 @@ impl Accessibility for WinAccessibility {
 
     fn read_text(&self, target: &NodeTarget) -> Result<TextRead, BackendError> {
         let target = target.clone();
-        let read = self.run(ACT_WAIT, move |path| match path {
-            Path::Uia(c) => {
-                let root = c.root(&target.window, false, false)?;
-                acts::read_text(&Live { client: c }, root, &target)
+        let read = self.run(ACT_WAIT, move |path| {
+            match root_of(path, &target.window, false, false)? {
+                Root::Uia(c, e, p) => acts::read_text(&Live { client: c }, (e, p), &target),
+                Root::Msaa(o, p) => acts::read_text(&msaa::Live, (o, p), &target),
             }
-            Path::Msaa(_) => acts::read_text(&msaa::Live, msaa::root(&target.window)?, &target),
         })?;
         Ok(read)
     }
