@@ -54,8 +54,12 @@ const IFACE = `<node>
 
 // The programs whose windows are the desktop's own questions to the
 // person (the portals' screen-sharing and remote-desktop dialogs), which
-// deskhand's windows must never cover.
-const PORTALS = ['xdg-desktop-portal-gnome', 'xdg-desktop-portal-gtk'];
+// deskhand's windows must never cover: by their installed paths (Debian
+// and Fedora's libexec, Arch's lib), never by name alone, so that no
+// program of the person's can put a window of its own above deskhand's
+// consent dialog.
+const PORTALS = ['/usr/libexec/xdg-desktop-portal-gnome', '/usr/libexec/xdg-desktop-portal-gtk',
+    '/usr/lib/xdg-desktop-portal-gnome', '/usr/lib/xdg-desktop-portal-gtk'];
 
 // The window types a person sees as windows (not menus, tooltips, docks).
 const LISTED = [Meta.WindowType.NORMAL, Meta.WindowType.DIALOG, Meta.WindowType.MODAL_DIALOG,
@@ -219,8 +223,7 @@ class PortalsOnTop {
     _isPortal(pid) {
         if (!this._portal.has(pid)) {
             const program = programOf(pid);
-            this._portal.set(pid, program !== null &&
-                PORTALS.includes(GLib.path_get_basename(program)));
+            this._portal.set(pid, program !== null && PORTALS.includes(program));
         }
         return this._portal.get(pid);
     }

@@ -56,11 +56,15 @@ def test_a_program_holding_the_engines_name_gets_nothing_and_serve_names_it(gnom
         fake = json.dumps([{"rect": {"x": 0, "y": 0, "width": 1280, "height": 40},
                             "colour": 0xE01B24, "text": "the agent finished - click to close",
                             "press": "continue"}])
+        status = json.dumps({"state": "idle", "line": "No agent connected", "sessions": [],
+                             "items": [{"id": "quit", "label": "Update deskhand…"}]})
         for method, args in (("ListWindows", None), ("ShowParts", ["(s)", [fake]]),
-                             ("CommitText", ["(s)", ["rm -rf ~"]]), ("Pointer", None)):
+                             ("CommitText", ["(s)", ["rm -rf ~"]]), ("Pointer", None),
+                             ("ShowStatus", ["(s)", [status]]), ("TopInset", None)):
             said = squat.do("ask", method=method, args=args)
             assert "AccessDenied" in said.get("error", ""), (method, said)
         assert gnome.pixel(640, 10) != (0xE0, 0x1B, 0x24), "a frame was drawn for the squatter"
+        assert gnome.status_menu() is None, "a top-bar menu was drawn for the squatter"
         env = isolated_env(gnome)
         served = subprocess.run([binary(), "serve", "--listen", "127.0.0.1:0"], env=env,
                                 capture_output=True, text=True, timeout=60)
